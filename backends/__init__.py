@@ -1,0 +1,67 @@
+"""Backend registry: which backend drives which solver, and picking one for a model.
+
+Installed as ``treeopt_dsl.backends``. ``get_backend("highs")`` returns the fastest capable route;
+``backend=`` picks one by name. Unknown or missing solvers fail before any work, naming the pip
+extra that installs them.
+"""
+
+from __future__ import annotations
+
+from treeopt_dsl.errors import CapabilityError, SolverNotAvailable
+from treeopt_dsl.ir import StandardForm
+
+from .base import Backend, RawResult, SolveOptions, relative_gap
+from .highs import HighsBackend
+
+#: every backend class, fastest first for each solver it drives
+BACKENDS: list[type[Backend]] = [HighsBackend]
+
+#: solvers the project knows of, with the pip extra that brings each
+KNOWN_SOLVERS: dict[str, str] = {"highs": "highs", "cbc": "cbc", "gurobi": "gurobi", "scip": "scip", "ipopt": "nlp"}
+
+
+def problem_class(sf: StandardForm) -> str:
+    return sf.problem_class
+
+
+def get_backend(solver: str, backend: str | None = None, sf: StandardForm | None = None) -> Backend:
+    """The backend to use for ``solver`` (and ``sf``'s problem class), or a clear error."""
+    solver = solver.lower()
+    if solver not in KNOWN_SOLVERS:
+        raise SolverNotAvailable(f"unknown solver {solver!r}; known solvers: {', '.join(KNOWN_SOLVERS)}")
+    routes = [b for b in BACKENDS if solver in b.solvers and (backend is None or b.name == backend)]
+    if not routes:
+        names = sorted({b.name for b in BACKENDS if solver in b.solvers})
+        if backend is not None and names:
+            raise CapabilityError(f"backend {backend!r} does not drive {solver!r}; use one of {names}")
+        raise SolverNotAvailable(
+            f"no installed backend drives {solver!r} in this version; "
+            f"install it with `pip install treeopt-dsl[{KNOWN_SOLVERS[solver]}]` once supported, or use --solver highs")
+    installed = [b for b in routes if b.available()]
+    if not installed:
+        raise SolverNotAvailable(
+            f"solver {solver!r} is not installed: `pip install treeopt-dsl[{routes[0].extra}]`")
+    if sf is not None:
+        pc = sf.problem_class
+        capable = [b for b in installed if pc in b.problem_classes]
+        if not capable:
+            raise CapabilityError(
+                f"{solver} (backend {installed[0].name}) cannot solve a {pc} model; "
+                + ("MIQP needs SCIP or Gurobi" if pc == "MIQP" else "choose another solver"))
+        return capable[0]()
+    return installed[0]()
+
+
+def available_solvers() -> list[dict[str, object]]:
+    """One row per (backend, solver): installed or not, problem classes and options."""
+    rows = []
+    for b in BACKENDS:
+        for s in b.solvers:
+            rows.append({"solver": s, "backend": b.name, "installed": b.available(),
+                         "problem_classes": sorted(b.problem_classes), "features": sorted(b.features),
+                         "extra": b.extra})
+    return rows
+
+
+__all__ = ["BACKENDS", "Backend", "HighsBackend", "RawResult", "SolveOptions", "available_solvers", "get_backend",
+           "relative_gap"]

@@ -1,0 +1,64 @@
+"""The backend protocol: what a backend can do, the options it honours, and the raw answer it gives."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from treeopt_dsl.ir import StandardForm
+from treeopt_dsl.result import Status
+
+
+@dataclass
+class SolveOptions:
+    """Options every backend maps to its solver's own names (``None`` = the solver's default)."""
+
+    time_limit: float | None = None
+    gap: float | None = None  # relative MIP gap
+    threads: int | None = None
+    seed: int | None = None
+    verbose: bool = False
+    log_callback: Callable[[str], None] | None = None
+    warm_start: np.ndarray | None = None  # a full column vector (NaN = unknown)
+    feasibility_tol: float | None = None
+    integrality_tol: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # solver-specific, passed through
+
+
+@dataclass
+class RawResult:
+    status: Status
+    x: np.ndarray | None
+    objective: float | None
+    bound: float | None
+    gap: float | None
+    runtime_s: float
+    message: str = ""
+    warm_start_accepted: bool | None = None
+
+
+class Backend:
+    """Subclasses declare ``name``, ``solvers``, ``problem_classes`` and implement :meth:`solve`."""
+
+    name: ClassVar[str]
+    solvers: ClassVar[tuple[str, ...]]
+    problem_classes: ClassVar[frozenset[str]]  # among LP, MILP, QP, MIQP, NLP
+    extra: ClassVar[str]  # the pip extra that installs it
+    features: ClassVar[frozenset[str]] = frozenset()  # time_limit, gap, threads, seed, warm_start, export
+
+    @classmethod
+    def available(cls) -> bool:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def solve(self, sf: StandardForm, solver: str, options: SolveOptions) -> RawResult:  # pragma: no cover
+        raise NotImplementedError
+
+
+def relative_gap(objective: float | None, bound: float | None) -> float | None:
+    """``|obj - bound| / max(1e-10, |obj|)``, the convention HiGHS and Gurobi report."""
+    if objective is None or bound is None or not np.isfinite(objective) or not np.isfinite(bound):
+        return None
+    return abs(objective - bound) / max(1e-10, abs(objective))

@@ -1,0 +1,21 @@
+"""The literature's formulations, each a short composition of blocks (installed as treeopt_dsl.formulations)."""
+
+from __future__ import annotations
+
+from treeopt_dsl.errors import FormulationError
+from treeopt_dsl.spec import FormulationSpec
+
+from .olct import OLCT
+
+REGISTRY: dict[str, type[FormulationSpec]] = {cls.name: cls for cls in (OLCT,)}
+
+
+def get_formulation(name: str, **params: object) -> FormulationSpec:
+    """The registered formulation ``name`` with ``params``; a clear error for unknown names."""
+    key = name.lower().replace("-", "_")
+    if key not in REGISTRY:
+        raise FormulationError(f"unknown formulation {name!r}; available: {', '.join(sorted(REGISTRY))}")
+    return REGISTRY[key](**params)
+
+
+__all__ = ["OLCT", "REGISTRY", "get_formulation"]

@@ -1,0 +1,189 @@
+"""Slack-loss plug-ins: convex piecewise-linear losses of the margin ``y_i (w_t·x_i + b_t)``.
+
+Every loss here shares one interface (thesis §3.2 "The Generalized Framework", seed 000 lines
+414-454): a slack ``xi[i, h]`` per sample and level, bounded below at every node ``t`` of the level
+by the loss pieces, switched off by big-M where the sample does not pass through ``t``:
+
+    xi[i, h] >= a_k * y_i (w_t·x_i + b_t) + c_k - M (1 - reach[i, t])   for t in T_h, k = 1..K
+
+and the objective term ``sum_h C_h sum_i xi[i, h]``. A piece with slope 0 becomes a plain lower
+bound on ``xi`` (it holds whatever the routing). A loss is therefore just its list of pieces:
+
+* :class:`HingeLoss`: ``max(0, 1 - m)`` -- (3.10) at the last level, (3.12)-(3.13) at every level;
+* :class:`TangentLogisticLoss`: tangents of ``f(m) = log(1 + exp(-m))`` at the points of a
+  tangent set (3.15), Sato et al.'s V0..V3 (seed 000 lines 497-505) or custom points.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import xarray as xr
+
+from ..errors import FormulationError
+from ..formulation import Block, BuildContext
+from ..topology import LEVEL, NODE
+from .routing import reached_last
+from .splits import SAMPLE
+
+PIECE = "piece"
+
+#: Tangent sets of Sato et al. as printed in the thesis (seed 000 lines 503-505).
+TANGENT_SETS: dict[str, tuple[float, ...]] = {
+    "V0": (0.0, -np.inf, np.inf),
+    "V1": (0.0, -np.inf, np.inf, -1.9, 1.9),
+    "V2": (0.0, -np.inf, np.inf, -1.9, 1.9, -0.89, 0.89, -3.55, 3.55),
+    "V3": (0.0, -np.inf, np.inf, -1.9, 1.9, -0.89, 0.89, -3.55, 3.55,
+           -0.44, 0.44, -1.37, 1.37, -2.63, 2.63, -5.16, 5.16),
+}
+
+
+def logistic_loss(m: np.ndarray) -> np.ndarray:
+    """``f(m) = log(1 + exp(-m))``, computed without overflow."""
+    return np.logaddexp(0.0, -np.asarray(m, dtype=float))
+
+
+def logistic_tangents(points: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    """Slopes and intercepts of the tangents of ``f`` at ``points``; at ``±inf`` the asymptotes
+    ``0`` (at +inf) and ``-m`` (at -inf), as the thesis defines them (seed 000 line 503)."""
+    a, c = [], []
+    for v in sorted(set(float(p) for p in points)):
+        if v == np.inf:
+            a.append(0.0)
+            c.append(0.0)
+        elif v == -np.inf:
+            a.append(-1.0)
+            c.append(0.0)
+        else:
+            slope = -1.0 / (1.0 + np.exp(v))  # f'(v)
+            a.append(slope)
+            c.append(float(logistic_loss(v)) - slope * v)
+    return np.array(a), np.array(c)
+
+
+class SlackLoss(Block):
+    """Base class: a convex piecewise-linear loss ``max_k (a_k m + c_k)`` as slack rows.
+
+    Parameters
+    ----------
+    C:
+        Weight of the loss, a number or one per level ``h = 1..d`` (``C_h``, seed 000 lines 612-616).
+    levels:
+        ``"all"``: a slack per level (3.12) (every branch node is a classifier, as OLCT and MARGOT);
+        ``"last"``: only the last level (3.10).
+    M:
+        The big-M of the slack rows: a constant, or ``"derived"`` from the split bound ``U``:
+        ``M[i, t, k] = |a_k| U[i, t] + c_k - floor``, where ``floor`` is the loss's minimum piece
+        (a zero-slope piece): when the sample does not reach ``t`` the row then reads
+        ``xi >= a_k m + c_k - M >= floor``, implied by the bound ``xi >= floor`` for every ``|m| <= U``.
+    """
+
+    requires = ("split", "reach", "split_bound")
+    provides = ("xi", "loss")
+    name = "loss"
+
+    def __init__(self, C: float | Sequence[float] = 1.0, levels: str = "all", M: float | str = 100.0) -> None:
+        if levels not in ("all", "last"):
+            raise FormulationError(f"levels must be 'all' or 'last', got {levels!r}")
+        Cs = np.atleast_1d(np.asarray(C, dtype=float))
+        if Cs.ndim != 1 or not np.all(np.isfinite(Cs)) or np.any(Cs < 0):
+            raise FormulationError(f"C must be a non-negative number or one per level, got {C!r}")
+        if not (M == "derived" or (isinstance(M, (int, float)) and M > 0)):
+            raise FormulationError(f"big-M must be a positive number or 'derived', got {M!r}")
+        self.C, self.levels, self.M = C, levels, M
+
+    def pieces(self) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def surrogate(self, margin: np.ndarray) -> np.ndarray:
+        """The loss the rows model, ``max_k (a_k m + c_k)``, evaluated with numpy."""
+        a, c = self.pieces()
+        return np.max(np.multiply.outer(np.asarray(margin, dtype=float), a) + c, axis=-1)
+
+    def weights(self, ctx: BuildContext) -> np.ndarray:
+        """``C_h`` for the modelled levels."""
+        lv = self._levels(ctx)
+        Cs = np.atleast_1d(np.asarray(self.C, dtype=float))
+        if Cs.size == 1:
+            return np.full(lv.size, float(Cs[0]))
+        if Cs.size != ctx.topo.depth:
+            raise FormulationError(f"C has {Cs.size} entries but the tree has {ctx.topo.depth} levels")
+        return Cs[lv - 1]
+
+    def _levels(self, ctx: BuildContext) -> np.ndarray:
+        return ctx.topo.levels if self.levels == "all" else ctx.topo.levels[-1:]
+
+    def build(self, ctx: BuildContext) -> None:
+        topo, m, data = ctx.topo, ctx.model, ctx.data
+        a, c = self.pieces()
+        flat = a == 0.0
+        floor = float(c[flat].max()) if flat.any() else -np.inf
+        lv = self._levels(ctx)
+        nodes = topo.nodes[np.isin(topo.level, lv)]
+        xi = m.add_variables("xi", (SAMPLE, LEVEL), {SAMPLE: data.n_samples, LEVEL: lv}, lower=floor)
+        y = xr.DataArray(data.y.astype(float), dims=(SAMPLE,))
+        margin = ctx["split"].sel(node=nodes) * y  # y_i (w_t·x_i + b_t), sample x node
+        slope = xr.DataArray(a[~flat], dims=(PIECE,))
+        inter = xr.DataArray(c[~flat], dims=(PIECE,))
+        if (~flat).any():
+            level_pos = np.searchsorted(lv, topo.level[nodes])
+            xi_t = xi.take(LEVEL, level_pos, NODE, nodes)  # xi[i, h(t)] for every node t
+            off = 1 - ctx["reach"].sel(node=nodes)
+            if self.M == "derived":
+                if not np.isfinite(floor):
+                    raise FormulationError("M='derived' needs a loss with a zero-slope piece (a finite minimum)")
+                U = ctx["split_bound"].sel({NODE: nodes})
+                if not np.all(np.isfinite(U.values)):
+                    raise FormulationError("M='derived' needs bounded splits: give w_bound and b_bound")
+                Mk = np.abs(slope) * U + inter - floor
+            else:
+                Mk = xr.DataArray(float(self.M))
+            m.add_constraints(f"{self.name}_pieces", xi_t >= margin * slope + inter - off * Mk)
+            ctx.numerics.max_big_m = max(ctx.numerics.max_big_m, float(np.max(np.asarray(Mk))))
+        C = xr.DataArray(self.weights(ctx), dims=(LEVEL,), coords={LEVEL: lv})
+        m.add_objective(xi * C, self.name)
+        ctx.provide("xi", xi, type(self).__name__)
+        ctx.provide("loss", self, type(self).__name__)
+
+    def complete(self, ctx: BuildContext, x: np.ndarray) -> None:
+        """``xi[i, h]`` = the loss at the node the sample reaches on level ``h`` (the tree's own loss)."""
+        topo = ctx.topo
+        path = topo.path_nodes(reached_last(ctx, x))  # sample x level (all levels)
+        v = ctx["split"].evaluate(x)  # sample x node
+        lv = self._levels(ctx)
+        at = np.take_along_axis(v, path[:, lv - 1], axis=1)
+        x[ctx["xi"].ids] = self.surrogate(ctx.data.y[:, None] * at)
+
+
+class HingeLoss(SlackLoss):
+    """Hinge ``max(0, 1 - m)``: (3.10) with ``levels="last"``, MARGOT's (3.13) with ``levels="all"``."""
+
+    def pieces(self) -> tuple[np.ndarray, np.ndarray]:
+        return np.array([0.0, -1.0]), np.array([0.0, 1.0])
+
+
+class TangentLogisticLoss(SlackLoss):
+    """Piecewise-linear under-estimator of the logistic loss by tangents (3.15).
+
+    ``tangents`` is ``"V0"``..``"V3"`` (Sato et al., seed 000 lines 503-505) or a sequence of
+    points; custom sets always include ``±inf`` (the asymptotes ``0`` and ``-m``, which every
+    V-set contains, giving the loss a floor of 0 and a finite slope at -inf).
+    """
+
+    def __init__(self, tangents: str | Sequence[float] = "V0", C: float | Sequence[float] = 1.0,
+                 levels: str = "all", M: float | str = 100.0) -> None:
+        super().__init__(C=C, levels=levels, M=M)
+        if isinstance(tangents, str):
+            if tangents not in TANGENT_SETS:
+                raise FormulationError(f"unknown tangent set {tangents!r}; choose one of {sorted(TANGENT_SETS)}")
+            pts = TANGENT_SETS[tangents]
+        else:
+            pts = tuple(float(p) for p in tangents) + (-np.inf, np.inf)
+            if any(np.isnan(p) for p in pts):
+                raise FormulationError("tangent points must be numbers")
+        self.tangents = tangents
+        self._points = pts
+
+    def pieces(self) -> tuple[np.ndarray, np.ndarray]:
+        return logistic_tangents(self._points)

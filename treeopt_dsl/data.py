@@ -1,0 +1,194 @@
+"""Validated datasets and feature scaling.
+
+A :class:`Dataset` holds finite float features, binary labels mapped to {-1, +1} (the mapping is
+kept, so predictions come back in the user's labels), feature names, and optional feature groups
+(for the categorical-tree formulations). Scalers are fitted on training data only and reused on
+test data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from .errors import DataError
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """Features ``X`` (n x p, finite float64), labels ``y`` in {-1, +1}, and their metadata.
+
+    ``classes[0]`` is the original label mapped to -1 and ``classes[1]`` the one mapped to +1.
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    feature_names: tuple[str, ...]
+    classes: tuple[Any, Any] = (-1, 1)
+    name: str = "data"
+    groups: tuple[int, ...] | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_arrays(cls, X: Any, y: Any, feature_names: Sequence[str] | None = None,
+                    positive: Any = None, name: str = "data") -> Dataset:
+        """Validate and wrap raw arrays.
+
+        ``y`` must hold exactly two distinct labels. The one mapped to +1 is ``positive`` if given,
+        otherwise the larger label in sorted order (so {0, 1} and {-1, 1} map 1 to +1).
+
+        >>> d = Dataset.from_arrays([[0.0], [1.0]], ["no", "yes"], positive="yes")
+        >>> d.y.tolist(), d.classes
+        ([-1, 1], ('no', 'yes'))
+        """
+        X = _as_features(X)
+        y_raw = np.asarray(y)
+        if y_raw.ndim != 1:
+            raise DataError(f"y must be one-dimensional, got shape {y_raw.shape}")
+        if y_raw.shape[0] != X.shape[0]:
+            raise DataError(f"X has {X.shape[0]} rows but y has {y_raw.shape[0]} labels")
+        if y_raw.dtype.kind == "f" and not np.all(np.isfinite(y_raw)):
+            raise DataError("y contains NaN or inf")
+        labels = np.unique(y_raw)
+        if labels.size != 2:
+            shown = ", ".join(map(repr, labels[:6].tolist())) + (" ..." if labels.size > 6 else "")
+            raise DataError(
+                f"a binary classifier needs exactly two classes in y, found {labels.size} ({shown})"
+                + ("; pick the positive class to make the task binary" if labels.size > 2 else "")
+            )
+        if positive is None:
+            neg, pos = labels[0], labels[1]
+        else:
+            hits = [lab for lab in labels.tolist() if str(lab) == str(positive)]
+            if not hits:
+                raise DataError(f"positive label {positive!r} is not among the labels {labels.tolist()}")
+            pos = hits[0]
+            neg = [lab for lab in labels.tolist() if lab != pos][0]
+        y_pm = np.where(y_raw == pos, 1, -1).astype(np.int64)
+        names = _names(feature_names, X.shape[1])
+        return cls(X, y_pm, names, (_plain(neg), _plain(pos)), name)
+
+    @property
+    def n_samples(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def n_features(self) -> int:
+        return self.X.shape[1]
+
+    def labels_of(self, y_pm: np.ndarray) -> np.ndarray:
+        """Map {-1, +1} back to the original labels."""
+        return np.where(np.asarray(y_pm) > 0, np.asarray(self.classes[1], dtype=object),
+                        np.asarray(self.classes[0], dtype=object)).astype(type(self.classes[1])) \
+            if isinstance(self.classes[1], str) else np.where(np.asarray(y_pm) > 0, self.classes[1], self.classes[0])
+
+    def take(self, index: np.ndarray) -> Dataset:
+        return replace(self, X=self.X[index], y=self.y[index])
+
+    def subsample(self, n: int, seed: int = 0) -> Dataset:
+        """``n`` rows drawn without replacement, stratified by class (as the papers subsample)."""
+        if n <= 0:
+            raise DataError("--sample must be positive")
+        if n >= self.n_samples:
+            return self
+        return self.take(np.sort(_stratified(self.y, n, seed)))
+
+    def split(self, test_size: float = 0.2, seed: int = 0) -> tuple[Dataset, Dataset]:
+        """Stratified train/test split; the same ``seed`` always gives the same split."""
+        if not 0.0 < test_size < 1.0:
+            raise DataError(f"test size must be in (0, 1), got {test_size}")
+        n_test = int(round(test_size * self.n_samples))
+        if n_test < 2 or self.n_samples - n_test < 2:
+            raise DataError(f"{self.n_samples} rows are too few for a {test_size:.0%} test split")
+        test = np.sort(_stratified(self.y, n_test, seed))
+        train = np.setdiff1d(np.arange(self.n_samples), test)
+        return self.take(train), self.take(test)
+
+
+def _stratified(y: np.ndarray, n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    out = []
+    classes = np.unique(y)
+    for k, c in enumerate(classes):
+        idx = np.flatnonzero(y == c)
+        share = round(n * idx.size / y.size) if k < classes.size - 1 else n - sum(len(o) for o in out)
+        share = int(min(max(share, 1 if idx.size else 0), idx.size))
+        out.append(rng.choice(idx, size=share, replace=False))
+    return np.concatenate(out)
+
+
+def _plain(v: Any) -> Any:
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def _names(names: Sequence[str] | None, p: int) -> tuple[str, ...]:
+    if names is None:
+        return tuple(f"x{j}" for j in range(p))
+    names = tuple(str(n) for n in names)
+    if len(names) != p:
+        raise DataError(f"{len(names)} feature names for {p} features")
+    return names
+
+
+def _as_features(X: Any) -> np.ndarray:
+    if hasattr(X, "to_numpy"):
+        X = X.to_numpy()
+    try:
+        X = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"features must be numeric: {exc}") from None
+    if X.ndim != 2:
+        raise DataError(f"X must be two-dimensional (samples x features), got shape {X.shape}")
+    if X.shape[0] == 0:
+        raise DataError("X has no rows")
+    if X.shape[1] == 0:
+        raise DataError("X has no features")
+    bad = ~np.isfinite(X)
+    if bad.any():
+        rows, cols = np.nonzero(bad)
+        raise DataError(
+            f"X contains {int(bad.sum())} NaN/inf value(s) (first at row {rows[0]}, column {cols[0]}); "
+            "drop or impute them first"
+        )
+    return X
+
+
+class Scaler:
+    """Feature scaling fitted on training data: ``standard`` (zero mean, unit variance, as the thesis'
+    OLCT experiments, seed 000 line 610), ``minmax`` (to [0, 1], as the risk-score and S-ORCT
+    papers) or ``none``. Constant features are left centred and unscaled.
+    """
+
+    KINDS = ("standard", "minmax", "none")
+
+    def __init__(self, kind: str = "standard") -> None:
+        if kind not in self.KINDS:
+            raise DataError(f"unknown scaling {kind!r}; choose one of {self.KINDS}")
+        self.kind = kind
+        self.shift_: np.ndarray | None = None
+        self.scale_: np.ndarray | None = None
+
+    def fit(self, X: np.ndarray) -> Scaler:
+        X = _as_features(X)
+        if self.kind == "standard":
+            shift, scale = X.mean(0), X.std(0)
+        elif self.kind == "minmax":
+            shift, scale = X.min(0), X.max(0) - X.min(0)
+        else:
+            shift, scale = np.zeros(X.shape[1]), np.ones(X.shape[1])
+        self.shift_, self.scale_ = shift, np.where(scale > 1e-12, scale, 1.0)
+        return self
+
+    def transform(self, X: Any) -> np.ndarray:
+        if self.shift_ is None or self.scale_ is None:
+            raise DataError("the scaler has not been fitted")
+        X = _as_features(X)
+        if X.shape[1] != self.shift_.size:
+            raise DataError(f"X has {X.shape[1]} features, the model was fitted on {self.shift_.size}")
+        return (X - self.shift_) / self.scale_
+
+    def apply(self, data: Dataset) -> Dataset:
+        return replace(data, X=self.transform(data.X))

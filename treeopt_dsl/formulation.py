@@ -1,0 +1,182 @@
+"""Formulations as ordered lists of blocks.
+
+A :class:`Block` is a small piece of a paper's model. ``build`` reads what earlier blocks
+*provide* (by role name, e.g. ``"split"``, ``"z"``, ``"reach"``) from the :class:`BuildContext`
+and adds variable families, constraint families and objective terms to its model. ``complete``
+is the same block read backwards: given the values of the families earlier blocks own, it fills
+in its own (routing from the hyperplanes, slacks from the routing, ...). Completion serves the
+certificate after every solve and, later, warm starts.
+
+A :class:`Formulation` checks the roles before building: a block whose role is missing fails with
+a message naming the block that provides it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .data import Dataset
+from .errors import FormulationError
+from .ir import Model, StandardForm
+from .topology import Topology
+
+
+@dataclass
+class Numerics:
+    """Tolerances a formulation promises to respect.
+
+    ``eps`` is the gap of the strict-inequality rows (3.7b). The solver must be asked for a primal
+    feasibility tolerance at most ``eps / 4`` and an integrality tolerance at most
+    ``eps / (4 * max_big_m)``, so that neither rounding can move a sample across the gap
+    ``(0, eps)`` that the model keeps empty (ARCHITECTURE.md, Numerics).
+    """
+
+    eps: float = 1e-5
+    max_big_m: float = 0.0
+
+    def solver_tolerances(self) -> dict[str, float]:
+        feas = min(1e-7, self.eps / 4)
+        integ = 1e-6 if self.max_big_m <= 0 else min(1e-6, max(1e-9, self.eps / (4 * self.max_big_m)))
+        return {"feasibility_tol": feas, "integrality_tol": integ}
+
+
+class BuildContext:
+    """What blocks share while building: the model, the (scaled) data, the topology and the roles."""
+
+    def __init__(self, model: Model, data: Dataset, topology: Topology | None, numerics: Numerics) -> None:
+        self.model, self.data, self.topology, self.numerics = model, data, topology, numerics
+        self.roles: dict[str, Any] = {}
+        self.owner: dict[str, str] = {}
+
+    def __getitem__(self, role: str) -> Any:
+        try:
+            return self.roles[role]
+        except KeyError:
+            raise FormulationError(f"role {role!r} has not been provided by any earlier block") from None
+
+    def __contains__(self, role: str) -> bool:
+        return role in self.roles
+
+    def provide(self, role: str, value: Any, by: str) -> None:
+        if role in self.roles:
+            raise FormulationError(f"role {role!r} is provided twice (by {self.owner[role]} and {by})")
+        self.roles[role] = value
+        self.owner[role] = by
+
+    @property
+    def topo(self) -> Topology:
+        if self.topology is None:
+            raise FormulationError("this block needs a tree topology (give depth=...)")
+        return self.topology
+
+
+class Block:
+    """Base class of blocks. Subclasses set ``requires``/``provides`` and implement :meth:`build`."""
+
+    requires: ClassVar[tuple[str, ...]] = ()
+    provides: ClassVar[tuple[str, ...]] = ()
+
+    def build(self, ctx: BuildContext) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def complete(self, ctx: BuildContext, x: np.ndarray) -> None:
+        """Fill this block's own columns of ``x`` from the columns earlier blocks own (in place)."""
+
+    def provided_by(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.startswith("_"))
+        return f"{type(self).__name__}({params})"
+
+
+#: which block class provides a role, for error messages (filled by the blocks package)
+PROVIDERS: dict[str, str] = {}
+
+
+@dataclass
+class Built:
+    """A formulation instantiated on data: the model, the build context, and how to decode."""
+
+    formulation: Formulation
+    ctx: BuildContext
+    _sf: StandardForm | None = field(default=None, repr=False)
+
+    @property
+    def model(self) -> Model:
+        return self.ctx.model
+
+    def compile(self) -> StandardForm:
+        if self._sf is None:
+            self._sf = self.model.compile()
+        return self._sf
+
+    def complete(self, x: np.ndarray) -> np.ndarray:
+        """Run every block's ``complete`` in order on a copy of ``x``."""
+        x = np.array(x, dtype=float)
+        for b in self.formulation.blocks:
+            b.complete(self.ctx, x)
+        return x
+
+    def decode(self, x: np.ndarray) -> Any:
+        if self.formulation.decoder is None:
+            raise FormulationError(f"formulation {self.formulation.name!r} has no decoder")
+        return self.formulation.decoder(self.ctx, x)
+
+    def solve(self, solver: str = "highs", backend: str | None = None, **options: Any) -> Any:
+        """Compile, solve, decode and certify. Returns a :class:`~treeopt_dsl.result.SolveResult`."""
+        from .solve import solve_built
+
+        return solve_built(self, solver=solver, backend=backend, **options)
+
+
+class Formulation:
+    """An ordered composition of blocks.
+
+    >>> from treeopt_dsl import blocks as B
+    >>> f = Formulation("tiny", [B.ObliqueSplit(), B.Routing()])
+    >>> [type(b).__name__ for b in f.blocks]
+    ['ObliqueSplit', 'Routing']
+    """
+
+    def __init__(self, name: str, blocks: Sequence[Block], decoder: Callable[[BuildContext, np.ndarray], Any] | None = None,
+                 numerics: Numerics | None = None, decisions: Sequence[str] = ()) -> None:
+        self.name = name
+        #: variable families that determine the fitted model; every other column is completed from them
+        self.decisions = tuple(decisions)
+        self.blocks = list(blocks)
+        self.decoder = decoder
+        self.numerics = numerics or Numerics()
+        self.check()
+
+    def check(self) -> None:
+        """Every role a block requires is provided by an earlier block."""
+        have: dict[str, str] = {}
+        for b in self.blocks:
+            for r in b.requires:
+                if r not in have:
+                    later = [type(o).__name__ for o in self.blocks if r in o.provides]
+                    hint = (f"move {later[0]} before it" if later else
+                            f"add {PROVIDERS.get(r, 'a block that provides it')} before it")
+                    raise FormulationError(
+                        f"block {type(b).__name__} needs role {r!r}, which no earlier block provides: {hint}")
+            for r in b.provides:
+                if r in have:
+                    raise FormulationError(f"role {r!r} is provided by both {have[r]} and {type(b).__name__}")
+                have[r] = type(b).__name__
+
+    def build(self, data: Dataset, topology: Topology | None = None) -> Built:
+        ctx = BuildContext(Model(self.name), data, topology, replace(self.numerics))
+        for b in self.blocks:
+            b.build(ctx)
+            missing = [r for r in b.provides if r not in ctx]
+            if missing:
+                raise FormulationError(f"block {type(b).__name__} did not provide {missing}")
+        return Built(self, ctx)
+
+    def __repr__(self) -> str:
+        return f"Formulation({self.name!r}, {self.blocks!r})"

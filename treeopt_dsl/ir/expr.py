@@ -1,0 +1,385 @@
+"""Vectorized linear and quadratic expressions over named dimensions.
+
+A :class:`LinExpr` stores, for every point of its dimensions, a short list of terms on a trailing
+*term axis*: ``coef[..., k] * x[vars[..., k]]`` plus ``const[...]`` (linopy's data model, kept as
+bare numpy arrays). A term whose variable id is ``-1`` is padding and contributes nothing.
+
+* ``a + b`` concatenates the term axes after broadcasting by dimension name;
+* ``expr * data`` scales coefficients (data: scalar, numpy array, or ``xarray.DataArray``);
+* ``expr.sum(dim)`` folds a dimension into the term axis (a reshape, no copy of data beyond it);
+* ``expr.dot(data, dim)`` is ``(expr * data).sum(dim)``: the contraction ``X·w`` or ``z @ mask.T``;
+* ``expr <= rhs``, ``expr >= rhs``, ``expr == rhs`` make a :class:`~.constraints.Constraint`.
+
+Nothing here loops in Python over samples or nonzeros.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Union
+
+import numpy as np
+
+from ..errors import ModelError
+from .labels import Coords, expand, labeled, shape_of, union
+
+if TYPE_CHECKING:
+    from .constraints import Constraint
+
+
+class ExprOps:
+    """Arithmetic shared by :class:`LinExpr` and variable families (which convert themselves)."""
+
+    __array_priority__ = 1000  # numpy scalars/arrays defer to our reflected operators
+    __hash__ = None  # type: ignore[assignment]  (== builds a constraint)
+
+    def to_expr(self) -> LinExpr:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def __add__(self, other: Any) -> LinExpr:
+        return self.to_expr()._add(other)
+
+    __radd__ = __add__
+
+    def __sub__(self, other: Any) -> LinExpr:
+        return self.to_expr()._add(-as_operand(other))
+
+    def __rsub__(self, other: Any) -> LinExpr:
+        return (-self.to_expr())._add(other)
+
+    def __neg__(self) -> LinExpr:
+        e = self.to_expr()
+        return LinExpr(e.dims, e.coords, -e.coef, e.vars, -e.const)
+
+    def __mul__(self, other: Any) -> Any:
+        if isinstance(other, ExprOps):
+            return QuadExpr.product(self.to_expr(), other.to_expr())
+        return self.to_expr()._scale(other)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other: Any) -> LinExpr:
+        if isinstance(other, ExprOps):
+            raise ModelError("division by an expression is not linear")
+        return self.to_expr()._scale(1.0 / np.asarray(other, dtype=float) if not hasattr(other, "dims") else 1.0 / other)
+
+    def __le__(self, other: Any) -> Constraint:
+        from .constraints import Constraint
+
+        return Constraint.from_sides(self.to_expr(), other, "<=")
+
+    def __ge__(self, other: Any) -> Constraint:
+        from .constraints import Constraint
+
+        return Constraint.from_sides(self.to_expr(), other, ">=")
+
+    def __eq__(self, other: Any) -> Constraint:  # type: ignore[override]
+        from .constraints import Constraint
+
+        return Constraint.from_sides(self.to_expr(), other, "==")
+
+    # delegations, so a variable family reads like an expression
+    def sum(self, dims: str | tuple[str, ...] | list[str] | None = None) -> LinExpr:
+        return self.to_expr()._sum(dims)
+
+    def dot(self, data: Any, dim: str) -> LinExpr:
+        """Contract with labeled ``data`` over ``dim``: ``sum_dim(self * data)``."""
+        return (self.to_expr() * data).sum(dim)
+
+    def sel(self, **labels: Any) -> LinExpr:
+        return self.to_expr()._sel(labels)
+
+    def isel(self, **indexers: Any) -> LinExpr:
+        return self.to_expr()._isel(indexers)
+
+    def take(self, dim: str, index: Any, new_dim: str | None = None, new_coords: Any = None) -> LinExpr:
+        """Pick entries of ``dim`` by position; with ``new_dim`` the picked axis is relabeled.
+
+        ``xi.take("level", level_of_node, "node", nodes)`` reads ``xi[:, level(t)]`` for every node t.
+        """
+        e = self.to_expr()._isel({dim: np.asarray(index)})
+        if new_dim is None:
+            return e
+        coords = {(new_dim if d == dim else d): c for d, c in e.coords.items()}
+        coords[new_dim] = np.asarray(new_coords) if new_coords is not None else np.arange(len(e.coords[dim]))
+        dims = tuple(new_dim if d == dim else d for d in e.dims)
+        return LinExpr(dims, coords, e.coef, e.vars, e.const)
+
+    def rename(self, **names: str) -> LinExpr:
+        e = self.to_expr()
+        dims = tuple(names.get(d, d) for d in e.dims)
+        return LinExpr(dims, {names.get(d, d): c for d, c in e.coords.items()}, e.coef, e.vars, e.const)
+
+    def expand_dims(self, **coords: Any) -> LinExpr:
+        """Add new dimensions (broadcast copies), placed first."""
+        e = self.to_expr()
+        from .labels import as_coords
+
+        new_dims, new_coords = as_coords(tuple(coords), coords)
+        dims = new_dims + e.dims
+        allc = {**new_coords, **e.coords}
+        shape = shape_of(dims, allc)
+        return LinExpr(
+            dims, allc,
+            expand(e.coef, e.dims, dims, shape, 1),
+            expand(e.vars, e.dims, dims, shape, 1),
+            expand(e.const, e.dims, dims, shape, 0),
+        )
+
+
+def broadcast_expr(e: LinExpr, dims: tuple[str, ...], coords: Coords) -> LinExpr:
+    """``e`` broadcast to ``dims`` (a superset of its own), in that order."""
+    if e.dims == dims:
+        return e
+    shape = shape_of(dims, coords)
+    return LinExpr(dims, coords, expand(e.coef, e.dims, dims, shape, 1), expand(e.vars, e.dims, dims, shape, 1),
+                   expand(e.const, e.dims, dims, shape))
+
+
+def as_operand(x: Any) -> Any:
+    return x.to_expr() if isinstance(x, ExprOps) else x
+
+
+class LinExpr(ExprOps):
+    """A linear expression family: ``coef``/``vars`` of shape ``shape + (n_terms,)``, ``const`` of ``shape``."""
+
+    __slots__ = ("coef", "const", "coords", "dims", "vars")
+
+    def __init__(self, dims: tuple[str, ...], coords: Coords, coef: np.ndarray, vars: np.ndarray,
+                 const: np.ndarray | float = 0.0) -> None:
+        self.dims = tuple(dims)
+        self.coords = {d: coords[d] for d in self.dims}
+        shape = shape_of(self.dims, self.coords)
+        if coef.shape != vars.shape or coef.shape[:-1] != shape:
+            raise ModelError(f"term arrays {coef.shape}/{vars.shape} do not match dimensions {self.dims} {shape}")
+        self.coef = coef
+        self.vars = vars
+        self.const = np.broadcast_to(np.asarray(const, dtype=float), shape)
+
+    # ------------------------------------------------------------------ basics
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.coef.shape[:-1]
+
+    @property
+    def n_terms(self) -> int:
+        return self.coef.shape[-1]
+
+    def to_expr(self) -> LinExpr:
+        return self
+
+    @classmethod
+    def constant(cls, value: Any, dims: tuple[str, ...] = (), coords: Coords | None = None) -> LinExpr:
+        coords = coords or {}
+        shape = shape_of(dims, coords)
+        return cls(dims, coords, np.zeros(shape + (0,)), np.zeros(shape + (0,), dtype=np.int64),
+                   np.broadcast_to(np.asarray(value, dtype=float), shape))
+
+    def __repr__(self) -> str:
+        return f"LinExpr(dims={self.dims}, shape={self.shape}, terms={self.n_terms})"
+
+    # ------------------------------------------------------------------ algebra
+    def _add(self, other: Any) -> LinExpr:
+        other = as_operand(other)
+        if isinstance(other, QuadExpr):
+            return other + self  # type: ignore[return-value]
+        if not isinstance(other, LinExpr):
+            arr, d_dims, d_coords = labeled(other, self.dims, self.coords)
+            dims, coords = union(self.dims, self.coords, d_dims, d_coords)
+            shape = shape_of(dims, coords)
+            const = expand(self.const, self.dims, dims, shape) + expand(arr, d_dims, dims, shape)
+            if dims == self.dims:
+                return LinExpr(dims, coords, self.coef, self.vars, const)
+            return LinExpr(dims, coords, expand(self.coef, self.dims, dims, shape, 1),
+                           expand(self.vars, self.dims, dims, shape, 1), const)
+        dims, coords = union(self.dims, self.coords, other.dims, other.coords)
+        shape = shape_of(dims, coords)
+        coef = np.concatenate([expand(self.coef, self.dims, dims, shape, 1),
+                               expand(other.coef, other.dims, dims, shape, 1)], axis=-1)
+        vars_ = np.concatenate([expand(self.vars, self.dims, dims, shape, 1),
+                                expand(other.vars, other.dims, dims, shape, 1)], axis=-1)
+        const = expand(self.const, self.dims, dims, shape) + expand(other.const, other.dims, dims, shape)
+        return LinExpr(dims, coords, coef, vars_, const)
+
+    def _scale(self, data: Any) -> LinExpr:
+        arr, d_dims, d_coords = labeled(data, self.dims, self.coords)
+        if not np.all(np.isfinite(arr)):
+            raise ModelError("coefficients must be finite (found NaN or inf in data multiplying an expression)")
+        dims, coords = union(self.dims, self.coords, d_dims, d_coords)
+        shape = shape_of(dims, coords)
+        a = expand(arr, d_dims, dims, shape)
+        coef = expand(self.coef, self.dims, dims, shape, 1) * a[..., None]
+        vars_ = expand(self.vars, self.dims, dims, shape, 1)
+        const = expand(self.const, self.dims, dims, shape) * a
+        return LinExpr(dims, coords, coef, vars_, const)
+
+    def _sum(self, dims: str | tuple[str, ...] | list[str] | None) -> LinExpr:
+        if dims is None:
+            dims = self.dims
+        elif isinstance(dims, str):
+            dims = (dims,)
+        for d in dims:
+            if d not in self.dims:
+                raise ModelError(f"cannot sum over {d!r}: the expression has dimensions {self.dims}")
+        keep = tuple(d for d in self.dims if d not in dims)
+        order = [self.dims.index(d) for d in keep] + [self.dims.index(d) for d in dims]
+        n_keep = len(keep)
+        coef = np.transpose(self.coef, order + [len(self.dims)])
+        vars_ = np.transpose(self.vars, order + [len(self.dims)])
+        kshape = coef.shape[:n_keep]
+        coef = coef.reshape(kshape + (-1,))
+        vars_ = vars_.reshape(kshape + (-1,))
+        const = np.transpose(self.const, order).reshape(kshape + (-1,)).sum(-1)
+        return LinExpr(keep, {d: self.coords[d] for d in keep}, coef, vars_, const)
+
+    def _isel(self, indexers: dict[str, Any]) -> LinExpr:
+        index: list[Any] = []
+        dims: list[str] = []
+        coords: Coords = {}
+        for d in self.dims:
+            if d in indexers:
+                ix = indexers[d]
+                if isinstance(ix, (int, np.integer)):
+                    index.append(int(ix))
+                    continue
+                ix = np.asarray(ix)
+                if ix.dtype == bool:
+                    ix = np.flatnonzero(ix)
+                index.append(ix)
+                coords[d] = self.coords[d][ix]
+            else:
+                index.append(slice(None))
+                coords[d] = self.coords[d]
+            dims.append(d)
+        unknown = set(indexers) - set(self.dims)
+        if unknown:
+            raise ModelError(f"unknown dimension(s) {sorted(unknown)}; the expression has {self.dims}")
+        # apply one axis at a time so that several array indexers do not zip together
+        coef, vars_, const = self.coef, self.vars, self.const
+        axis = 0
+        for ix in index:
+            if isinstance(ix, int):
+                coef, vars_, const = (np.take(a, ix, axis=axis) for a in (coef, vars_, const))
+            else:
+                if not isinstance(ix, slice):
+                    coef, vars_, const = (np.take(a, ix, axis=axis) for a in (coef, vars_, const))
+                axis += 1
+        return LinExpr(tuple(dims), coords, coef, vars_, const)
+
+    def _sel(self, labels: dict[str, Any]) -> LinExpr:
+        indexers: dict[str, Any] = {}
+        for d, lab in labels.items():
+            if d not in self.dims:
+                raise ModelError(f"unknown dimension {d!r}; the expression has {self.dims}")
+            c = self.coords[d]
+            if np.ndim(lab) == 0:
+                hit = np.flatnonzero(c == lab)
+                if hit.size != 1:
+                    raise ModelError(f"label {lab!r} not found in dimension {d!r}")
+                indexers[d] = int(hit[0])
+            else:
+                lab = np.asarray(lab)
+                if lab.dtype == bool:
+                    indexers[d] = lab
+                    continue
+                pos = {v: i for i, v in enumerate(c.tolist())}
+                try:
+                    indexers[d] = np.array([pos[v] for v in lab.tolist()], dtype=np.int64)
+                except KeyError as exc:
+                    raise ModelError(f"label {exc.args[0]!r} not found in dimension {d!r}") from None
+        return self._isel(indexers)
+
+    def where(self, mask: Any) -> LinExpr:
+        """Keep terms where ``mask`` (broadcast by name) is true; elsewhere the expression is 0."""
+        arr, d_dims, d_coords = labeled(mask, self.dims, self.coords)
+        dims, coords = union(self.dims, self.coords, d_dims, d_coords)
+        shape = shape_of(dims, coords)
+        m = expand(arr.astype(bool), d_dims, dims, shape)
+        coef = np.where(m[..., None], expand(self.coef, self.dims, dims, shape, 1), 0.0)
+        vars_ = np.where(m[..., None], expand(self.vars, self.dims, dims, shape, 1), -1)
+        const = np.where(m, expand(self.const, self.dims, dims, shape), 0.0)
+        return LinExpr(dims, coords, coef, vars_, const)
+
+    def transpose(self, *dims: str) -> LinExpr:
+        if sorted(dims) != sorted(self.dims):
+            raise ModelError(f"transpose needs a permutation of {self.dims}")
+        order = [self.dims.index(d) for d in dims]
+        return LinExpr(dims, self.coords, np.transpose(self.coef, order + [len(dims)]),
+                       np.transpose(self.vars, order + [len(dims)]), np.transpose(self.const, order))
+
+    # ------------------------------------------------------------------ evaluation
+    def evaluate(self, x: np.ndarray) -> np.ndarray:
+        """Value at the point ``x`` (one entry per model column), as an array of ``shape``."""
+        xe = np.append(np.asarray(x, dtype=float), 0.0)  # id -1 reads the trailing 0
+        return (self.coef * xe[self.vars]).sum(-1) + self.const
+
+    def to_dataarray(self, x: np.ndarray) -> Any:
+        import xarray as xr
+
+        return xr.DataArray(self.evaluate(x), dims=self.dims, coords=self.coords)
+
+
+class QuadExpr:
+    """``sum_k qcoef[k] * x[qi[k]] * x[qj[k]] + lin`` over named dimensions.
+
+    Only what objectives need: products of two linear expressions, sums, scaling, evaluation.
+    """
+
+    __slots__ = ("coords", "dims", "lin", "qcoef", "qi", "qj")
+
+    def __init__(self, dims: tuple[str, ...], coords: Coords, qi: np.ndarray, qj: np.ndarray,
+                 qcoef: np.ndarray, lin: LinExpr) -> None:
+        self.dims, self.coords = tuple(dims), {d: coords[d] for d in dims}
+        self.qi, self.qj, self.qcoef, self.lin = qi, qj, qcoef, lin
+
+    @classmethod
+    def product(cls, a: LinExpr, b: LinExpr) -> QuadExpr:
+        dims, coords = union(a.dims, a.coords, b.dims, b.coords)
+        shape = shape_of(dims, coords)
+        ac, av = expand(a.coef, a.dims, dims, shape, 1), expand(a.vars, a.dims, dims, shape, 1)
+        bc, bv = expand(b.coef, b.dims, dims, shape, 1), expand(b.vars, b.dims, dims, shape, 1)
+        qcoef = (ac[..., :, None] * bc[..., None, :]).reshape(shape + (-1,))
+        qi = np.broadcast_to(av[..., :, None], shape + (av.shape[-1], bv.shape[-1])).reshape(shape + (-1,))
+        qj = np.broadcast_to(bv[..., None, :], shape + (av.shape[-1], bv.shape[-1])).reshape(shape + (-1,))
+        ca, cb = expand(a.const, a.dims, dims, shape), expand(b.const, b.dims, dims, shape)
+        # (a0 + ca)(b0 + cb) = a0 b0 + a0 cb + b0 ca + ca cb; a*cb already holds ca*cb once
+        af, bf = broadcast_expr(a, dims, coords), broadcast_expr(b, dims, coords)
+        lin = af * cb + bf * ca - ca * cb
+        return cls(dims, coords, qi, qj, qcoef, lin)
+
+    def __add__(self, other: Any) -> QuadExpr:
+        other = as_operand(other)
+        if isinstance(other, QuadExpr):
+            dims, coords = union(self.dims, self.coords, other.dims, other.coords)
+            shape = shape_of(dims, coords)
+            cat = [np.concatenate([expand(getattr(self, n), self.dims, dims, shape, 1),
+                                   expand(getattr(other, n), other.dims, dims, shape, 1)], axis=-1)
+                   for n in ("qi", "qj", "qcoef")]
+            return QuadExpr(dims, coords, *cat, self.lin + other.lin)
+        lin = self.lin + other
+        dims, coords = union(self.dims, self.coords, lin.dims, lin.coords)
+        shape = shape_of(dims, coords)
+        q = [expand(getattr(self, n), self.dims, dims, shape, 1) for n in ("qi", "qj", "qcoef")]
+        return QuadExpr(dims, coords, *q, lin)
+
+    __radd__ = __add__
+
+    def __mul__(self, scalar: Any) -> QuadExpr:
+        s = float(scalar)
+        return QuadExpr(self.dims, self.coords, self.qi, self.qj, self.qcoef * s, self.lin * s)
+
+    __rmul__ = __mul__
+
+    def sum(self, dims: str | tuple[str, ...] | None = None) -> QuadExpr:
+        dims = self.dims if dims is None else ((dims,) if isinstance(dims, str) else tuple(dims))
+        keep = tuple(d for d in self.dims if d not in dims)
+        order = [self.dims.index(d) for d in keep] + [self.dims.index(d) for d in dims] + [len(self.dims)]
+        kshape = shape_of(keep, self.coords)
+        q = [np.transpose(getattr(self, n), order).reshape(kshape + (-1,)) for n in ("qi", "qj", "qcoef")]
+        return QuadExpr(keep, {d: self.coords[d] for d in keep}, *q, self.lin.sum(tuple(dims)))
+
+    def evaluate(self, x: np.ndarray) -> np.ndarray:
+        xe = np.append(np.asarray(x, dtype=float), 0.0)
+        return (self.qcoef * xe[self.qi] * xe[self.qj]).sum(-1) + self.lin.evaluate(x)
+
+
+Expression = Union[LinExpr, QuadExpr]

@@ -1,0 +1,116 @@
+"""The model: variable families, constraint families and a minimized objective."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ..errors import ModelError
+from .constraints import Constraint
+from .expr import ExprOps, LinExpr, QuadExpr
+from .labels import as_coords
+from .variables import Kind, VarFamily
+
+
+class Model:
+    """A labeled, vectorized optimization model (the IR). The objective is always minimized.
+
+    Example
+    -------
+    >>> m = Model()
+    >>> x = m.add_variables("x", ("i",), {"i": 3}, lower=0, upper=1)
+    >>> c = m.add_constraints("cap", x.sum("i") <= 2)
+    >>> m.add_objective(-1.0 * x.sum(), "reward")
+    >>> m.compile().A.shape
+    (1, 3)
+    """
+
+    def __init__(self, name: str = "treeopt") -> None:
+        self.name = name
+        self.variables: dict[str, VarFamily] = {}
+        self.constraints: dict[str, Constraint] = {}
+        self.objective: dict[str, LinExpr | QuadExpr] = {}
+        self.n_vars = 0
+
+    # ------------------------------------------------------------------ building
+    def add_variables(self, name: str, dims: tuple[str, ...] | list[str] = (),
+                      coords: Mapping[str, Any] | None = None, kind: Kind | str = Kind.CONTINUOUS,
+                      lower: Any = None, upper: Any = None) -> VarFamily:
+        """Add a family of columns over ``dims`` (coordinates: labels, or an int for ``range``)."""
+        if name in self.variables:
+            raise ModelError(f"variable family {name!r} already exists")
+        dims, cs = as_coords(dims, coords)
+        fam = VarFamily(name, dims, cs, Kind(kind), lower, upper, self.n_vars)
+        self.variables[name] = fam
+        self.n_vars += fam.size
+        return fam
+
+    def add_constraints(self, name: str, constraint: Constraint) -> Constraint:
+        """Register a constraint family (made by ``expr <= rhs`` etc.) under ``name``."""
+        if not isinstance(constraint, Constraint):
+            raise ModelError(f"add_constraints({name!r}, ...) needs a comparison such as `expr <= rhs`")
+        if not name.isidentifier():
+            raise ModelError(f"constraint family name {name!r} must be an identifier")
+        if name in self.constraints:
+            raise ModelError(f"constraint family {name!r} already exists")
+        constraint.name = name
+        self.constraints[name] = constraint
+        return constraint
+
+    def add_objective(self, expr: Any, name: str) -> None:
+        """Add ``sum(expr)`` (over all its dimensions) to the minimized objective, as term ``name``."""
+        if isinstance(expr, ExprOps):
+            expr = expr.to_expr()
+        if isinstance(expr, (int, float)):
+            expr = LinExpr.constant(float(expr))
+        if not isinstance(expr, (LinExpr, QuadExpr)):
+            raise ModelError("an objective term must be a linear or quadratic expression")
+        total = expr.sum() if expr.dims else expr
+        if name in self.objective:
+            total = self.objective[name] + total
+        self.objective[name] = total
+
+    # ------------------------------------------------------------------ access
+    def __getitem__(self, name: str) -> VarFamily:
+        try:
+            return self.variables[name]
+        except KeyError:
+            raise ModelError(f"no variable family {name!r}; the model has {sorted(self.variables)}") from None
+
+    @property
+    def is_mip(self) -> bool:
+        return any(f.kind is not Kind.CONTINUOUS for f in self.variables.values())
+
+    @property
+    def is_quadratic(self) -> bool:
+        return any(isinstance(t, QuadExpr) and t.qcoef.size for t in self.objective.values())
+
+    # ------------------------------------------------------------------ evaluation
+    def objective_terms(self, x: np.ndarray) -> dict[str, float]:
+        return {k: float(np.asarray(t.evaluate(x)).sum()) for k, t in self.objective.items()}
+
+    def objective_value(self, x: np.ndarray) -> float:
+        return float(sum(self.objective_terms(x).values()))
+
+    def max_violation(self, x: np.ndarray) -> float:
+        """Largest violation of any row or column bound at ``x`` (integrality not included)."""
+        worst = 0.0
+        for c in self.constraints.values():
+            if c.size:
+                worst = max(worst, float(c.violation(x).max()))
+        for f in self.variables.values():
+            v = f.values(x)
+            if v.size:
+                worst = max(worst, float(np.maximum(f.lower - v, 0).max()), float(np.maximum(v - f.upper, 0).max()))
+        return worst
+
+    def compile(self) -> StandardForm:  # noqa: F821 - imported lazily to keep modules small
+        from .standard_form import compile_model
+
+        return compile_model(self)
+
+    def __repr__(self) -> str:
+        return (f"Model({self.name!r}: {len(self.variables)} variable families / {self.n_vars} columns, "
+                f"{len(self.constraints)} constraint families)")

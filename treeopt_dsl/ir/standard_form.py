@@ -1,0 +1,197 @@
+"""The standard form every backend and writer consumes, and the one-pass compiler that makes it.
+
+    minimize    c·x + ½ xᵀQx + c0
+    subject to  row_lower <= A x <= row_upper,   col_lower <= x <= col_upper,
+                x_j integer where integrality[j] == 1.
+
+``A`` is CSR with int32 indices and float64 values; ``Q`` is symmetric (or ``None``). Names are
+made only on request (:meth:`StandardForm.col_names`), vectorized.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import ModelError
+from .expr import QuadExpr
+from .labels import Coords
+from .model import Model
+from .variables import Kind
+
+
+@dataclass(frozen=True)
+class Block:
+    """A family's slice of the columns or rows: ``name``, position, and its labeled shape."""
+
+    name: str
+    offset: int
+    dims: tuple[str, ...]
+    coords: Coords
+    index: np.ndarray | None = None  # rows only: compiled row of each entry (-1 = dropped)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(len(self.coords[d]) for d in self.dims)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+
+@dataclass
+class StandardForm:
+    A: sp.csr_matrix
+    row_lower: np.ndarray
+    row_upper: np.ndarray
+    col_lower: np.ndarray
+    col_upper: np.ndarray
+    integrality: np.ndarray  # int8: 0 continuous, 1 integer
+    c: np.ndarray
+    c0: float = 0.0
+    Q: sp.csr_matrix | None = None
+    columns: list[Block] = field(default_factory=list)
+    rows: list[Block] = field(default_factory=list)
+    name: str = "treeopt"
+
+    @property
+    def n_cols(self) -> int:
+        return self.A.shape[1]
+
+    @property
+    def n_rows(self) -> int:
+        return self.A.shape[0]
+
+    @property
+    def nnz(self) -> int:
+        return int(self.A.nnz)
+
+    @property
+    def is_mip(self) -> bool:
+        return bool(self.integrality.any())
+
+    @property
+    def is_quadratic(self) -> bool:
+        return self.Q is not None and self.Q.nnz > 0
+
+    @property
+    def problem_class(self) -> str:
+        return ("MI" if self.is_mip else "") + ("QP" if self.is_quadratic else "LP")
+
+    def objective(self, x: np.ndarray) -> float:
+        val = float(self.c @ x + self.c0)
+        if self.is_quadratic:
+            val += 0.5 * float(x @ (self.Q @ x))
+        return val
+
+    def col_names(self) -> np.ndarray:
+        return _names(self.columns, self.n_cols)
+
+    def row_names(self) -> np.ndarray:
+        return _names(self.rows, self.n_rows)
+
+    def summary(self) -> dict[str, int | str]:
+        return {"n_variables": self.n_cols, "n_constraints": self.n_rows, "n_nonzeros": self.nnz,
+                "n_integer": int(self.integrality.sum()), "problem_class": self.problem_class}
+
+
+def _names(blocks: list[Block], n: int) -> np.ndarray:
+    """``family_i_j`` for each entry (indices, not labels: labels may hold characters no format accepts)."""
+    out = np.empty(n, dtype=object)
+    for b in blocks:
+        idx = np.indices(b.shape).reshape(len(b.shape), -1) if b.shape else np.zeros((0, 1), dtype=int)
+        names = np.full(idx.shape[1], b.name, dtype=object)
+        for k in range(idx.shape[0]):
+            names = names + "_" + idx[k].astype(str).astype(object)
+        if b.index is None:
+            out[b.offset:b.offset + b.size] = names
+        else:
+            keep = b.index >= 0
+            out[b.index[keep]] = names[keep.ravel()] if names.shape != keep.shape else names[keep]
+    return out
+
+
+def compile_model(model: Model) -> StandardForm:
+    """Flatten every family into CSR in one vectorized pass (no Python loop per row or nonzero)."""
+    n = model.n_vars
+    if n >= np.iinfo(np.int32).max:
+        raise ModelError(f"{n} columns exceed the int32 index range of the standard form")
+    fams = list(model.variables.values())
+    col_lower = np.concatenate([f.lower.ravel() for f in fams]) if fams else np.zeros(0)
+    col_upper = np.concatenate([f.upper.ravel() for f in fams]) if fams else np.zeros(0)
+    integrality = np.concatenate(
+        [np.full(f.size, f.kind is not Kind.CONTINUOUS, dtype=np.int8) for f in fams]) if fams else np.zeros(0, np.int8)
+    columns = [Block(f.name, f.offset, f.dims, f.coords) for f in fams]
+
+    indptr_parts, index_parts, data_parts, lo_parts, up_parts, rows = [np.zeros(1, np.int64)], [], [], [], [], []
+    n_rows = 0
+    nnz = 0
+    for con in model.constraints.values():
+        e = con.expr
+        size, T = con.size, e.n_terms
+        lo, up = con.lower.reshape(size), con.upper.reshape(size)
+        keep = ~(np.isneginf(lo) & np.isposinf(up))
+        coef = e.coef.reshape(size, T)[keep]
+        var = e.vars.reshape(size, T)[keep]
+        valid = (var >= 0) & (coef != 0.0)
+        k = int(keep.sum())
+        row_index = np.full(size, -1, dtype=np.int64)
+        row_index[keep] = n_rows + np.arange(k)
+        if T > 1 and _has_duplicates(var, valid):
+            r = np.broadcast_to(np.arange(k)[:, None], var.shape)[valid]
+            m = sp.csr_matrix((coef[valid], (r, var[valid])), shape=(k, n))
+            m.sum_duplicates()
+            m.eliminate_zeros()
+            counts, idx, dat = np.diff(m.indptr), m.indices, m.data
+        else:
+            counts, idx, dat = valid.sum(1), var[valid], coef[valid]
+        indptr_parts.append(nnz + np.cumsum(counts))
+        nnz += int(counts.sum())
+        index_parts.append(idx)
+        data_parts.append(dat)
+        lo_parts.append(lo[keep])
+        up_parts.append(up[keep])
+        rows.append(Block(con.name or "c", n_rows, con.dims, con.coords, row_index.reshape(con.shape)))
+        n_rows += k
+    if nnz >= np.iinfo(np.int32).max:
+        raise ModelError(f"{nnz} nonzeros exceed the int32 index range of the standard form")
+    indptr = np.concatenate(indptr_parts).astype(np.int32)
+    indices = np.concatenate(index_parts).astype(np.int32) if index_parts else np.zeros(0, np.int32)
+    data = np.concatenate(data_parts).astype(np.float64) if data_parts else np.zeros(0)
+    A = sp.csr_matrix((data, indices, indptr), shape=(n_rows, n))
+    row_lower = np.concatenate(lo_parts) if lo_parts else np.zeros(0)
+    row_upper = np.concatenate(up_parts) if up_parts else np.zeros(0)
+
+    c = np.zeros(n)
+    c0 = 0.0
+    qi, qj, qv = [], [], []
+    for term in model.objective.values():
+        lin = term.lin if isinstance(term, QuadExpr) else term
+        ok = lin.vars >= 0
+        c += np.bincount(lin.vars[ok], weights=lin.coef[ok], minlength=n)
+        c0 += float(np.sum(lin.const))
+        if isinstance(term, QuadExpr):
+            okq = (term.qi >= 0) & (term.qj >= 0) & (term.qcoef != 0)
+            qi.append(term.qi[okq])
+            qj.append(term.qj[okq])
+            qv.append(term.qcoef[okq])
+    Q = None
+    if qv and sum(len(v) for v in qv):
+        P = sp.coo_matrix((np.concatenate(qv), (np.concatenate(qi), np.concatenate(qj))), shape=(n, n)).tocsr()
+        Q = (P + P.T).tocsr()  # sum q x_i x_j  ==  ½ xᵀ(P + Pᵀ)x
+        Q.sum_duplicates()
+        Q.eliminate_zeros()
+        Q.indices = Q.indices.astype(np.int32)
+        Q.indptr = Q.indptr.astype(np.int32)
+    bad = ~np.isfinite(data)
+    if bad.any():
+        raise ModelError("the constraint matrix contains NaN or inf coefficients")
+    return StandardForm(A, row_lower, row_upper, col_lower, col_upper, integrality, c, c0, Q, columns, rows,
+                        model.name)
+
+
+def _has_duplicates(var: np.ndarray, valid: np.ndarray) -> bool:
+    s = np.sort(np.where(valid, var, -1), axis=1)
+    return bool(np.any((s[:, 1:] == s[:, :-1]) & (s[:, 1:] >= 0)))

@@ -1,0 +1,137 @@
+"""Fitted oblique/axis-aligned trees whose branch nodes are linear classifiers (thesis §3.2)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..data import Scaler
+from ..errors import DataError
+from ..topology import Topology
+
+
+def sigmoid(v: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * np.asarray(v, dtype=float)))
+
+
+@dataclass
+class TreeModel:
+    """A balanced tree of depth ``d`` with a hyperplane ``(w_t, b_t)`` at every branch node.
+
+    A sample goes right at node ``t`` iff ``w_t·x + b_t > threshold`` (``eps / 2``: see
+    :class:`~treeopt_dsl.blocks.BigMForwarding`); the last-layer node it reaches classifies it by the
+    sign of its score, and ``predict_proba`` is the sigmoid of that score (the calibrated reading of
+    the thesis, seed 000 lines 585-606). Coefficients act on *scaled* features; ``scaler`` maps
+    raw inputs, and :meth:`text` prints thresholds in original units for axis-aligned nodes.
+    """
+
+    topology: Topology
+    W: np.ndarray  # node x feature (scaled space)
+    b: np.ndarray  # node
+    feature_names: tuple[str, ...]
+    classes: tuple[Any, Any]
+    scaler: Scaler
+    threshold: float = 0.0
+    X_train: np.ndarray | None = field(default=None, repr=False)  # scaled, for feature influence
+    zero_tol: float = 1e-7
+
+    # ---------------------------------------------------------------- evaluation
+    def _scaled(self, X: Any) -> np.ndarray:
+        Xs = self.scaler.transform(X)
+        if Xs.shape[1] != self.W.shape[1]:
+            raise DataError(f"X has {Xs.shape[1]} features, the tree was fitted on {self.W.shape[1]}")
+        return Xs
+
+    def scores(self, X: Any, scaled: bool = False) -> np.ndarray:
+        """``w_t·x + b_t`` for every sample and node (sample x node)."""
+        Xs = np.asarray(X, dtype=float) if scaled else self._scaled(X)
+        return Xs @ self.W.T + self.b
+
+    def apply(self, X: Any, scaled: bool = False) -> np.ndarray:
+        """Index into the last layer ``T_d`` of the node each sample reaches."""
+        return self.topology.route(self.scores(X, scaled) > self.threshold)
+
+    def decision_function(self, X: Any, scaled: bool = False) -> np.ndarray:
+        v = self.scores(X, scaled)
+        last = self.topology.last[self.topology.route(v > self.threshold)]
+        return v[np.arange(v.shape[0]), last]
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Columns ``[P(classes[0]), P(classes[1])]``; ``P(+1) = sigmoid(score at the reached node)``."""
+        p = sigmoid(self.decision_function(X))
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X: Any) -> np.ndarray:
+        pos = self.decision_function(X) >= 0.0  # s(v) >= 0.5, seed 000 line 589
+        return np.where(pos, self.classes[1], self.classes[0])
+
+    def decision_path(self, X: Any) -> np.ndarray:
+        """Boolean (sample x node) matrix: node ``t`` lies on the sample's path."""
+        last = self.apply(X)
+        path = self.topology.path_nodes(last)
+        out = np.zeros((path.shape[0], self.topology.n_nodes), dtype=bool)
+        out[np.arange(path.shape[0])[:, None], path] = True
+        return out
+
+    # ---------------------------------------------------------------- explanation
+    def feature_influence(self, X: Any | None = None) -> np.ndarray:
+        """``r[t, j] = w_jt * sigma_jt`` (seed 000 lines 567-583): sigma is the standard deviation of
+        feature ``j`` over the (training) samples that pass through node ``t``; 0 where none do."""
+        Xs = self.X_train if X is None else self._scaled(X)
+        if Xs is None:
+            raise DataError("no training data stored; pass X")
+        on = self.decision_path(Xs * self.scaler.scale_ + self.scaler.shift_)
+        r = np.zeros_like(self.W)
+        for t in range(self.topology.n_nodes):  # one numpy op per node (at most 2^d - 1)
+            rows = Xs[on[:, t]]
+            if rows.shape[0]:
+                r[t] = self.W[t] * rows.std(0)
+        return r
+
+    def n_features_used(self) -> np.ndarray:
+        return (np.abs(self.W) > self.zero_tol).sum(1)
+
+    def is_axis_aligned(self) -> bool:
+        return bool(np.all(self.n_features_used() <= 1))
+
+    def text(self, max_terms: int = 6) -> str:
+        """A readable rendering: one line per node, the largest coefficients first."""
+        lines = []
+        shift, scale = self.scaler.shift_, self.scaler.scale_
+        for t in self.topology.nodes:
+            h = int(self.topology.level[t])
+            pad = "  " * (h - 1)
+            w, b = self.W[t], self.b[t]
+            used = np.flatnonzero(np.abs(w) > self.zero_tol)
+            role = "predict +1 if" if h == self.topology.depth else "go right if"
+            if used.size == 0:
+                cond = f"{b:+.4g} > 0  (constant node)"
+            elif used.size == 1:
+                j = used[0]
+                # w (x - shift)/scale + b > thr  <=>  x > shift + scale (thr - b)/w  (flip if w < 0)
+                cut = shift[j] + scale[j] * (self.threshold - b) / w[j]
+                cond = f"{self.feature_names[j]} {'>' if w[j] > 0 else '<'} {cut:.6g}"
+            else:
+                order = used[np.argsort(-np.abs(w[used]))]
+                terms = " ".join(f"{w[j]:+.3g}*{self.feature_names[j]}" for j in order[:max_terms])
+                more = f" ... ({used.size - max_terms} more)" if used.size > max_terms else ""
+                cond = f"{terms}{more} {b:+.3g} > 0"
+            lines.append(f"{pad}node {t} [level {h}]: {role} {cond}")
+        lines.append(f"(classes: -1 = {self.classes[0]!r}, +1 = {self.classes[1]!r}; "
+                     f"oblique terms use standardized features)")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+def decode_tree(ctx: Any, x: np.ndarray, scaler: Scaler | None = None) -> TreeModel:
+    """Read ``w`` and ``b`` from a solution into a :class:`TreeModel` (tiny values set to 0)."""
+    W = ctx["w"].values(x).copy()
+    b = ctx["b"].values(x).copy()
+    W[np.abs(W) < 1e-9] = 0.0
+    sc = scaler or ctx.data.meta.get("scaler") or Scaler("none").fit(ctx.data.X)
+    return TreeModel(ctx.topo, W, b, ctx.data.feature_names, ctx.data.classes, sc,
+                     threshold=ctx.numerics.eps / 2, X_train=ctx.data.X)

@@ -1,0 +1,99 @@
+"""What a solve returns: status, objective, bound, gap, timings, values and the certificate."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import Any
+
+import numpy as np
+
+
+class Status(str, Enum):
+    OPTIMAL = "optimal"
+    TIME_LIMIT = "time_limit"  # stopped at a limit with an incumbent
+    TIME_LIMIT_NO_SOLUTION = "time_limit_no_solution"
+    INFEASIBLE = "infeasible"
+    UNBOUNDED = "unbounded"  # includes "infeasible or unbounded" when the solver cannot tell
+    ERROR = "error"
+
+    @property
+    def has_solution(self) -> bool:
+        return self in (Status.OPTIMAL, Status.TIME_LIMIT)
+
+
+@dataclass
+class Certificate:
+    """The decoded model re-evaluated on the training data, against what the solver reported.
+
+    ``objective_decoded`` is the formulation's objective at the point completed from the decoded
+    model alone (routing from its hyperplanes, slacks from its loss); ``max_violation`` is how far
+    that point is from feasible (non-zero when, e.g., a constant big-M is too small for the tree the
+    solver found); ``routing_mismatches`` counts samples the decoded model routes differently from
+    the solver's ``z``.
+    """
+
+    objective_solver: float
+    objective_decoded: float
+    max_violation: float
+    routing_mismatches: int
+    tolerance: float
+    terms: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def abs_diff(self) -> float:
+        return abs(self.objective_solver - self.objective_decoded)
+
+    @property
+    def ok(self) -> bool:
+        return (self.abs_diff <= self.tolerance * max(1.0, abs(self.objective_solver))
+                and self.max_violation <= 1e-5 and self.routing_mismatches == 0)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "abs_diff": self.abs_diff, "ok": self.ok}
+
+    def __str__(self) -> str:
+        word = "ok" if self.ok else "MISMATCH"
+        return (f"certificate {word}: solver objective {self.objective_solver:.6g}, decoded model "
+                f"{self.objective_decoded:.6g} (|diff| {self.abs_diff:.2e}), max violation "
+                f"{self.max_violation:.1e}, routing mismatches {self.routing_mismatches}")
+
+
+@dataclass
+class SolveResult:
+    status: Status
+    objective: float | None
+    bound: float | None
+    gap: float | None
+    runtime_s: float
+    solver: str
+    backend: str
+    x: np.ndarray | None = field(default=None, repr=False)
+    compile_s: float = 0.0
+    size: dict[str, Any] = field(default_factory=dict)
+    message: str = ""
+    options: dict[str, Any] = field(default_factory=dict)
+    certificate: Certificate | None = None
+    model: Any = field(default=None, repr=False)  # the decoded, fitted model
+    built: Any = field(default=None, repr=False)
+    warm_start_accepted: bool | None = None
+
+    @property
+    def values(self) -> dict[str, Any]:
+        """Every variable family's values as an ``xarray.DataArray`` with the model's coordinates."""
+        import xarray as xr
+
+        if self.x is None or self.built is None:
+            return {}
+        return {name: xr.DataArray(f.values(self.x), dims=f.dims, coords=f.coords)
+                for name, f in self.built.model.variables.items()}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status.value, "objective": self.objective, "bound": self.bound, "gap": self.gap,
+            "runtime_s": round(self.runtime_s, 4), "compile_s": round(self.compile_s, 4),
+            "solver": self.solver, "backend": self.backend, **self.size,
+            "certificate": self.certificate.to_dict() if self.certificate else None,
+            "message": self.message, "options": self.options,
+            "warm_start_accepted": self.warm_start_accepted,
+        }

@@ -1,0 +1,116 @@
+"""Tree topologies: node sets, levels and the subtree masks the routing blocks contract with.
+
+Branch nodes are numbered breadth first from 0 (the root); node ``t`` has children ``2t+1``
+(left) and ``2t+2`` (right). In the thesis' notation (seed 000, lines 379-392) ``T`` is the set
+of branch nodes, ``T_h`` the nodes at level ``h = 1..d`` and ``T_d`` the last branching layer,
+whose nodes are the classifiers (leaves are implicit). ``T_d^l(t)`` / ``T_d^r(t)`` are the
+last-layer nodes in the left / right subtree of ``t``; :meth:`Topology.left_mask` and
+:meth:`Topology.right_mask` return them as 0/1 matrices (node x last).
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+import xarray as xr
+
+from .errors import FormulationError
+
+NODE, LAST, LEVEL = "node", "last", "level"
+
+
+class Topology:
+    """A balanced binary tree of ``depth`` branching levels (1 <= depth <= 6)."""
+
+    def __init__(self, depth: int) -> None:
+        if not isinstance(depth, (int, np.integer)) or not 1 <= depth <= 6:
+            raise FormulationError(f"depth must be an integer from 1 to 6, got {depth!r}")
+        self.depth = int(depth)
+
+    def __repr__(self) -> str:
+        return f"Topology(depth={self.depth})"
+
+    @property
+    def n_nodes(self) -> int:
+        return 2**self.depth - 1
+
+    @cached_property
+    def nodes(self) -> np.ndarray:
+        return np.arange(self.n_nodes)
+
+    @cached_property
+    def level(self) -> np.ndarray:
+        """Level ``h`` (1 = root) of each branch node."""
+        return np.floor(np.log2(self.nodes + 1)).astype(int) + 1
+
+    @property
+    def levels(self) -> np.ndarray:
+        return np.arange(1, self.depth + 1)
+
+    @cached_property
+    def last(self) -> np.ndarray:
+        """``T_d``: the last branching layer."""
+        return self.nodes[self.level == self.depth]
+
+    @cached_property
+    def inner(self) -> np.ndarray:
+        """``T \\ T_d``: nodes whose decision routes samples (forwarding constraints (3.7))."""
+        return self.nodes[self.level < self.depth]
+
+    def _subtree_of(self, targets: np.ndarray) -> np.ndarray:
+        """anc[t, s] = True when node t is an ancestor-or-self of target s."""
+        anc = np.zeros((self.n_nodes, targets.size), dtype=bool)
+        cur = targets.copy()
+        for _ in range(self.depth):
+            anc[cur, np.arange(targets.size)] = True
+            cur = np.maximum((cur - 1) // 2, 0)
+        anc[0, :] = True
+        return anc
+
+    @cached_property
+    def desc(self) -> np.ndarray:
+        """``T_d(t)`` as a bool matrix (node x last)."""
+        return self._subtree_of(self.last)
+
+    @cached_property
+    def left(self) -> np.ndarray:
+        """``T_d^l(t)`` as a bool matrix (node x last)."""
+        return self.desc & self._subtree_of_child(1)
+
+    @cached_property
+    def right(self) -> np.ndarray:
+        """``T_d^r(t)`` as a bool matrix (node x last)."""
+        return self.desc & self._subtree_of_child(2)
+
+    def _subtree_of_child(self, side: int) -> np.ndarray:
+        child = 2 * self.nodes + side
+        out = np.zeros((self.n_nodes, self.last.size), dtype=bool)
+        has = child < self.n_nodes
+        out[has] = self.desc[child[has]]
+        return out
+
+    def mask(self, which: str, nodes: np.ndarray | None = None) -> xr.DataArray:
+        """``desc``, ``left`` or ``right`` as a 0/1 DataArray over (node, last), optionally restricted."""
+        m = getattr(self, which)
+        nodes = self.nodes if nodes is None else np.asarray(nodes)
+        return xr.DataArray(m[nodes].astype(float), dims=(NODE, LAST), coords={NODE: nodes, LAST: self.last})
+
+    def route(self, goes_right: np.ndarray) -> np.ndarray:
+        """Index into ``last`` reached by each sample, given ``goes_right[sample, node]`` (bool).
+
+        Loops over the ``depth`` levels only; each step is vectorized over samples.
+        """
+        t = np.zeros(goes_right.shape[0], dtype=np.int64)
+        for _ in range(self.depth - 1):
+            t = 2 * t + 1 + goes_right[np.arange(t.size), t]
+        return t - self.last[0]
+
+    def path_nodes(self, last_index: np.ndarray) -> np.ndarray:
+        """Branch node at each level on the path to each reached last-layer node: (sample, level)."""
+        node = self.last[last_index]
+        out = np.empty((node.size, self.depth), dtype=np.int64)
+        for h in range(self.depth - 1, -1, -1):
+            out[:, h] = node
+            node = (node - 1) // 2
+        return out
