@@ -143,7 +143,8 @@ class Formulation:
     ['ObliqueSplit', 'Routing']
     """
 
-    def __init__(self, name: str, blocks: Sequence[Block], decoder: Callable[[BuildContext, np.ndarray], Any] | None = None,
+    def __init__(self, name: str, blocks: Sequence[Block],
+                 decoder: Callable[[BuildContext, np.ndarray], Any] | None = None,
                  numerics: Numerics | None = None, decisions: Sequence[str] = ()) -> None:
         self.name = name
         #: variable families that determine the fitted model; every other column is completed from them

@@ -9,7 +9,8 @@ from .splits import ObliqueSplit
 for _cls in (ObliqueSplit, Routing, BigMForwarding, HingeLoss, L1):
     for _role in _cls.provides:
         PROVIDERS.setdefault(_role, _cls.__name__ + "()")
-PROVIDERS.update({"xi": "a loss block (e.g. TangentLogisticLoss())", "loss": "a loss block (e.g. TangentLogisticLoss())"})
+_LOSS = "a loss block (e.g. TangentLogisticLoss())"
+PROVIDERS.update({"xi": _LOSS, "loss": _LOSS})
 
 __all__ = [
     "L1",

@@ -45,8 +45,8 @@ class ObliqueSplit(Block):
         b = m.add_variables("b", (NODE,), coords, lower=-B, upper=B)
         X = xr.DataArray(data.X, dims=(SAMPLE, FEATURE))
         v = (w.dot(X, FEATURE) + b).transpose(SAMPLE, NODE)
-        with np.errstate(invalid="ignore"):
-            row = np.abs(data.X).sum(1) * W + B if np.isfinite(W) and np.isfinite(B) else np.full(data.n_samples, np.inf)
+        finite = np.isfinite(W) and np.isfinite(B)
+        row = np.abs(data.X).sum(1) * W + B if finite else np.full(data.n_samples, np.inf)
         bound = xr.DataArray(np.repeat(row[:, None], topo.n_nodes, 1), dims=(SAMPLE, NODE),
                              coords={NODE: topo.nodes})
         for role, val in (("w", w), ("b", b), ("split", v), ("split_bound", bound)):

@@ -15,7 +15,7 @@ Nothing here loops in Python over samples or nonzeros.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -60,7 +60,8 @@ class ExprOps:
     def __truediv__(self, other: Any) -> LinExpr:
         if isinstance(other, ExprOps):
             raise ModelError("division by an expression is not linear")
-        return self.to_expr()._scale(1.0 / np.asarray(other, dtype=float) if not hasattr(other, "dims") else 1.0 / other)
+        inv = 1.0 / other if hasattr(other, "dims") else 1.0 / np.asarray(other, dtype=float)
+        return self.to_expr()._scale(inv)
 
     def __le__(self, other: Any) -> Constraint:
         from .constraints import Constraint
@@ -382,4 +383,4 @@ class QuadExpr:
         return (self.qcoef * xe[self.qi] * xe[self.qj]).sum(-1) + self.lin.evaluate(x)
 
 
-Expression = Union[LinExpr, QuadExpr]
+Expression = LinExpr | QuadExpr
