@@ -36,11 +36,15 @@ class ExprOps:
         raise NotImplementedError
 
     def __add__(self, other: Any) -> LinExpr:
+        if getattr(other, "is_nonlinear", False):
+            return NotImplemented
         return self.to_expr()._add(other)
 
     __radd__ = __add__
 
     def __sub__(self, other: Any) -> LinExpr:
+        if getattr(other, "is_nonlinear", False):
+            return NotImplemented
         return self.to_expr()._add(-as_operand(other))
 
     def __rsub__(self, other: Any) -> LinExpr:
@@ -51,6 +55,8 @@ class ExprOps:
         return LinExpr(e.dims, e.coords, -e.coef, e.vars, -e.const)
 
     def __mul__(self, other: Any) -> Any:
+        if getattr(other, "is_nonlinear", False):
+            return NotImplemented
         if isinstance(other, ExprOps):
             return QuadExpr.product(self.to_expr(), other.to_expr())
         return self.to_expr()._scale(other)

@@ -11,6 +11,7 @@ from ..errors import ModelError
 from .constraints import Constraint
 from .expr import ExprOps, LinExpr, QuadExpr
 from .labels import as_coords
+from .nonlinear import NLExpr
 from .variables import Kind, VarFamily
 
 
@@ -32,6 +33,8 @@ class Model:
         self.variables: dict[str, VarFamily] = {}
         self.constraints: dict[str, Constraint] = {}
         self.objective: dict[str, LinExpr | QuadExpr] = {}
+        #: nonlinear objective terms (NLExpr), for the NLP backends; the linear path ignores them
+        self.nonlinear: dict[str, NLExpr] = {}
         self.n_vars = 0
 
     # ------------------------------------------------------------------ building
@@ -65,8 +68,12 @@ class Model:
             expr = expr.to_expr()
         if isinstance(expr, (int, float)):
             expr = LinExpr.constant(float(expr))
+        if isinstance(expr, NLExpr):
+            total_nl = expr.sum() if expr.dims else expr
+            self.nonlinear[name] = self.nonlinear[name] + total_nl if name in self.nonlinear else total_nl
+            return
         if not isinstance(expr, (LinExpr, QuadExpr)):
-            raise ModelError("an objective term must be a linear or quadratic expression")
+            raise ModelError("an objective term must be a linear, quadratic or nonlinear expression")
         total = expr.sum() if expr.dims else expr
         if name in self.objective:
             total = self.objective[name] + total
@@ -89,7 +96,10 @@ class Model:
 
     # ------------------------------------------------------------------ evaluation
     def objective_terms(self, x: np.ndarray) -> dict[str, float]:
-        return {k: float(np.asarray(t.evaluate(x)).sum()) for k, t in self.objective.items()}
+        terms = {k: float(np.asarray(t.evaluate(x)).sum()) for k, t in self.objective.items()}
+        for k, t in self.nonlinear.items():
+            terms[k] = terms.get(k, 0.0) + float(np.asarray(t.evaluate(x)).sum())
+        return terms
 
     def objective_value(self, x: np.ndarray) -> float:
         return float(sum(self.objective_terms(x).values()))

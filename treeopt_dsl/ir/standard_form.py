@@ -55,6 +55,8 @@ class StandardForm:
     columns: list[Block] = field(default_factory=list)
     rows: list[Block] = field(default_factory=list)
     name: str = "treeopt"
+    #: nonlinear objective terms (``NLExpr``), present only for NLP formulations
+    nonlinear: dict = field(default_factory=dict)
 
     @property
     def n_cols(self) -> int:
@@ -78,12 +80,16 @@ class StandardForm:
 
     @property
     def problem_class(self) -> str:
+        if self.nonlinear:
+            return "MINLP" if self.is_mip else "NLP"
         return ("MI" if self.is_mip else "") + ("QP" if self.is_quadratic else "LP")
 
     def objective(self, x: np.ndarray) -> float:
         val = float(self.c @ x + self.c0)
         if self.is_quadratic:
             val += 0.5 * float(x @ (self.Q @ x))
+        for term in self.nonlinear.values():
+            val += float(np.sum(term.evaluate(x)))
         return val
 
     def col_names(self) -> np.ndarray:
@@ -189,7 +195,7 @@ def compile_model(model: Model) -> StandardForm:
     if bad.any():
         raise ModelError("the constraint matrix contains NaN or inf coefficients")
     return StandardForm(A, row_lower, row_upper, col_lower, col_upper, integrality, c, c0, Q, columns, rows,
-                        model.name)
+                        model.name, dict(model.nonlinear))
 
 
 def _has_duplicates(var: np.ndarray, valid: np.ndarray) -> bool:
