@@ -10,11 +10,32 @@ from __future__ import annotations
 from treeopt_dsl.errors import CapabilityError, SolverNotAvailable
 from treeopt_dsl.ir import StandardForm
 
+import importlib
+
 from .base import Backend, RawResult, SolveOptions, relative_gap
 from .highs import HighsBackend
 
+#: backend modules in order of preference (fastest route first for each solver). A module that
+#: does not exist in this version is skipped; a module whose *solver* is not installed still
+#: registers (its ``available()`` says False, so the error can name the pip extra).
+MODULES = ("highs", "gurobi", "scip", "mip", "linopy", "pyomo", "nlp")
+
+
+def _discover() -> list[type[Backend]]:
+    found: list[type[Backend]] = []
+    for mod in MODULES:
+        try:
+            m = importlib.import_module(f"{__name__}.{mod}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"{__name__}.{mod}":
+                continue
+            raise
+        found.extend(getattr(m, "BACKENDS", ()))
+    return found
+
+
 #: every backend class, fastest first for each solver it drives
-BACKENDS: list[type[Backend]] = [HighsBackend]
+BACKENDS: list[type[Backend]] = _discover()
 
 #: solvers the project knows of, with the pip extra that brings each
 KNOWN_SOLVERS: dict[str, str] = {"highs": "highs", "cbc": "cbc", "gurobi": "gurobi", "scip": "scip", "ipopt": "nlp"}

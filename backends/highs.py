@@ -130,3 +130,6 @@ def _disambiguate(sf: StandardForm) -> Status:
     h = HighsBackend.load(replace(sf, c=np.zeros_like(sf.c), Q=None))
     h.run()
     return Status.UNBOUNDED if h.getModelStatus() == highspy.HighsModelStatus.kOptimal else Status.INFEASIBLE
+
+
+BACKENDS = [HighsBackend]
