@@ -5,9 +5,13 @@ from __future__ import annotations
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.spec import FormulationSpec
 
-from .olct import OLCT
+from .margot import MARGOT, MARGOT_HFS, MARGOT_SFS
+from .oct import OCT, OCTH
+from .olct import OLCT, UnivariateOLCT
 
-REGISTRY: dict[str, type[FormulationSpec]] = {cls.name: cls for cls in (OLCT,)}
+REGISTRY: dict[str, type[FormulationSpec]] = {
+    cls.name: cls for cls in (OLCT, UnivariateOLCT, OCT, OCTH, MARGOT, MARGOT_HFS, MARGOT_SFS)
+}
 
 
 def get_formulation(name: str, **params: object) -> FormulationSpec:
@@ -18,4 +22,4 @@ def get_formulation(name: str, **params: object) -> FormulationSpec:
     return REGISTRY[key](**params)
 
 
-__all__ = ["OLCT", "REGISTRY", "get_formulation"]
+__all__ = ["MARGOT", "MARGOT_HFS", "MARGOT_SFS", "OCT", "OCTH", "OLCT", "REGISTRY", "UnivariateOLCT", "get_formulation"]

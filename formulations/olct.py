@@ -18,38 +18,30 @@ from __future__ import annotations
 from treeopt_dsl import blocks as B
 from treeopt_dsl.formulation import Formulation, Numerics
 from treeopt_dsl.models.tree import decode_tree
-from treeopt_dsl.spec import FormulationSpec, Param, floats, number_or, optional_float
+from treeopt_dsl.spec import FormulationSpec, Param
+
+from .common import tree_params
 
 
 def _tangents(text: str) -> object:
     return text if text.upper().startswith("V") and len(text) == 2 else [float(t) for t in text.split(",")]
 
 
-COMMON_TREE_PARAMS = (
-    Param("depth", 2, int, "number of branching levels d (1-6)"),
-    Param("big_m", 100.0, number_or("derived"), "big-M of (3.7) and the slack rows: a number, or 'derived' per row"),
-    Param("eps", 1e-5, float, "gap of the strict forwarding inequality (3.7b)"),
-    Param("w_bound", None, optional_float, "|w_jt| <= w_bound (None: free, as in the paper)"),
-    Param("b_bound", None, optional_float, "|b_t| <= b_bound (None: free, as in the paper)"),
-    Param("scaling", "standard", str, "feature scaling fitted on training data: standard | minmax | none"),
-)
-
-
 class OLCT(FormulationSpec):
     name = "olct"
     summary = "Optimal Logistic Classification Tree (thesis 3.17): tangent-logistic loss at every level + l1"
     params = (
-        *COMMON_TREE_PARAMS,
-        Param("C", 1.0, floats, "loss weight C_h: one number, or one per level ('0.1,1')"),
+        *tree_params(),
         Param("tangents", "V0", _tangents, "tangent set V0..V3 or comma-separated points"),
     )
 
     def formulation(self) -> Formulation:
         v = self.values
         return Formulation(
-            "olct",
+            self.name,
             [
                 B.ObliqueSplit(w_bound=v["w_bound"], b_bound=v["b_bound"]),
+                *self.sparsity(),
                 B.Routing(),
                 B.BigMForwarding(M=v["big_m"], eps=v["eps"]),
                 B.TangentLogisticLoss(tangents=v["tangents"], C=v["C"], levels="all", M=v["big_m"]),
@@ -59,3 +51,24 @@ class OLCT(FormulationSpec):
             numerics=Numerics(eps=v["eps"]),
             decisions=("w", "b"),
         )
+
+    def sparsity(self) -> list[B.Block]:
+        return []
+
+
+class UnivariateOLCT(OLCT):
+    """Univariate OLCT (Remark 2, seed 000 lines 557-559): OLCT plus ``||w_t||_0 <= 1`` by (3.14).
+
+    The l0 indicators need bounded weights: ``w_bound`` defaults to 10 (standardized features), and
+    big-M is derived per row from it.
+    """
+
+    name = "olct_univariate"
+    summary = "Univariate OLCT (thesis Remark 2): OLCT with ||w_t||_0 <= 1 by l0 indicators (3.14)"
+    params = (
+        *tree_params(big_m="derived", w_bound=10.0, b_bound="auto"),
+        Param("tangents", "V0", _tangents, "tangent set V0..V3 or comma-separated points"),
+    )
+
+    def sparsity(self) -> list[B.Block]:
+        return [B.L0(budget=1)]

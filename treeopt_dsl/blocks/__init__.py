@@ -1,8 +1,16 @@
 """Blocks: the pieces formulations are composed of. Each reads like its equation in the paper."""
 
-from ..formulation import PROVIDERS
-from .losses import TANGENT_SETS, HingeLoss, SlackLoss, TangentLogisticLoss, logistic_loss, logistic_tangents
-from .regularizers import L1
+from ..formulation import PROVIDERS, Block
+from .losses import (
+    TANGENT_SETS,
+    HingeLoss,
+    SlackLoss,
+    TangentLogisticLoss,
+    ZeroOneLoss,
+    logistic_loss,
+    logistic_tangents,
+)
+from .regularizers import L0, L1, LInf, SquaredL2
 from .routing import BigMForwarding, Routing
 from .splits import ObliqueSplit
 
@@ -13,14 +21,19 @@ _LOSS = "a loss block (e.g. TangentLogisticLoss())"
 PROVIDERS.update({"xi": _LOSS, "loss": _LOSS})
 
 __all__ = [
+    "L0",
     "L1",
     "TANGENT_SETS",
     "BigMForwarding",
+    "Block",
     "HingeLoss",
+    "LInf",
     "ObliqueSplit",
     "Routing",
     "SlackLoss",
+    "SquaredL2",
     "TangentLogisticLoss",
+    "ZeroOneLoss",
     "logistic_loss",
     "logistic_tangents",
 ]

@@ -146,6 +146,10 @@ class SlackLoss(Block):
         ctx.provide("xi", xi, type(self).__name__)
         ctx.provide("loss", self, type(self).__name__)
 
+    def leaf_threshold(self, ctx: BuildContext) -> float:
+        """Score above which the last layer predicts +1: 0, i.e. ``s(v) >= 0.5`` (seed 000 line 589)."""
+        return 0.0
+
     def complete(self, ctx: BuildContext, x: np.ndarray) -> None:
         """``xi[i, h]`` = the loss at the node the sample reaches on level ``h`` (the tree's own loss)."""
         topo = ctx.topo
@@ -187,3 +191,71 @@ class TangentLogisticLoss(SlackLoss):
 
     def pieces(self) -> tuple[np.ndarray, np.ndarray]:
         return logistic_tangents(self._points)
+
+
+class ZeroOneLoss(Block):
+    """Misclassification loss with predicted-class binaries (3.9), seed 000 lines 417-427.
+
+    ``yhat[i, h] = 2 u[i, h] - 1`` with ``u`` binary, at the nodes ``t in T_h`` of the modelled levels:
+
+    (3.9a) ``w_t·x_i + b_t <= M (2 + yhat - reach[i, t])``   (yhat = -1 forces v <= 0 where the sample is)
+    (3.9b) ``w_t·x_i + b_t >= eps - M (2 - yhat - reach[i, t])`` (yhat = +1 forces v >= eps)
+    (3.9c) ``xi = (1 - y yhat) / 2``, i.e. ``1 - u`` for positives and ``u`` for negatives (substituted).
+
+    Reading: (3.9b) in the thesis has no ``eps``; without it a sample with ``v = 0`` could be counted as
+    correctly classified for either class, which no deterministic predictor reproduces. We add the
+    forwarding rows' ``eps`` so that the decoded rule "+1 iff v > eps/2" is exactly what the MILP counts.
+    ``M`` is a constant or ``"derived"`` (``U[i, t]`` and ``U[i, t] + eps``: the largest ``|v|``, as in
+    :class:`~treeopt_dsl.blocks.BigMForwarding`, with the factor 2 of (3.9) absorbed so that one
+    switched-off term already makes the row redundant).
+    """
+
+    requires = ("split", "reach", "split_bound")
+    provides = ("xi", "loss", "yhat")
+
+    def __init__(self, C: float | Sequence[float] = 1.0, levels: str = "last", M: float | str = 100.0) -> None:
+        self._weights = SlackLoss(C=C, levels=levels, M=M)  # reuse the validation and C_h handling
+        self.C, self.levels, self.M = C, levels, M
+
+    def leaf_threshold(self, ctx: BuildContext) -> float:
+        return ctx.numerics.eps / 2
+
+    def surrogate(self, margin: np.ndarray) -> np.ndarray:
+        """The 0-1 loss as the model counts it (margin here is ``y * (v - eps/2)``)."""
+        return (np.asarray(margin) <= 0).astype(float)
+
+    def build(self, ctx: BuildContext) -> None:
+        topo, m, data = ctx.topo, ctx.model, ctx.data
+        eps = ctx.numerics.eps
+        lv = self._weights._levels(ctx)
+        nodes = topo.nodes[np.isin(topo.level, lv)]
+        u = m.add_variables("yhat", (SAMPLE, LEVEL), {SAMPLE: data.n_samples, LEVEL: lv}, kind="binary")
+        u_t = u.take(LEVEL, np.searchsorted(lv, topo.level[nodes]), NODE, nodes)
+        v = ctx["split"].sel(node=nodes)
+        off = 1 - ctx["reach"].sel(node=nodes)
+        if self.M == "derived":
+            U = ctx["split_bound"].sel({NODE: nodes})
+            if not np.all(np.isfinite(U.values)):
+                raise FormulationError("M='derived' needs bounded splits: give w_bound and b_bound")
+            M_lo, M_hi = U, U + eps
+        else:
+            M_lo = M_hi = xr.DataArray(float(self.M))
+        # yhat = 2u - 1: (3.9a) v <= M (1 + u - z) -> v <= M (off + u); (3.9b) v >= eps - M (off + 1 - u)
+        m.add_constraints("zero_one_neg", v <= (off + u_t) * M_lo)
+        m.add_constraints("zero_one_pos", v >= eps - (off + (1 - u_t)) * M_hi)
+        ctx.numerics.max_big_m = max(ctx.numerics.max_big_m, float(np.max(np.asarray(M_hi))))
+        pos = xr.DataArray((data.y > 0).astype(float), dims=(SAMPLE,))
+        xi = u * (1 - 2 * pos) + pos  # (3.9c): 1 - u for y = +1, u for y = -1
+        C = xr.DataArray(self._weights.weights(ctx), dims=(LEVEL,), coords={LEVEL: lv})
+        m.add_objective(xi * C, "loss")
+        ctx.provide("xi", xi, "ZeroOneLoss")
+        ctx.provide("loss", self, "ZeroOneLoss")
+        ctx.provide("yhat", u, "ZeroOneLoss")
+
+    def complete(self, ctx: BuildContext, x: np.ndarray) -> None:
+        topo = ctx.topo
+        path = topo.path_nodes(reached_last(ctx, x))
+        v = ctx["split"].evaluate(x)
+        lv = self._weights._levels(ctx)
+        at = np.take_along_axis(v, path[:, lv - 1], axis=1)
+        x[ctx["yhat"].ids] = (at > ctx.numerics.eps / 2).astype(float)

@@ -25,13 +25,17 @@ class ObliqueSplit(Block):
     ----------
     w_bound, b_bound:
         ``|w_jt| <= w_bound`` and ``|b_t| <= b_bound``; ``None`` leaves them free (the paper's model).
-        Finite bounds are what makes a per-row big-M derivable.
+        Finite bounds are what makes a per-row big-M derivable. ``b_bound="auto"`` is
+        ``w_bound * max_i ||x_i||_1 + 1``: a hyperplane with a larger ``|b|`` sends every training
+        sample to the same side, which this bound can also express, so it loses no routing.
     """
 
     provides = ("w", "b", "split", "split_bound")
 
-    def __init__(self, w_bound: float | None = None, b_bound: float | None = None) -> None:
-        for name, v in (("w_bound", w_bound), ("b_bound", b_bound)):
+    def __init__(self, w_bound: float | None = None, b_bound: float | str | None = None) -> None:
+        if b_bound == "auto" and w_bound is None:
+            raise FormulationError("b_bound='auto' needs a finite w_bound")
+        for name, v in (("w_bound", w_bound), ("b_bound", None if b_bound == "auto" else b_bound)):
             if v is not None and not (np.isfinite(v) and v > 0):
                 raise FormulationError(f"{name} must be a positive number or None, got {v!r}")
         self.w_bound, self.b_bound = w_bound, b_bound
@@ -39,7 +43,10 @@ class ObliqueSplit(Block):
     def build(self, ctx: BuildContext) -> None:
         topo, data, m = ctx.topo, ctx.data, ctx.model
         W = np.inf if self.w_bound is None else float(self.w_bound)
-        B = np.inf if self.b_bound is None else float(self.b_bound)
+        if self.b_bound == "auto":
+            B = W * float(np.abs(data.X).sum(1).max()) + 1.0
+        else:
+            B = np.inf if self.b_bound is None else float(self.b_bound)
         coords = {NODE: topo.nodes, FEATURE: np.arange(data.n_features)}
         w = m.add_variables("w", (NODE, FEATURE), coords, lower=-W, upper=W)
         b = m.add_variables("b", (NODE,), coords, lower=-B, upper=B)

@@ -34,6 +34,7 @@ class TreeModel:
     classes: tuple[Any, Any]
     scaler: Scaler
     threshold: float = 0.0
+    leaf_threshold: float = 0.0  # 0: s(v) >= 0.5 (logistic, hinge); eps/2 for the 0-1 loss (3.9)
     X_train: np.ndarray | None = field(default=None, repr=False)  # scaled, for feature influence
     zero_tol: float = 1e-7
 
@@ -64,7 +65,8 @@ class TreeModel:
         return np.column_stack([1.0 - p, p])
 
     def predict(self, X: Any) -> np.ndarray:
-        pos = self.decision_function(X) >= 0.0  # s(v) >= 0.5, seed 000 line 589
+        score = self.decision_function(X)
+        pos = score > self.leaf_threshold if self.leaf_threshold > 0 else score >= 0.0  # s(v) >= 0.5, line 589
         return np.where(pos, self.classes[1], self.classes[0])
 
     def decision_path(self, X: Any) -> np.ndarray:
@@ -133,5 +135,7 @@ def decode_tree(ctx: Any, x: np.ndarray, scaler: Scaler | None = None) -> TreeMo
     b = ctx["b"].values(x).copy()
     W[np.abs(W) < 1e-9] = 0.0
     sc = scaler or ctx.data.meta.get("scaler") or Scaler("none").fit(ctx.data.X)
+    loss = ctx.roles.get("loss")
+    leaf = float(loss.leaf_threshold(ctx)) if hasattr(loss, "leaf_threshold") else 0.0
     return TreeModel(ctx.topo, W, b, ctx.data.feature_names, ctx.data.classes, sc,
-                     threshold=ctx.numerics.eps / 2, X_train=ctx.data.X)
+                     threshold=ctx.numerics.eps / 2, leaf_threshold=leaf, X_train=ctx.data.X)

@@ -1,0 +1,24 @@
+"""Parameters shared by the tree formulations (thesis §3.2 settings, seed 000 line 610)."""
+
+from __future__ import annotations
+
+from treeopt_dsl.spec import Param, floats, number_or, optional_float
+
+
+def optional_bound(text: str) -> float | str | None:
+    """``none``, ``auto`` or a number."""
+    return text if text == "auto" else optional_float(text)
+
+
+def tree_params(*, big_m: object = 100.0, w_bound: object = None, b_bound: object = None,
+                C: object = 1.0) -> tuple[Param, ...]:
+    """depth, big-M, eps, bounds, scaling and C with the given defaults."""
+    return (
+        Param("depth", 2, int, "number of branching levels d (1-6)"),
+        Param("C", C, floats, "loss weight C_h: one number, or one per level ('0.1,1')"),
+        Param("big_m", big_m, number_or("derived"), "big-M of (3.7) and the loss rows: a number, or 'derived' per row"),
+        Param("eps", 1e-5, float, "gap of the strict forwarding inequality (3.7b)"),
+        Param("w_bound", w_bound, optional_float, "|w_jt| <= w_bound (none: free)"),
+        Param("b_bound", b_bound, optional_bound, "|b_t| <= b_bound (none: free; auto: w_bound * max ||x_i||_1 + 1)"),
+        Param("scaling", "standard", str, "feature scaling fitted on training data: standard | minmax | none"),
+    )
