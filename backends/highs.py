@@ -61,14 +61,21 @@ class HighsBackend(Backend):
 
         t0 = time.perf_counter()
         h = self.load(sf)
-        if options.verbose or options.log_callback:
+        seen: list[str] = []  # log lines, kept to confirm that a MIP start was accepted
+        listen = options.log_callback is not None or options.warm_start is not None
+        if options.verbose or listen:
             h.setOptionValue("output_flag", True)
             h.setOptionValue("log_to_console", bool(options.verbose and options.log_callback is None))
-        if options.log_callback is not None:
-            cb = options.log_callback
+        if listen:
+            user_cb = options.log_callback
 
-            def on_log(event: object) -> None:
-                cb(str(getattr(event.data_out, "log_msg", "")).rstrip("\n"))
+            def on_log(callback_type: object, message: str, data_out: object, data_in: object,
+                       user_data: object) -> None:
+                text = str(message).rstrip("\n")
+                if "MIP start" in text:
+                    seen.append(text)
+                if user_cb is not None:
+                    user_cb(text)
 
             h.setCallback(on_log, None)
             h.startCallback(highspy.cb.HighsCallbackType.kCallbackLogging)
@@ -95,6 +102,8 @@ class HighsBackend(Backend):
             accepted = st != highspy.HighsStatus.kError
         h.run()
         runtime = time.perf_counter() - t0
+        if accepted and sf.is_mip:  # HiGHS logs "MIP start solution is feasible, objective value is ..."
+            accepted = any("is feasible" in line for line in seen)
         ms = h.getModelStatus()
         info = h.getInfo()
         S = highspy.HighsModelStatus

@@ -17,7 +17,7 @@ CERTIFICATE_TOL = 1e-5
 
 def solve_built(built: Built, solver: str = "highs", backend: str | None = None, *, time_limit: float | None = None,
                 gap: float | None = None, threads: int | None = None, seed: int | None = None,
-                verbose: bool = False, log_callback: Any = None, warm_start: np.ndarray | None = None,
+                verbose: bool = False, log_callback: Any = None, warm_start: Any = None,
                 raise_on_failure: bool = False, **extra: Any) -> SolveResult:
     """Solve ``built`` with ``solver`` and return the result with the decoded model and its certificate.
 
@@ -30,6 +30,11 @@ def solve_built(built: Built, solver: str = "highs", backend: str | None = None,
     sf = built.compile()
     compile_s = time.perf_counter() - t0
     be = get_backend(solver, backend, sf)
+    if warm_start is not None and not (isinstance(warm_start, np.ndarray) and warm_start.size == sf.n_cols
+                                       and np.all(np.isfinite(warm_start))):
+        from .warmstart import start_point
+
+        warm_start = start_point(built, warm_start)
     tol = built.ctx.numerics.solver_tolerances()
     opts = SolveOptions(time_limit=time_limit, gap=gap, threads=threads, seed=seed, verbose=verbose,
                         log_callback=log_callback, warm_start=warm_start, extra=extra, **tol)

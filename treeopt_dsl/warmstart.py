@@ -1,0 +1,241 @@
+"""One warm-start API for every tree formulation (``warm_start=`` in Python, ``--warm-start`` on the CLI).
+
+A start is given as the *decisions* of a tree (``w``, ``b``) and completed to a full point by the
+blocks' ``complete`` methods (routing, slacks, indicators computed from it), exactly as the
+certificate does. Accepted forms:
+
+* ``"greedy"``: from the root, each node a classifier fitted on the training samples that reach it
+  (seed 000 lines 657-663, 713-715, 723): l1-logistic regression for logistic losses, a linear SVM for
+  the hinge, a CART stump for the 0-1 loss; with an l0 budget ``k`` only the ``k`` largest weights
+  are kept and the classifier is refitted on them;
+* ``"cart"``: a scikit-learn CART tree of the same depth, converted node by node;
+* a :class:`~treeopt_dsl.models.tree.TreeModel` (for instance the optimum at depth ``d - 1``: its
+  last-layer classifiers become splits whose children repeat them, so predictions are unchanged);
+* ``{"w": array, "b": array}`` or a full column vector (NaN = to be completed).
+
+If the completed point violates a bound or a big-M row (a constant M is a model restriction), every
+hyperplane is scaled down (routing and predictions are scale-invariant) until it is feasible.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .errors import FormulationError
+from .models.tree import TreeModel
+
+if TYPE_CHECKING:
+    from .formulation import Built
+
+FEASIBILITY_TOL = 1e-7
+STRATEGIES = ("greedy", "cart")
+
+
+def start_point(built: Built, start: Any) -> np.ndarray:
+    """A full, feasible column vector for ``built`` from any accepted start."""
+    model = built.model
+    if isinstance(start, np.ndarray) and start.ndim == 1 and start.size == model.n_vars:
+        x = built.complete(start)
+        return x
+    if isinstance(start, str):
+        if start not in STRATEGIES:
+            raise FormulationError(f"unknown warm start {start!r}; use one of {STRATEGIES}, a TreeModel or values")
+        W, b = greedy_tree(built) if start == "greedy" else cart_tree(built)
+    elif isinstance(start, TreeModel):
+        W, b = embed_tree(built, start)
+    elif isinstance(start, dict):
+        try:
+            W, b = np.asarray(start["w"], dtype=float), np.asarray(start["b"], dtype=float)
+        except KeyError as exc:
+            raise FormulationError(f"a warm start dict needs 'w' and 'b', missing {exc.args[0]!r}") from None
+    else:
+        raise FormulationError(f"cannot use {type(start).__name__} as a warm start")
+    return _feasible(built, W, b)
+
+
+def _feasible(built: Built, W: np.ndarray, b: np.ndarray) -> np.ndarray:
+    model, ctx = built.model, built.ctx
+    w_fam, b_fam = ctx["w"], ctx["b"]
+    if W.shape != w_fam.shape or b.shape != b_fam.shape:
+        raise FormulationError(f"warm start shapes {W.shape}/{b.shape} do not match w {w_fam.shape} / b {b_fam.shape}")
+    # fit the box bounds first: one positive factor per node keeps every decision the same
+    cap_w = np.where(np.abs(W) > 0, np.minimum(np.abs(w_fam.upper), np.abs(w_fam.lower)) / np.maximum(np.abs(W), 1e-300),
+                     np.inf).min(1)
+    cap_b = np.where(np.abs(b) > 0, np.minimum(np.abs(b_fam.upper), np.abs(b_fam.lower)) / np.maximum(np.abs(b), 1e-300),
+                     np.inf)
+    s = np.minimum(1.0, np.minimum(cap_w, cap_b))
+    W, b = W * s[:, None], b * s
+    x = np.full(model.n_vars, np.nan)
+    for _ in range(40):
+        x[:] = np.nan
+        x[w_fam.ids] = W
+        x[b_fam.ids] = b
+        x = built.complete(x)
+        if model.max_violation(x) <= FEASIBILITY_TOL:
+            return x
+        W, b = W * 0.5, b * 0.5
+    raise FormulationError("could not make the warm start feasible for this model (check bounds and big-M)")
+
+
+# --------------------------------------------------------------------------- strategies
+def _loss_kind(built: Built) -> str:
+    from .blocks import HingeLoss, TangentLogisticLoss, ZeroOneLoss
+
+    loss = built.ctx.roles.get("loss")
+    if isinstance(loss, TangentLogisticLoss):
+        return "logistic"
+    if isinstance(loss, HingeLoss):
+        return "hinge"
+    if isinstance(loss, ZeroOneLoss):
+        return "zero_one"
+    return "zero_one"
+
+
+def _budget(built: Built) -> int | None:
+    from .blocks import L0
+
+    for blk in built.formulation.blocks:
+        if isinstance(blk, L0) and blk.budget is not None and np.ndim(blk.budget) == 0:
+            return int(blk.budget)
+    return None
+
+
+def _level_weight(built: Built, level: int) -> float:
+    loss = built.ctx.roles.get("loss")
+    C = np.atleast_1d(np.asarray(getattr(loss, "C", 1.0), dtype=float))
+    return float(C[0] if C.size == 1 else C[level - 1])
+
+
+def fit_node(X: np.ndarray, y: np.ndarray, kind: str, C: float = 1.0, budget: int | None = None,
+             seed: int = 0) -> tuple[np.ndarray, float]:
+    """A linear classifier ``(w, b)`` for one node ("right/positive iff w·x + b > 0")."""
+    p = X.shape[1]
+    if y.size == 0 or np.unique(y).size < 2:
+        sign = 1.0 if y.size and y[0] > 0 else -1.0
+        return np.zeros(p), sign
+    if kind == "zero_one" or budget == 1:
+        from sklearn.tree import DecisionTreeClassifier
+
+        st = DecisionTreeClassifier(max_depth=1, random_state=seed).fit(X, y)
+        tr = st.tree_
+        if tr.node_count < 3:
+            return np.zeros(p), 1.0 if np.mean(y > 0) >= 0.5 else -1.0
+        j, thr = int(tr.feature[0]), float(tr.threshold[0])
+        right_pos = st.classes_[np.argmax(tr.value[2][0])] > 0
+        w = np.zeros(p)
+        if kind == "zero_one":
+            w[j] = 1.0 if right_pos else -1.0
+            return w, (-thr if right_pos else thr)
+        cols = [j]
+    else:
+        cols = list(range(p))
+    w, b = _linear(X[:, cols], y, kind, C, seed)
+    if budget is not None and budget < len(cols) and np.count_nonzero(w) > budget:
+        keep = np.argsort(-np.abs(w))[:budget]
+        cols = [cols[k] for k in keep]
+        w, b = _linear(X[:, cols], y, kind, C, seed)
+    full = np.zeros(p)
+    full[cols] = w
+    return full, b
+
+
+def _linear(X: np.ndarray, y: np.ndarray, kind: str, C: float, seed: int) -> tuple[np.ndarray, float]:
+    if kind == "hinge":
+        from sklearn.svm import LinearSVC
+
+        m = LinearSVC(C=C, loss="hinge", dual=True, max_iter=20000, random_state=seed).fit(X, y)
+    else:
+        from sklearn.linear_model import LogisticRegression
+
+        m = LogisticRegression(l1_ratio=1.0, C=C, solver="liblinear", max_iter=2000, random_state=seed).fit(X, y)
+    return m.coef_.ravel().astype(float), float(m.intercept_[0])
+
+
+def greedy_tree(built: Built) -> tuple[np.ndarray, np.ndarray]:
+    """Greedy top-down tree: each node's classifier fitted on the samples that reach it."""
+    ctx = built.ctx
+    topo, X, y = ctx.topo, ctx.data.X, ctx.data.y
+    kind, budget = _loss_kind(built), _budget(built)
+    eps = ctx.numerics.eps
+    W = np.zeros((topo.n_nodes, X.shape[1]))
+    b = np.zeros(topo.n_nodes)
+    at = np.zeros(X.shape[0], dtype=np.int64)  # node each sample is at, level by level
+    for h in range(1, topo.depth + 1):
+        for t in topo.nodes[topo.level == h]:
+            rows = at == t
+            W[t], b[t] = fit_node(X[rows], y[rows], kind, _level_weight(built, h), budget)
+        if h < topo.depth:
+            v = np.einsum("ij,ij->i", X, W[at]) + b[at]
+            at = 2 * at + 1 + (v > eps / 2)
+    return W, b
+
+
+def cart_tree(built: Built) -> tuple[np.ndarray, np.ndarray]:
+    """A scikit-learn CART tree of the same depth, as hyperplanes ``±(x_j - threshold)``."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    ctx = built.ctx
+    topo, X, y = ctx.topo, ctx.data.X, ctx.data.y
+    tr = DecisionTreeClassifier(max_depth=topo.depth, random_state=0).fit(X, y).tree_
+    W = np.zeros((topo.n_nodes, X.shape[1]))
+    b = np.zeros(topo.n_nodes)
+
+    def majority(node: int) -> float:
+        return 1.0 if tr.value[node][0][1] >= tr.value[node][0][0] else -1.0  # classes_ = [-1, 1]
+
+    def visit(t: int, node: int) -> None:
+        leaf = tr.children_left[node] == -1
+        if topo.level[t] == topo.depth:  # last layer: classify
+            if leaf:
+                b[t] = majority(node)
+                return
+            j, thr = int(tr.feature[node]), float(tr.threshold[node])
+            left, right = majority(tr.children_left[node]), majority(tr.children_right[node])
+            if left == right:
+                b[t] = left
+            else:
+                W[t, j] = right
+                b[t] = -right * thr
+            return
+        if leaf:  # CART stopped early: send everything left, repeat the class below
+            b[t] = -1.0
+            visit(2 * t + 1, node)
+            b[2 * t + 2] = majority(node)
+            _fill_constant(topo, 2 * t + 2, b, majority(node))
+            return
+        j, thr = int(tr.feature[node]), float(tr.threshold[node])
+        W[t, j], b[t] = 1.0, -thr  # CART: left iff x_j <= thr; ours: right iff x_j - thr > eps/2
+        visit(2 * t + 1, tr.children_left[node])
+        visit(2 * t + 2, tr.children_right[node])
+
+    visit(0, 0)
+    return W, b
+
+
+def _fill_constant(topo: Any, t: int, b: np.ndarray, value: float) -> None:
+    stack = [t]
+    while stack:
+        s = stack.pop()
+        if s >= topo.n_nodes:
+            continue
+        b[s] = value if topo.level[s] == topo.depth else -1.0
+        stack += [2 * s + 1, 2 * s + 2]
+
+
+def embed_tree(built: Built, tree: TreeModel) -> tuple[np.ndarray, np.ndarray]:
+    """A fitted tree of depth ``<= d`` as a start for depth ``d`` (same predictions)."""
+    topo = built.ctx.topo
+    if tree.W.shape[1] != built.ctx.data.n_features:
+        raise FormulationError("the warm-start tree was fitted on a different number of features")
+    if tree.topology.depth > topo.depth:
+        raise FormulationError(f"a depth-{tree.topology.depth} tree cannot start a depth-{topo.depth} model")
+    W = np.zeros((topo.n_nodes, tree.W.shape[1]))
+    b = np.zeros(topo.n_nodes)
+    k = tree.topology.n_nodes
+    W[:k], b[:k] = tree.W, tree.b
+    for t in range(k, topo.n_nodes):  # children repeat their parent's hyperplane
+        parent = (t - 1) // 2
+        W[t], b[t] = W[parent], b[parent]
+    return W, b
