@@ -61,10 +61,10 @@ def _feasible(built: Built, W: np.ndarray, b: np.ndarray) -> np.ndarray:
     if W.shape != w_fam.shape or b.shape != b_fam.shape:
         raise FormulationError(f"warm start shapes {W.shape}/{b.shape} do not match w {w_fam.shape} / b {b_fam.shape}")
     # fit the box bounds first: one positive factor per node keeps every decision the same
-    cap_w = np.where(np.abs(W) > 0, np.minimum(np.abs(w_fam.upper), np.abs(w_fam.lower)) / np.maximum(np.abs(W), 1e-300),
-                     np.inf).min(1)
-    cap_b = np.where(np.abs(b) > 0, np.minimum(np.abs(b_fam.upper), np.abs(b_fam.lower)) / np.maximum(np.abs(b), 1e-300),
-                     np.inf)
+    room_w = np.minimum(np.abs(w_fam.upper), np.abs(w_fam.lower))
+    room_b = np.minimum(np.abs(b_fam.upper), np.abs(b_fam.lower))
+    cap_w = np.where(np.abs(W) > 0, room_w / np.maximum(np.abs(W), 1e-300), np.inf).min(1)
+    cap_b = np.where(np.abs(b) > 0, room_b / np.maximum(np.abs(b), 1e-300), np.inf)
     s = np.minimum(1.0, np.minimum(cap_w, cap_b))
     W, b = W * s[:, None], b * s
     x = np.full(model.n_vars, np.nan)
