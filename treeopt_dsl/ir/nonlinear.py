@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ModelError
-from .expr import ExprOps
+from .expr import ExprOps, QuadExpr
 from .labels import Coords, expand, labeled, shape_of, union
 
 UNARY = {
@@ -55,6 +55,8 @@ class NLExpr:
         if isinstance(x, ExprOps):
             e = x.to_expr()
             return NLExpr("linear", (e,), e.dims, e.coords)
+        if isinstance(x, QuadExpr):
+            return NLExpr("quadratic", (x,), x.dims, x.coords)
         dims, coords = (like.dims, like.coords) if like is not None else ((), {})
         arr, d_dims, d_coords = labeled(x, dims, coords)
         return NLExpr("const", (arr,), d_dims, d_coords)
@@ -102,7 +104,7 @@ class NLExpr:
     def evaluate(self, x: np.ndarray) -> np.ndarray:
         """Value at the point ``x`` (one entry per model column), shaped over ``dims``."""
         shape = shape_of(self.dims, self.coords)
-        if self.op == "linear":
+        if self.op in ("linear", "quadratic"):
             return self.args[0].evaluate(x)
         if self.op == "const":
             return np.asarray(self.args[0], dtype=float)
@@ -126,6 +128,10 @@ class NLExpr:
             return np.unique(v[v >= 0])
         if self.op == "const":
             return np.zeros(0, dtype=np.int64)
+        if self.op == "quadratic":
+            q = self.args[0]
+            v = np.concatenate([q.qi.ravel(), q.qj.ravel(), q.lin.vars.ravel()])
+            return np.unique(v[v >= 0])
         parts = [a.variables() for a in self.args]
         return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
 
