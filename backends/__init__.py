@@ -7,10 +7,10 @@ extra that installs them.
 
 from __future__ import annotations
 
+import importlib
+
 from treeopt_dsl.errors import CapabilityError, SolverNotAvailable
 from treeopt_dsl.ir import StandardForm
-
-import importlib
 
 from .base import Backend, RawResult, SolveOptions, relative_gap
 from .highs import HighsBackend
@@ -58,13 +58,13 @@ def get_backend(solver: str, backend: str | None = None, sf: StandardForm | None
         raise SolverNotAvailable(
             f"no installed backend drives {solver!r} in this version; "
             f"install it with `pip install treeopt-dsl[{KNOWN_SOLVERS[solver]}]` once supported, or use --solver highs")
-    installed = [b for b in routes if b.available()]
+    installed = [b for b in routes if b.solver_available(solver)]
     if not installed:
         raise SolverNotAvailable(
             f"solver {solver!r} is not installed: `pip install treeopt-dsl[{routes[0].extra}]`")
     if sf is not None:
         pc = sf.problem_class
-        capable = [b for b in installed if pc in b.problem_classes]
+        capable = [b for b in installed if pc in b.classes_for(solver)]
         if not capable:
             raise CapabilityError(
                 f"{solver} (backend {installed[0].name}) cannot solve a {pc} model; "
@@ -78,8 +78,8 @@ def available_solvers() -> list[dict[str, object]]:
     rows = []
     for b in BACKENDS:
         for s in b.solvers:
-            rows.append({"solver": s, "backend": b.name, "installed": b.available(),
-                         "problem_classes": sorted(b.problem_classes), "features": sorted(b.features),
+            rows.append({"solver": s, "backend": b.name, "installed": b.solver_available(s),
+                         "problem_classes": sorted(b.classes_for(s)), "features": sorted(b.features_for(s)),
                          "extra": b.extra})
     return rows
 

@@ -53,6 +53,21 @@ class Backend:
     def available(cls) -> bool:  # pragma: no cover - interface
         raise NotImplementedError
 
+    @classmethod
+    def solver_available(cls, solver: str) -> bool:
+        """Whether ``solver`` can be driven here now (backends driving several solvers refine this)."""
+        return cls.available()
+
+    @classmethod
+    def classes_for(cls, solver: str) -> frozenset[str]:
+        """The problem classes this backend solves with ``solver`` (default: all of ``problem_classes``)."""
+        return cls.problem_classes
+
+    @classmethod
+    def features_for(cls, solver: str) -> frozenset[str]:
+        """The options/features honoured with ``solver`` (default: ``features``)."""
+        return cls.features
+
     def solve(self, sf: StandardForm, solver: str, options: SolveOptions) -> RawResult:  # pragma: no cover
         raise NotImplementedError
 
