@@ -8,9 +8,10 @@ from treeopt_dsl.spec import FormulationSpec
 from .margot import MARGOT, MARGOT_HFS, MARGOT_SFS
 from .oct import OCT, OCTH
 from .olct import OLCT, UnivariateOLCT
+from .risk import ORS
 
 REGISTRY: dict[str, type[FormulationSpec]] = {
-    cls.name: cls for cls in (OLCT, UnivariateOLCT, OCT, OCTH, MARGOT, MARGOT_HFS, MARGOT_SFS)
+    cls.name: cls for cls in (OLCT, UnivariateOLCT, OCT, OCTH, MARGOT, MARGOT_HFS, MARGOT_SFS, ORS)
 }
 
 
@@ -22,4 +23,5 @@ def get_formulation(name: str, **params: object) -> FormulationSpec:
     return REGISTRY[key](**params)
 
 
-__all__ = ["MARGOT", "MARGOT_HFS", "MARGOT_SFS", "OCT", "OCTH", "OLCT", "REGISTRY", "UnivariateOLCT", "get_formulation"]
+__all__ = ["MARGOT", "MARGOT_HFS", "MARGOT_SFS", "OCT", "OCTH", "OLCT", "ORS", "REGISTRY", "UnivariateOLCT",
+           "get_formulation"]

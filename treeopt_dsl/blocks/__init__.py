@@ -12,6 +12,7 @@ from .losses import (
 )
 from .regularizers import L0, L1, LInf, SquaredL2
 from .routing import BigMForwarding, Routing
+from .scores import IntegerScores, score_set
 from .splits import ObliqueSplit
 
 for _cls in (ObliqueSplit, Routing, BigMForwarding, HingeLoss, L1):
@@ -27,6 +28,7 @@ __all__ = [
     "BigMForwarding",
     "Block",
     "HingeLoss",
+    "IntegerScores",
     "LInf",
     "ObliqueSplit",
     "Routing",
@@ -36,4 +38,5 @@ __all__ = [
     "ZeroOneLoss",
     "logistic_loss",
     "logistic_tangents",
+    "score_set",
 ]

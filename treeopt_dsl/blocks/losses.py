@@ -7,7 +7,9 @@ by the loss pieces, switched off by big-M where the sample does not pass through
     xi[i, h] >= a_k * y_i (w_t·x_i + b_t) + c_k - M (1 - reach[i, t])   for t in T_h, k = 1..K
 
 and the objective term ``sum_h C_h sum_i xi[i, h]``. A piece with slope 0 becomes a plain lower
-bound on ``xi`` (it holds whatever the routing). A loss is therefore just its list of pieces:
+bound on ``xi`` (it holds whatever the routing). The same pieces apply to a plain linear score
+(``on="score"``): a slack ``xi[i]`` per sample with ``xi[i] >= a_k * y_i * score_i + c_k``, which is the
+risk-score loss (4.4) on the margin ``y_i (s·x_i + beta)``. A loss is therefore just its list of pieces:
 
 * :class:`HingeLoss`: ``max(0, 1 - m)`` -- (3.10) at the last level, (3.12)-(3.13) at every level;
 * :class:`TangentLogisticLoss`: tangents of ``f(m) = log(1 + exp(-m))`` at the points of a
@@ -72,6 +74,10 @@ class SlackLoss(Block):
     levels:
         ``"all"``: a slack per level (3.12) (every branch node is a classifier, as OLCT and MARGOT);
         ``"last"``: only the last level (3.10).
+    on:
+        ``"tree"`` (default): the margin of the split at the node each sample reaches, as above;
+        ``"score"``: the margin ``y_i * score_i`` of a linear score provided by an earlier block under the
+        role ``"score"`` (risk scores, (4.4)); no routing, no big-M, one slack per sample.
     M:
         The big-M of the slack rows: a constant, or ``"derived"`` from the split bound ``U``:
         ``M[i, t, k] = |a_k| U[i, t] + c_k - floor``, where ``floor`` is the loss's minimum piece
@@ -83,7 +89,13 @@ class SlackLoss(Block):
     provides = ("xi", "loss")
     name = "loss"
 
-    def __init__(self, C: float | Sequence[float] = 1.0, levels: str = "all", M: float | str = 100.0) -> None:
+    def __init__(self, C: float | Sequence[float] = 1.0, levels: str = "all", M: float | str = 100.0,
+                 on: str = "tree") -> None:
+        if on not in ("tree", "score"):
+            raise FormulationError(f"on must be 'tree' or 'score', got {on!r}")
+        self.on = on
+        if on == "score":
+            self.requires = ("score",)
         if levels not in ("all", "last"):
             raise FormulationError(f"levels must be 'all' or 'last', got {levels!r}")
         Cs = np.atleast_1d(np.asarray(C, dtype=float))
@@ -114,11 +126,38 @@ class SlackLoss(Block):
     def _levels(self, ctx: BuildContext) -> np.ndarray:
         return ctx.topo.levels if self.levels == "all" else ctx.topo.levels[-1:]
 
+    def _floor(self) -> float:
+        a, c = self.pieces()
+        flat = a == 0.0
+        return float(c[flat].max()) if flat.any() else -np.inf
+
+    def build_on_score(self, ctx: BuildContext) -> None:
+        """(4.4): ``xi[i] >= f(v_k) + f'(v_k) (y_i score_i - v_k)`` for every piece, objective ``C sum_i xi[i]``."""
+        m, data = ctx.model, ctx.data
+        a, c = self.pieces()
+        flat = a == 0.0
+        xi = m.add_variables("xi", (SAMPLE,), {SAMPLE: data.n_samples}, lower=self._floor())
+        y = xr.DataArray(data.y.astype(float), dims=(SAMPLE,))
+        if (~flat).any():
+            margin = ctx["score"] * y
+            slope = xr.DataArray(a[~flat], dims=(PIECE,))
+            inter = xr.DataArray(c[~flat], dims=(PIECE,))
+            m.add_constraints(f"{self.name}_pieces", xi >= margin * slope + inter)
+        Cs = np.atleast_1d(np.asarray(self.C, dtype=float))
+        if Cs.size != 1:
+            raise FormulationError("a loss on a score takes one weight C, not one per level")
+        m.add_objective(xi * float(Cs[0]), self.name)
+        ctx.provide("xi", xi, type(self).__name__)
+        ctx.provide("loss", self, type(self).__name__)
+
     def build(self, ctx: BuildContext) -> None:
+        if self.on == "score":
+            self.build_on_score(ctx)
+            return
         topo, m, data = ctx.topo, ctx.model, ctx.data
         a, c = self.pieces()
         flat = a == 0.0
-        floor = float(c[flat].max()) if flat.any() else -np.inf
+        floor = self._floor()
         lv = self._levels(ctx)
         nodes = topo.nodes[np.isin(topo.level, lv)]
         xi = m.add_variables("xi", (SAMPLE, LEVEL), {SAMPLE: data.n_samples, LEVEL: lv}, lower=floor)
@@ -151,7 +190,11 @@ class SlackLoss(Block):
         return 0.0
 
     def complete(self, ctx: BuildContext, x: np.ndarray) -> None:
-        """``xi[i, h]`` = the loss at the node the sample reaches on level ``h`` (the tree's own loss)."""
+        """``xi[i, h]`` = the loss at the node the sample reaches on level ``h`` (the tree's own loss);
+        on a score, ``xi[i]`` = the loss of the margin ``y_i score_i``."""
+        if self.on == "score":
+            x[ctx["xi"].ids] = self.surrogate(ctx.data.y * ctx["score"].evaluate(x))
+            return
         topo = ctx.topo
         path = topo.path_nodes(reached_last(ctx, x))  # sample x level (all levels)
         v = ctx["split"].evaluate(x)  # sample x node
@@ -176,8 +219,8 @@ class TangentLogisticLoss(SlackLoss):
     """
 
     def __init__(self, tangents: str | Sequence[float] = "V0", C: float | Sequence[float] = 1.0,
-                 levels: str = "all", M: float | str = 100.0) -> None:
-        super().__init__(C=C, levels=levels, M=M)
+                 levels: str = "all", M: float | str = 100.0, on: str = "tree") -> None:
+        super().__init__(C=C, levels=levels, M=M, on=on)
         if isinstance(tangents, str):
             if tangents not in TANGENT_SETS:
                 raise FormulationError(f"unknown tangent set {tangents!r}; choose one of {sorted(TANGENT_SETS)}")

@@ -60,7 +60,8 @@ class L0(Block):
     ``delta[t, j]`` binary, ``-M delta <= w <= M delta``, ``||w_t||_0 = 1ᵀ delta_t``, then either
 
     * bounded (HFS): ``1ᵀ delta_t <= budget`` (``budget=1`` gives axis-aligned splits, Remark 2,
-      lines 557-559), and/or
+      lines 557-559), or ``= budget`` with ``exact=True`` (the risk scores' ``sum_j a_j = T``, (4.2)
+      with (4.3) as the linking rows), and/or
     * penalized (SFS): ``alpha_t max(||w_t||_0, B_t)`` in the objective (lines 531-535), modelled
       by ``s_t >= 1ᵀ delta_t``, ``s_t >= B_t`` and the term ``alpha_t s_t`` (``B_t = 0``: plain
       ``alpha ||w_t||_0``, the OCT-H feature-count penalty).
@@ -74,9 +75,12 @@ class L0(Block):
     provides = ("l0",)
 
     def __init__(self, of: str = "w", budget: Any = None, penalty: Any = 0.0, penalty_floor: Any = 0.0,
-                 M: float | None = None, over: str = "feature") -> None:
+                 M: float | None = None, over: str = "feature", exact: bool = False) -> None:
         if budget is None and not np.any(np.asarray(penalty) > 0):
             raise FormulationError("L0 needs a budget (HFS) or a positive penalty (SFS)")
+        if exact and budget is None:
+            raise FormulationError("L0(exact=True) needs a budget")
+        self.exact = exact
         self.of, self.budget, self.penalty, self.penalty_floor, self.M, self.over = (
             of, budget, penalty, penalty_floor, M, over)
         self.requires = (of,)
@@ -91,7 +95,7 @@ class L0(Block):
         m.add_constraints(f"{w.name}_l0_lo", w >= delta * (-bound))
         count = delta.sum(self.over)
         if self.budget is not None:
-            m.add_constraints(f"{w.name}_l0_budget", count <= self.budget)
+            m.add_constraints(f"{w.name}_l0_budget", (count == self.budget) if self.exact else (count <= self.budget))
             self._tighten_split_bound(ctx, bound)
         s = None
         if np.any(np.asarray(self.penalty) > 0):

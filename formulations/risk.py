@@ -1,0 +1,67 @@
+"""Optimal risk scores, ORS (thesis (4.5), seed 000 lines 1085-1157).
+
+    min  C sum_i xi_i                                                          (4.5a)
+    s.t. sum_j a_j = T                                                         (4.2)
+         -M a_j <= s_j <= M a_j,  M = max |A|                                  (4.3)
+         xi_i >= f(v_k) + f'(v_k) (y_i (s·x_i + beta) - v_k)   for v_k in V     (4.4)
+         xi >= 0, beta free, a binary, s_j in A                                (4.5c-f)
+
+A composition of three shared blocks: :class:`~treeopt_dsl.blocks.IntegerScores` (4.1a, 4.5d-f),
+:class:`~treeopt_dsl.blocks.L0` on ``s`` with ``budget=T, exact=True`` (4.2)-(4.3) and
+:class:`~treeopt_dsl.blocks.TangentLogisticLoss` on the score (4.4). Defaults are the thesis'
+experimental settings: ``A = {-5..5}``, tangent set V3, features scaled to [0, 1].
+
+Reading chosen: (4.1b) writes ``||s||_0 = T`` while the surrounding text says "not greater than" a
+small threshold; (4.2) is an equality. ``cardinality="exact"`` (default) follows (4.2);
+``cardinality="at_most"`` gives ``<= T``. With ``= T`` the indicator ``a_j`` may be 1 while
+``s_j = 0``; the fitted model then uses fewer than ``T`` features, which is still optimal for (4.5).
+"""
+
+from __future__ import annotations
+
+from treeopt_dsl import blocks as B
+from treeopt_dsl.errors import FormulationError
+from treeopt_dsl.formulation import Formulation
+from treeopt_dsl.models.risk import decode_risk_score
+from treeopt_dsl.spec import FormulationSpec, Param, floats
+
+from .olct import _tangents
+
+
+def _cardinality(text: str) -> str:
+    if text not in ("exact", "at_most"):
+        raise FormulationError(f"cardinality must be 'exact' or 'at_most', got {text!r}")
+    return text
+
+
+class ORS(FormulationSpec):
+    name = "ors"
+    summary = "Optimal Risk Score (thesis 4.5): integer points s in A, ||s||_0 = T, tangent-logistic loss (4.4)"
+    scaling = "minmax"
+    params = (
+        Param("T", 3, int, "number of features with nonzero points (4.2)"),
+        Param("A", "-5..5", str, "admissible points: a range 'lo..hi' or a list '-3,-1,0,1,3' (must contain 0)"),
+        Param("cardinality", "exact", _cardinality, "exact: sum a_j = T (4.2); at_most: <= T"),
+        Param("tangents", "V3", _tangents, "tangent set V0..V3 or comma-separated points (4.4)"),
+        Param("C", 1.0, floats, "weight of the loss"),
+        Param("beta_bound", None, lambda t: None if t.lower() == "none" else float(t), "|beta| <= bound (none: free)"),
+        Param("scaling", "minmax", str, "scaling fitted on training data: minmax (the thesis) | standard | none"),
+    )
+
+    def topology(self) -> None:
+        return None
+
+    def formulation(self) -> Formulation:
+        v = self.values
+        if v["T"] < 1:
+            raise FormulationError(f"T must be at least 1, got {v['T']}")
+        return Formulation(
+            self.name,
+            [
+                B.IntegerScores(A=v["A"], beta_bound=v["beta_bound"]),
+                B.L0(of="s", budget=v["T"], exact=v["cardinality"] == "exact"),
+                B.TangentLogisticLoss(tangents=v["tangents"], C=v["C"], on="score"),
+            ],
+            decoder=decode_risk_score,
+            decisions=("s", "beta"),
+        )

@@ -1,0 +1,89 @@
+"""Risk-score blocks (thesis §4.1, seed 000 lines 1085-1157).
+
+A risk score is a very sparse logistic regression with small integer weights: ``s_j in A`` (4.1a),
+``||s||_0 = T`` (4.1b), logit ``R(x) = s·x + beta``. :class:`IntegerScores` provides the score
+``score_i = s·x_i + beta`` under the role ``"score"``; the cardinality (4.2)-(4.3) is the shared
+:class:`~treeopt_dsl.blocks.L0` block on ``s`` (``budget=T, exact=True``), and the loss (4.4) is the
+shared :class:`~treeopt_dsl.blocks.TangentLogisticLoss` with ``on="score"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+import xarray as xr
+
+from ..errors import FormulationError
+from ..formulation import Block, BuildContext
+from ..ir import Kind
+from .splits import FEATURE, SAMPLE
+
+VALUE = "value"
+
+
+def score_set(values: Iterable[int] | str) -> tuple[int, ...]:
+    """The admissible scores ``A`` as a sorted tuple of integers containing 0.
+
+    Accepts an iterable of integers or text: ``"-5..5"`` (a range) or ``"-3,-1,0,1,3"``.
+
+    >>> score_set("-2..2"), score_set("0,1,3")
+    ((-2, -1, 0, 1, 2), (0, 1, 3))
+    """
+    if isinstance(values, str):
+        text = values.strip()
+        if ".." in text:
+            lo, hi = (int(v) for v in text.split(".."))
+            vals = list(range(lo, hi + 1))
+        else:
+            vals = [int(v) for v in text.split(",") if v.strip()]
+    else:
+        vals = [int(v) for v in values]
+    A = tuple(sorted(set(vals)))
+    if not A or 0 not in A:
+        raise FormulationError(f"the score set A must be non-empty and contain 0 (an unused feature), got {A}")
+    return A
+
+
+class IntegerScores(Block):
+    """Integer scores ``s_j in A`` (4.1a, 4.5f), free intercept ``beta`` (4.5d), ``score_i = s·x_i + beta``.
+
+    A contiguous ``A = {lo..hi}`` is an integer column with bounds ``[lo, hi]``; any other finite set
+    is a one-hot choice ``s_j = sum_v v u[j, v]``, ``sum_v u[j, v] <= 1`` over the nonzero values
+    (``u = 0`` is the score 0). ``beta_bound`` optionally bounds ``|beta|``.
+    """
+
+    provides = ("s", "beta", "score")
+
+    def __init__(self, A: Iterable[int] | str = range(-5, 6), beta_bound: float | None = None) -> None:
+        self.A = score_set(A)
+        self.beta_bound = beta_bound
+
+    @property
+    def contiguous(self) -> bool:
+        return self.A == tuple(range(self.A[0], self.A[-1] + 1))
+
+    def build(self, ctx: BuildContext) -> None:
+        m, data = ctx.model, ctx.data
+        coords = {FEATURE: np.arange(data.n_features)}
+        lo, hi = self.A[0], self.A[-1]
+        s = m.add_variables("s", (FEATURE,), coords, kind=Kind.INTEGER, lower=lo, upper=hi)
+        if not self.contiguous:
+            nz = np.array([v for v in self.A if v != 0], dtype=float)
+            u = m.add_variables("s_value", (FEATURE, VALUE), {**coords, VALUE: nz}, kind=Kind.BINARY)
+            m.add_constraints("s_choice", u.sum(VALUE) <= 1)
+            m.add_constraints("s_of_choice", s == (u * xr.DataArray(nz, dims=(VALUE,), coords={VALUE: nz})).sum(VALUE))
+            self._u = u
+        B = np.inf if self.beta_bound is None else float(self.beta_bound)
+        beta = m.add_variables("beta", (), {}, lower=-B, upper=B)
+        X = xr.DataArray(data.X, dims=(SAMPLE, FEATURE))
+        ctx.provide("s", s, "IntegerScores")
+        ctx.provide("beta", beta, "IntegerScores")
+        ctx.provide("score", s.dot(X, FEATURE) + beta, "IntegerScores")
+
+    def complete(self, ctx: BuildContext, x: np.ndarray) -> None:
+        if self.contiguous:
+            return
+        s = np.rint(ctx["s"].values(x))
+        nz = np.array([v for v in self.A if v != 0], dtype=float)
+        x[self._u.ids] = (s[:, None] == nz[None, :]).astype(float)
