@@ -36,9 +36,9 @@ BOUNDS = {"olct": {"w_bound": 10.0, "b_bound": "auto"}, "oct": {"w_bound": 1.0, 
 
 def run_one(formulation: str, dataset: str, seed: int, config: str, time_limit: float, threads: int) -> dict:
     from sklearn.metrics import balanced_accuracy_score
-    from treeopt_dsl.formulations import get_formulation
 
     from treeopt_dsl.datasets import load_dataset
+    from treeopt_dsl.formulations import get_formulation
 
     data = load_dataset(dataset)
     train, test = data.split(0.2, seed=seed)
