@@ -1,0 +1,163 @@
+"""The `treeopt` command: listings, compile/solve/fit with --json, every error path as one line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import highspy
+import numpy as np
+import pytest
+
+from treeopt_dsl.cli import main, metrics
+from treeopt_dsl.datasets import load
+from treeopt_dsl.formulations import REGISTRY, get_formulation
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_json(capsys, *argv: str) -> dict:
+    code, out, err = run(capsys, *argv, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_listings_name_everything(capsys):
+    code, out, _ = run(capsys, "formulations")
+    assert code == 0
+    for name in REGISTRY:
+        assert f"{name}:" in out
+    rows = run_json(capsys, "formulations")["formulations"]
+    assert {r["name"] for r in rows} == set(REGISTRY)
+    assert any(p["name"] == "depth" for p in rows[0]["params"])
+    solvers = run_json(capsys, "solvers")["solvers"]
+    highs = [r for r in solvers if r["solver"] == "highs" and r["backend"] == "direct"]
+    assert highs and highs[0]["installed"] and "MILP" in highs[0]["problem_classes"]
+    data = run_json(capsys, "datasets")["datasets"]
+    assert data[0]["name"] == "breast-cancer"
+
+
+@pytest.mark.parametrize("suffix", [".mps", ".lp"])
+def test_compile_writes_a_file_highs_reads(capsys, tmp_path, suffix):
+    out = run_json(capsys, "compile", "olct", "--data", "breast-cancer", "--depth", "1", "--sample", "40",
+                   "--output", str(tmp_path / f"m{suffix}"))
+    h = highspy.Highs()
+    h.silent()
+    assert h.readModel(out["output"]) == highspy.HighsStatus.kOk
+    assert h.getNumCol() == out["n_variables"]
+    if suffix == ".mps":  # the LP writer splits ranged rows in two; OLCT has none, so both match
+        assert h.getNumRow() == out["n_constraints"]
+    assert out["n_nonzeros"] == h.getNumNz()
+
+
+def test_solve_json_equals_a_python_solve(capsys):
+    out = run_json(capsys, "solve", "olct", "--data", "breast-cancer", "--sample", "60", "--seed", "3",
+                   "--depth", "1", "--time-limit", "60", "--quiet")
+    assert out["status"] == "optimal"
+    assert out["certificate"]["ok"] is True
+    assert out["data"]["n_samples"] == 60
+    data = load("breast-cancer").subsample(60, seed=3)
+    ref = get_formulation("olct", depth=1).solve(data, time_limit=60)
+    assert out["objective"] == pytest.approx(ref.objective, rel=1e-6)
+    for key in ("bound", "gap", "runtime_s", "compile_s", "n_variables", "n_constraints", "n_nonzeros"):
+        assert key in out
+
+
+def test_fit_json_metrics_match_python(capsys):
+    out = run_json(capsys, "fit", "olct", "--data", "breast-cancer", "--sample", "80", "--seed", "1",
+                   "--depth", "1", "--test-size", "0.25", "--time-limit", "60", "--quiet")
+    data = load("breast-cancer").subsample(80, seed=1)
+    train, test = data.split(0.25, seed=1)
+    assert (out["n_train"], out["n_test"]) == (train.n_samples, test.n_samples)
+    res = get_formulation("olct", depth=1).solve(train, time_limit=60)
+    assert out["objective"] == pytest.approx(res.objective, rel=1e-6)
+    for part, d in (("train", train), ("test", test)):
+        ref = metrics(res.model, d)
+        for k, v in out["metrics"][part].items():
+            assert 0.0 <= v <= 1.0
+            assert v == pytest.approx(ref[k], abs=1e-12)
+
+
+def test_fit_prints_the_tree_and_metrics(capsys):
+    code, out, _ = run(capsys, "fit", "olct", "--data", "breast-cancer", "--sample", "50", "--depth", "1",
+                       "--time-limit", "30", "--quiet")
+    assert code == 0
+    assert "node 0" in out and "certificate ok" in out
+    assert "test" in out and "balanced" in out
+
+
+def test_csv_data_with_label(capsys, tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    lines = ["a,b,outcome"] + [f"{x[0]},{x[1]},{'yes' if x[0] > 0 else 'no'}" for x in X]
+    (tmp_path / "d.csv").write_text("\n".join(lines) + "\n")
+    out = run_json(capsys, "solve", "oct", "--data", str(tmp_path / "d.csv"), "--label", "outcome",
+                   "--depth", "1", "--time-limit", "30", "--quiet")
+    assert out["status"] == "optimal"
+    assert out["data"]["classes"] == ["no", "yes"]
+    assert out["objective"] == pytest.approx(0.0, abs=1e-9)  # separable on feature a: OCT makes no error
+
+
+def test_params_are_parsed_by_the_formulation(capsys):
+    out = run_json(capsys, "compile", "olct", "--data", "breast-cancer", "--sample", "20",
+                   "--param", "depth=2", "--param", "C=0.5,2", "--param", "tangents=V2")
+    assert out["params"]["depth"] == 2 and out["params"]["tangents"] == "V2"
+    assert list(out["params"]["C"]) == [0.5, 2.0]
+
+
+@pytest.mark.parametrize("argv,match", [
+    (["fit", "nope", "--data", "breast-cancer"], "unknown formulation 'nope'"),
+    (["fit", "olct", "--data", "no-such-data"], "unknown dataset"),
+    (["fit", "olct", "--data", "breast-cancer", "--param", "foo=1"], "has no parameter 'foo'"),
+    (["fit", "olct", "--data", "breast-cancer", "--param", "C=abc"], "bad value for --param C"),
+    (["fit", "olct", "--data", "breast-cancer", "--param", "C"], "KEY=VALUE"),
+    (["solve", "olct", "--data", "breast-cancer", "--solver", "cplex"], "unknown solver|cplex"),
+    (["solve", "margot", "--data", "breast-cancer", "--sample", "20", "--depth", "1", "--solver", "highs",
+      "--backend", "direct"], "MIQP"),
+    (["compile", "olct", "--data", "breast-cancer", "--output", "m.txt"], r"\.lp, \.mps"),
+    (["fit", "olct", "--data", "breast-cancer", "--test-size", "2"], "test-size"),
+    (["fit", "olct"], "required"),
+    (["fit", "olct", "--data", "x.csv"], "does not exist"),
+    (["frobnicate"], "invalid choice"),
+])
+def test_errors_exit_2_with_one_line(capsys, argv, match):
+    import re
+
+    code, _, err = run(capsys, *argv)
+    assert code == 2
+    lines = [ln for ln in err.strip().splitlines() if ln]
+    assert len(lines) == 1, err
+    assert lines[0].startswith("treeopt: error:")
+    assert re.search(match, lines[0]), lines[0]
+    assert "Traceback" not in err
+
+
+def test_time_limit_without_solution_exits_1(capsys):
+    code, _, err = run(capsys, "solve", "olct", "--data", "breast-cancer", "--depth", "3", "--time-limit", "0",
+                         "--quiet")
+    assert code in (0, 1)  # HiGHS may or may not have found an incumbent before noticing the limit
+    if code == 1:
+        assert "time limit" in err
+
+
+def test_log_file_gets_the_solver_log(capsys, tmp_path):
+    log = tmp_path / "solver.log"
+    code, _, _ = run(capsys, "solve", "olct", "--data", "breast-cancer", "--sample", "30", "--depth", "1",
+                     "--log", str(log), "--quiet")
+    assert code == 0
+    assert "rows" in log.read_text()
+
+
+def test_installed_entry_point():
+    exe = Path(sys.executable).with_name("treeopt")
+    proc = subprocess.run([str(exe), "formulations"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "olct:" in proc.stdout
+    proc = subprocess.run([str(exe), "fit", "nope", "--data", "breast-cancer"], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr

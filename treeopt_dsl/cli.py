@@ -1,0 +1,359 @@
+"""The ``treeopt`` command.
+
+    treeopt formulations | solvers | datasets
+    treeopt compile FORMULATION --data D [--depth N] [--param K=V ...] [--output FILE.lp|FILE.mps] [--json]
+    treeopt solve   FORMULATION --data D [...] [--solver S] [--backend B] [--time-limit SEC] [--gap G]
+                                [--threads K] [--warm-start greedy|cart] [--json]
+    treeopt fit     FORMULATION --data D [...] [--test-size 0.2] [--seed S] [--json]
+
+Errors (unknown formulation, bad data, missing solver, bad parameter) exit with status 2 and one
+line on stderr; a solve that ends without a solution exits with status 1. ``--debug`` shows the
+traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+from . import __version__
+from .errors import TreeoptError
+
+WARM_STARTS = ("none", "greedy", "cart")
+
+
+class UsageError(TreeoptError):
+    """A command-line usage error (exit status 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, no usage dump
+        raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+
+# ---------------------------------------------------------------------------------------------- parser
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="treeopt", description="Optimal trees and risk scores composed from blocks.")
+    p.add_argument("--version", action="version", version=f"treeopt-dsl {__version__}")
+    p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    f = sub.add_parser("formulations", help="list formulations and their parameters")
+    f.add_argument("--json", action="store_true")
+    s = sub.add_parser("solvers", help="list solvers and backends, installed or not, and what each can do")
+    s.add_argument("--json", action="store_true")
+    d = sub.add_parser("datasets", help="list the bundled and shared datasets")
+    d.add_argument("--data-dir", help="data directory (default: $TREEOPT_DATA_DIR or ../shared/data)")
+    d.add_argument("--json", action="store_true")
+
+    for name, help_ in (("compile", "build the model and report its size; write it as .lp/.mps"),
+                        ("solve", "solve on all of the (sampled) data"),
+                        ("fit", "split, solve on the training part, report train/test metrics")):
+        c = sub.add_parser(name, help=help_)
+        c.add_argument("formulation")
+        g = c.add_argument_group("data")
+        g.add_argument("--data", required=True, help="breast-cancer, a MANIFEST.toml dataset, or a .csv path")
+        g.add_argument("--data-dir", help="data directory (default: $TREEOPT_DATA_DIR or ../shared/data)")
+        g.add_argument("--label", help="label column of a CSV file")
+        g.add_argument("--positive", help="class mapped to +1 (required for multiclass data: one vs rest)")
+        g.add_argument("--variant", help="a variant of a manifest dataset (e.g. a binarized copy)")
+        g.add_argument("--sample", type=int, help="subsample N rows (stratified), as the papers do")
+        g.add_argument("--seed", type=int, default=0, help="seed of --sample and of the split (default 0)")
+        m = c.add_argument_group("formulation")
+        m.add_argument("--depth", type=int, help="tree depth (same as --param depth=N)")
+        m.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="formulation parameter")
+        c.add_argument("--json", action="store_true", help="print one JSON object")
+        if name == "compile":
+            c.add_argument("--output", "-o", help="write the model: FILE.lp or FILE.mps (.gz compresses)")
+            c.add_argument("--no-names", action="store_true", help="write x0.., c0.. instead of readable names")
+            continue
+        o = c.add_argument_group("solver")
+        o.add_argument("--solver", default="highs", help="highs (default), cbc, gurobi, scip, ipopt")
+        o.add_argument("--backend", help="force a backend (default: the fastest capable one)")
+        o.add_argument("--time-limit", type=float, default=None, help="seconds")
+        o.add_argument("--gap", type=float, default=None, help="relative MIP gap at which to stop")
+        o.add_argument("--threads", type=int, default=None)
+        o.add_argument("--warm-start", choices=WARM_STARTS, default="none")
+        o.add_argument("--output", "-o", help="also write the model: FILE.lp or FILE.mps")
+        v = c.add_argument_group("output")
+        v.add_argument("--quiet", "-q", action="store_true", help="print only the result")
+        v.add_argument("--verbose", "-v", action="store_true", help="show the solver's log on stderr")
+        v.add_argument("--log", help="write the solver's log to this file")
+        if name == "fit":
+            c.add_argument("--test-size", type=float, default=0.2, help="fraction held out (default 0.2)")
+    return p
+
+
+# ---------------------------------------------------------------------------------------------- helpers
+def _jsonable(o: Any) -> Any:
+    if isinstance(o, dict):
+        return {str(k): _jsonable(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_jsonable(v) for v in o]
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if isinstance(o, float) and not np.isfinite(o):
+        return None
+    if isinstance(o, (str, int, float, bool)) or o is None:
+        return o
+    return str(o)
+
+
+def _print_json(obj: dict[str, Any]) -> None:
+    print(json.dumps(_jsonable(obj), indent=None, allow_nan=False))
+
+
+def _params(args: argparse.Namespace) -> dict[str, Any]:
+    from .formulations import REGISTRY, get_formulation
+
+    spec_cls = get_formulation(args.formulation).__class__ if args.formulation else None
+    known = {p.name: p for p in spec_cls.params} if spec_cls else {}
+    params: dict[str, Any] = {}
+    if args.depth is not None:
+        if "depth" not in known:
+            raise UsageError(f"{args.formulation} has no depth parameter")
+        params["depth"] = args.depth
+    for item in args.param:
+        if "=" not in item:
+            raise UsageError(f"--param needs KEY=VALUE, got {item!r}")
+        key, value = item.split("=", 1)
+        key = key.strip()
+        if key not in known:
+            raise UsageError(f"{args.formulation} has no parameter {key!r}; its parameters are {sorted(known)} "
+                             f"(`treeopt formulations` lists them)")
+        try:
+            params[key] = known[key].parse(value.strip())
+        except (ValueError, TypeError) as exc:
+            raise UsageError(f"bad value for --param {key}: {value!r} ({exc})") from None
+    assert REGISTRY  # the registry is imported for its side effect of listing formulations
+    return params
+
+
+def _data(args: argparse.Namespace) -> Any:
+    from .datasets import load
+
+    d = load(args.data, data_dir=args.data_dir, label=args.label, positive=args.positive, variant=args.variant)
+    if args.sample is not None:
+        if args.sample < 4:
+            raise UsageError("--sample needs at least 4 rows")
+        d = d.subsample(args.sample, seed=args.seed)
+    return d
+
+
+def _data_info(d: Any) -> dict[str, Any]:
+    return {"name": d.name, "n_samples": d.n_samples, "n_features": d.n_features, "classes": list(d.classes)}
+
+
+def _progress(args: argparse.Namespace) -> tuple[Any, Any]:
+    from .progress import Progress
+
+    log_file = open(args.log, "w", encoding="utf-8") if args.log else None
+    stream = None if args.quiet else sys.stderr
+    return Progress(stream=stream, log_file=log_file, echo=args.verbose and not args.quiet), log_file
+
+
+def _solve(spec: Any, data: Any, args: argparse.Namespace) -> Any:
+    progress, log_file = _progress(args)
+    try:
+        res = spec.solve(data, solver=args.solver, backend=args.backend, time_limit=args.time_limit, gap=args.gap,
+                         threads=args.threads, seed=args.seed, log_callback=progress,
+                         warm_start=None if args.warm_start == "none" else args.warm_start)
+    finally:
+        progress.close()
+        if log_file is not None:
+            log_file.close()
+    return res
+
+
+def _summary(res: Any) -> list[str]:
+    def num(v: Any) -> str:
+        return "-" if v is None else f"{v:.6g}"
+
+    lines = [f"status      {res.status.value}",
+             f"objective   {num(res.objective)}   bound {num(res.bound)}   gap {num(res.gap)}",
+             f"time        solve {res.runtime_s:.2f} s, compile {res.compile_s:.2f} s ({res.solver} via {res.backend})",
+             f"model       {res.size.get('n_variables')} variables, {res.size.get('n_constraints')} constraints, "
+             f"{res.size.get('n_nonzeros')} nonzeros, {res.size.get('n_integer')} integer"]
+    if res.warm_start_accepted is not None:
+        lines.append(f"warm start  {'accepted' if res.warm_start_accepted else 'NOT accepted'} by the solver")
+    if res.certificate is not None:
+        prefix = "certificate" if res.certificate.ok else "WARNING: certificate failed:"
+        lines.append(f"{prefix} {res.certificate}")
+    return lines
+
+
+def metrics(model: Any, data: Any) -> dict[str, float]:
+    """Accuracy, balanced accuracy and AUC of ``model`` on ``data`` (raw features, ±1 labels)."""
+    from sklearn.metrics import accuracy_score, balanced_accuracy_score, roc_auc_score
+
+    y = data.labels_of(data.y)
+    pred = model.predict(data.X)
+    out = {"accuracy": float(accuracy_score(y, pred)), "balanced_accuracy": float(balanced_accuracy_score(y, pred))}
+    if len(np.unique(data.y)) == 2:
+        out["auc"] = float(roc_auc_score(data.y > 0, model.predict_proba(data.X)[:, 1]))
+    return out
+
+
+def _write(built: Any, output: str | None, names: bool = True) -> dict[str, Any]:
+    if not output:
+        return {}
+    from .io import write_model
+
+    t = time.perf_counter()
+    path = write_model(built, output, names=names)
+    return {"output": str(path), "write_s": round(time.perf_counter() - t, 4)}
+
+
+# ---------------------------------------------------------------------------------------------- commands
+def cmd_formulations(args: argparse.Namespace) -> int:
+    from .formulations import REGISTRY
+
+    rows = [cls.describe() for cls in REGISTRY.values()]
+    if args.json:
+        _print_json({"formulations": rows})
+        return 0
+    for r in rows:
+        print(f"{r['name']}: {r['summary']}")
+        for p in r["params"]:
+            print(f"    {p['name']:<14} default {p['default']!s:<10} {p['help']}")
+    return 0
+
+
+def cmd_solvers(args: argparse.Namespace) -> int:
+    from .backends import available_solvers
+
+    rows = available_solvers()
+    if args.json:
+        _print_json({"solvers": rows})
+        return 0
+    print(f"{'solver':<8} {'backend':<8} {'installed':<10} {'problem classes':<22} {'features':<50} extra")
+    for r in rows:
+        print(f"{r['solver']:<8} {r['backend']:<8} {'yes' if r['installed'] else 'no':<10} "
+              f"{','.join(r['problem_classes']):<22} {','.join(r['features']):<50} [{r['extra']}]")
+    return 0
+
+
+def cmd_datasets(args: argparse.Namespace) -> int:
+    from .datasets import list_datasets
+
+    rows = list_datasets(args.data_dir)
+    if args.json:
+        _print_json({"datasets": rows})
+        return 0
+    for r in rows:
+        print(f"{r['name']:<28} {r['n_rows']!s:>7} x {r['n_features']!s:<5} {r['task']:<10} {r['source']:<9} "
+              f"{r.get('title', '')}")
+    return 0
+
+
+def cmd_compile(args: argparse.Namespace) -> int:
+    from .formulations import get_formulation
+
+    spec = get_formulation(args.formulation, **_params(args))
+    data = _data(args)
+    t = time.perf_counter()
+    built = spec.build(data)
+    sf = built.compile()
+    compile_s = time.perf_counter() - t
+    out = {"formulation": spec.name, "params": spec.values, "data": _data_info(data), **sf.summary(),
+           "compile_s": round(compile_s, 4), **_write(built, args.output, names=not args.no_names)}
+    if args.json:
+        _print_json(out)
+    else:
+        print(f"{spec.name} on {data.name} ({data.n_samples} x {data.n_features}): {sf.n_cols} variables "
+              f"({out['n_integer']} integer), {sf.n_rows} constraints, {sf.nnz} nonzeros, {sf.problem_class}; "
+              f"built and compiled in {compile_s:.3f} s")
+        if args.output:
+            print(f"wrote {out['output']} in {out['write_s']:.3f} s")
+    return 0
+
+
+def _result_dict(res: Any, spec: Any, data: Any, args: argparse.Namespace) -> dict[str, Any]:
+    d = res.to_dict()
+    d.update(formulation=spec.name, params=spec.values, data=_data_info(data))
+    return d
+
+
+def _finish(res: Any, spec: Any, data: Any, args: argparse.Namespace, extra: dict[str, Any]) -> int:
+    from .solve import failure_message
+
+    out = {**_result_dict(res, spec, data, args), **extra}
+    if args.json:
+        _print_json(out)
+    if not res.status.has_solution:
+        print(f"treeopt: {failure_message(res)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_solve(args: argparse.Namespace) -> int:
+    from .formulations import get_formulation
+
+    spec = get_formulation(args.formulation, **_params(args))
+    data = _data(args)
+    res = _solve(spec, data, args)
+    extra = _write(res.built, args.output) if res.built is not None else {}
+    if res.model is not None:
+        extra["metrics"] = {"train": metrics(res.model, data)}
+    if not args.json:
+        print("\n".join(_summary(res)))
+        if res.model is not None and not args.quiet:
+            print(res.model.text())
+    return _finish(res, spec, data, args, extra)
+
+
+def cmd_fit(args: argparse.Namespace) -> int:
+    from .formulations import get_formulation
+
+    if not 0 < args.test_size < 1:
+        raise UsageError(f"--test-size must be in (0, 1), got {args.test_size}")
+    spec = get_formulation(args.formulation, **_params(args))
+    data = _data(args)
+    train, test = data.split(args.test_size, seed=args.seed)
+    res = _solve(spec, train, args)
+    extra: dict[str, Any] = {"n_train": train.n_samples, "n_test": test.n_samples}
+    if res.model is not None:
+        extra["metrics"] = {"train": metrics(res.model, train), "test": metrics(res.model, test)}
+    if not args.json:
+        print("\n".join(_summary(res)))
+        if res.model is not None:
+            print(res.model.text())
+            print(f"{'':<8} {'accuracy':>9} {'balanced':>9} {'AUC':>7}")
+            for part in ("train", "test"):
+                m = extra["metrics"][part]
+                print(f"{part:<8} {m['accuracy']:9.4f} {m['balanced_accuracy']:9.4f} {m.get('auc', float('nan')):7.4f}")
+    return _finish(res, spec, data, args, extra)
+
+
+COMMANDS = {"formulations": cmd_formulations, "solvers": cmd_solvers, "datasets": cmd_datasets,
+            "compile": cmd_compile, "solve": cmd_solve, "fit": cmd_fit}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    debug = "--debug" in argv
+    try:
+        args = build_parser().parse_args(argv)
+        return COMMANDS[args.command](args)
+    except TreeoptError as exc:
+        if debug:
+            raise
+        print(f"treeopt: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("treeopt: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # output piped into `head` and the like
+        sys.stderr.close()
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
