@@ -13,6 +13,7 @@ from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.estimator import OptimalTreeClassifier
 from treeopt_dsl.formulations import get_formulation
 
+
 def data(n: int = 40, seed: int = 0, p: int = 3) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, p))
