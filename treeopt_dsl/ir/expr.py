@@ -370,9 +370,19 @@ class QuadExpr:
 
     __radd__ = __add__
 
-    def __mul__(self, scalar: Any) -> QuadExpr:
-        s = float(scalar)
-        return QuadExpr(self.dims, self.coords, self.qi, self.qj, self.qcoef * s, self.lin * s)
+    def __mul__(self, data: Any) -> QuadExpr:
+        """Scale by a number or by labeled data (broadcast by dimension name, like :class:`LinExpr`)."""
+        if np.ndim(data) == 0 and not hasattr(data, "dims"):
+            s = float(data)
+            return QuadExpr(self.dims, self.coords, self.qi, self.qj, self.qcoef * s, self.lin * s)
+        arr, d_dims, d_coords = labeled(data, self.dims, self.coords)
+        if not np.all(np.isfinite(arr)):
+            raise ModelError("coefficients must be finite (found NaN or inf in data multiplying an expression)")
+        dims, coords = union(self.dims, self.coords, d_dims, d_coords)
+        shape = shape_of(dims, coords)
+        a = expand(arr, d_dims, dims, shape)
+        q = [expand(getattr(self, n), self.dims, dims, shape, 1) for n in ("qi", "qj", "qcoef")]
+        return QuadExpr(dims, coords, q[0], q[1], q[2] * a[..., None], self.lin * data)
 
     __rmul__ = __mul__
 
