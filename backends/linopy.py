@@ -1,0 +1,437 @@
+"""linopy: the standard form rebuilt as a labeled linopy model, solved with linopy's solver interfaces.
+
+linopy stores a linear expression exactly as the IR does -- ``coeffs``/``vars`` arrays with a
+trailing ``_term`` axis (``vars == -1`` is padding) -- so :func:`to_linopy` hands each family over
+as arrays, with no Python loop per row or nonzero: one linopy variable per column family (same
+name, dims and coordinate labels) and one linopy constraint per row family, its terms scattered
+from the CSR rows of that family (a ranged row ``l <= a.x <= u`` becomes a ``<=`` row in the family
+plus a ``>=`` row in ``<family>__lower``, since linopy rows carry one sign).
+
+A ``log_callback`` receives the solver's log after the solve (linopy writes it to a file), not
+while it runs. Solvers: whichever of HiGHS, Gurobi, SCIP and CBC linopy finds. CBC is a command-line tool for
+linopy; when no ``cbc`` is on ``PATH`` the one the ``cbcbox`` wheel ships is put on ``PATH`` for the
+solve. What each route reports (linopy 0.10):
+
+=========  ========================  ================  ====================================
+solver     bound / gap               warm start        notes
+=========  ========================  ================  ====================================
+highs      dual bound and gap        yes (``.sol``)    direct API
+gurobi     dual bound and gap        yes (``.mst``)    direct API; pip licence size limit
+scip       from ``solver_model``     no (linopy logs   LP file; MIQP supported
+                                     "not implemented")
+cbc        gap parsed from the log,  no (``-basisI``   LP file; no quadratic objectives;
+           bound derived from it     is an LP basis)   time-limit status parsed from CBC
+=========  ========================  ================  ====================================
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import os
+import re
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from treeopt_dsl.errors import CapabilityError, ModelTooLarge, SolverNotAvailable
+from treeopt_dsl.ir import StandardForm
+from treeopt_dsl.result import Status
+
+from ._exe import find_executable
+from .base import Backend, RawResult, SolveOptions, relative_gap
+
+_ALL = ("highs", "gurobi", "scip", "cbc")
+_CLASSES = {"highs": frozenset({"LP", "MILP", "QP"}), "gurobi": frozenset({"LP", "MILP", "QP", "MIQP"}),
+            "scip": frozenset({"LP", "MILP", "QP", "MIQP"}), "cbc": frozenset({"LP", "MILP"})}
+_BASE_FEATURES = frozenset({"time_limit", "gap", "threads", "seed", "log", "export"})
+_WARM = frozenset({"highs", "gurobi"})
+
+
+def _linopy_installed() -> bool:
+    try:
+        import linopy  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def _cbc_on_path() -> Iterator[None]:
+    """Put the directory of a found ``cbc`` on ``PATH`` for linopy (which runs ``cbc`` by name)."""
+    import shutil
+
+    import linopy
+
+    exe = find_executable("cbc")
+    if exe is None or shutil.which("cbc"):
+        yield
+        return
+    def refresh() -> None:
+        with contextlib.suppress(AttributeError):  # linopy caches `shutil.which("cbc")`
+            linopy.solvers.CBC.is_available.__func__.cache_clear()
+        linopy.available_solvers.refresh()
+
+    old = os.environ.get("PATH", "")
+    os.environ["PATH"] = str(Path(exe).parent) + os.pathsep + old
+    refresh()
+    try:
+        yield
+    finally:
+        os.environ["PATH"] = old
+        refresh()
+
+
+# ---------------------------------------------------------------------------------------- export
+def to_linopy(sf: StandardForm) -> Any:
+    """The standard form as a ``linopy.Model`` with the formulation's names and coordinates.
+
+    Variables are named after the column families (``model.variables["w"]`` has the family's dims
+    and labels, so ``model.variables["w"].solution`` after a solve is indexed like the formulation);
+    constraints after the row families (entries the compiler dropped as free rows are masked); the
+    objective is ``c.x + ½ xᵀQx``, minimized -- without the constant ``sf.c0``, which linopy's solver
+    interfaces reject (add it to ``model.objective.value`` yourself). Add constraints by hand and
+    call ``model.solve(...)`` as with any linopy model.
+    """
+    return _build(sf)[0]
+
+
+def _build(sf: StandardForm) -> tuple[Any, np.ndarray]:
+    """:func:`to_linopy` and the linopy label of every standard-form column."""
+    import linopy
+    import pandas as pd
+    import xarray as xr
+
+    m = linopy.Model()
+    labels = np.full(sf.n_cols, -1, dtype=np.int64)
+    for b in sf.columns:
+        sl = slice(b.offset, b.offset + b.size)
+        coords = [pd.Index(b.coords[d], name=d) for d in b.dims]
+
+        def da(a: np.ndarray, coords: list = coords, b: Any = b) -> xr.DataArray:
+            return xr.DataArray(a.reshape(b.shape), coords=coords, dims=b.dims)
+
+        v = m.add_variables(lower=da(sf.col_lower[sl]), upper=da(sf.col_upper[sl]), name=b.name,
+                            integer=bool(sf.integrality[sl].any()))
+        labels[sl] = np.asarray(v.labels.values).ravel()
+
+    A = sf.A.tocsr()
+    for b in sf.rows:
+        idx = (b.index if b.index is not None else b.offset + np.arange(b.size)).ravel()
+        ent = np.flatnonzero(idx >= 0)
+        rows = idx[ent]
+        sub = A[rows]
+        counts = np.diff(sub.indptr)
+        T = max(int(counts.max()) if counts.size else 0, 1)
+        size = b.size
+        vars_ = np.full((size, T), -1, dtype=np.int64)
+        coeffs = np.full((size, T), np.nan)
+        r_of_nz = np.repeat(ent, counts)
+        k_of_nz = np.arange(sub.nnz) - np.repeat(sub.indptr[:-1], counts)
+        vars_[r_of_nz, k_of_nz] = labels[sub.indices]
+        coeffs[r_of_nz, k_of_nz] = sub.data
+        lo = np.full(size, -np.inf)
+        up = np.full(size, np.inf)
+        lo[ent], up[ent] = sf.row_lower[rows], sf.row_upper[rows]
+        active = np.zeros(size, dtype=bool)
+        active[ent] = True
+        eq = active & (lo == up)
+        has_up = active & ~eq & np.isfinite(up)
+        only_lo = active & ~eq & ~np.isfinite(up) & np.isfinite(lo)
+        sign = np.where(eq, "=", np.where(has_up, "<=", ">="))
+        rhs = np.where(eq | only_lo, lo, np.where(has_up, up, 0.0))
+        mask = eq | has_up | only_lo
+        ranged = has_up & np.isfinite(lo)
+        shape = b.shape
+        coords = {d: pd.Index(b.coords[d], name=d) for d in b.dims}
+        dims = (*b.dims, "_term")
+        expr = linopy.LinearExpression(
+            xr.Dataset({"coeffs": (dims, coeffs.reshape(*shape, T)), "vars": (dims, vars_.reshape(*shape, T))},
+                       coords=coords), m)
+
+        def arr(a: np.ndarray, b: Any = b, shape: tuple = shape, coords: dict = coords) -> xr.DataArray:
+            return xr.DataArray(a.reshape(shape), coords=coords, dims=b.dims)
+
+        m.add_constraints(expr, arr(sign), arr(rhs), name=b.name, mask=arr(mask))
+        if ranged.any():
+            m.add_constraints(expr, ">=", arr(np.where(ranged, lo, 0.0)), name=f"{b.name}__lower", mask=arr(ranged))
+
+    nz = np.flatnonzero(sf.c)
+    if nz.size == 0 and sf.n_cols and not sf.is_quadratic:
+        nz = np.zeros(1, dtype=np.int64)  # linopy refuses an empty objective; ``0 * x_0`` it takes
+    lin = {"coeffs": (("_term",), sf.c[nz].astype(float)), "vars": (("_term",), labels[nz])}
+    if sf.is_quadratic:
+        from scipy.sparse import triu
+
+        U = triu(sf.Q, format="coo")  # ½ xᵀQx = Σ_{i<j} Q_ij x_i x_j + Σ_i ½ Q_ii x_i²
+        qc = np.where(U.row == U.col, 0.5, 1.0) * U.data
+        coeffs = np.concatenate([sf.c[nz], qc])
+        v1 = np.concatenate([labels[nz], labels[U.row]])
+        v2 = np.concatenate([np.full(nz.size, -1), labels[U.col]])
+        ds = xr.Dataset({"coeffs": (("_term",), coeffs), "vars": (("_factor", "_term"), np.stack([v1, v2]))})
+        obj = linopy.QuadraticExpression(ds, m)
+    else:
+        obj = linopy.LinearExpression(xr.Dataset(lin), m)
+    m.add_objective(obj, sense="min")
+    return m, labels
+
+
+def solution_vector(model: Any, sf: StandardForm) -> np.ndarray | None:
+    """The solved linopy model's values as a standard-form column vector (``None`` without a solution)."""
+    x = np.empty(sf.n_cols)
+    for b in sf.columns:
+        sol = model.variables[b.name].solution
+        x[b.offset:b.offset + b.size] = np.asarray(sol.values, dtype=float).ravel()
+    return x if np.all(np.isfinite(x)) else None
+
+
+# ---------------------------------------------------------------------------------------- options
+def _options(solver: str, o: SolveOptions, is_mip: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if solver == "highs":
+        names = {"time_limit": "time_limit", "gap": "mip_rel_gap", "threads": "threads", "seed": "random_seed"}
+        out["output_flag"] = bool(o.verbose or o.log_callback or o.warm_start is not None)
+        out["log_to_console"] = bool(o.verbose)
+        if o.feasibility_tol is not None:
+            out["primal_feasibility_tolerance"] = float(o.feasibility_tol)
+        if o.integrality_tol is not None and is_mip:
+            out["mip_feasibility_tolerance"] = float(o.integrality_tol)
+    elif solver == "gurobi":
+        names = {"time_limit": "TimeLimit", "gap": "MIPGap", "threads": "Threads", "seed": "Seed"}
+        out["OutputFlag"] = int(bool(o.verbose or o.log_callback or o.warm_start is not None))
+        out["LogToConsole"] = int(bool(o.verbose))
+        if o.feasibility_tol is not None:
+            out["FeasibilityTol"] = max(1e-9, float(o.feasibility_tol))
+        if o.integrality_tol is not None and is_mip:
+            out["IntFeasTol"] = max(1e-9, float(o.integrality_tol))
+    elif solver == "scip":
+        names = {"time_limit": "limits/time", "gap": "limits/gap", "threads": "lp/threads",
+                 "seed": "randomization/randomseedshift"}
+        out["display/verblevel"] = 4 if (o.verbose or o.log_callback) else 0
+        if o.feasibility_tol is not None:
+            out["numerics/feastol"] = float(o.feasibility_tol)
+    else:  # cbc command line: "-key value"
+        names = {"time_limit": "sec", "gap": "ratioGap", "threads": "threads", "seed": "randomCbcSeed"}
+        if o.feasibility_tol is not None:
+            out["primalTolerance"] = float(o.feasibility_tol)
+        if o.integrality_tol is not None and is_mip:
+            out["integerTolerance"] = float(o.integrality_tol)
+    for field, name in names.items():
+        val = getattr(o, field)
+        if val is not None:
+            out[name] = type(val)(val) if field != "seed" else int(val)
+    if solver == "cbc" and "randomCbcSeed" in out:
+        out["randomCbcSeed"] = max(1, out["randomCbcSeed"])  # CBC: 0 means "use the clock"
+    out.update(o.extra)
+    return out
+
+
+def _write_start(path: Path, solver: str, names: list[str], values: np.ndarray) -> None:
+    """A start file in the format the solver reads: HiGHS ``.sol`` or Gurobi ``.mst`` (name value)."""
+    body = "\n".join(f"{n} {v:.17g}" for n, v in zip(names, values, strict=True))
+    if solver == "highs":
+        path.write_text("Model status\nUnknown\n\n# Primal solution values\nFeasible\nObjective 0\n"
+                        f"# Columns {len(names)}\n{body}\n# Rows 0\n")
+    else:
+        path.write_text(f"# MIP start\n{body}\n")
+
+
+# ---------------------------------------------------------------------------------------- backend
+class LinopyBackend(Backend):
+    """Solve through linopy (``--backend linopy``). See the module docstring for the support table."""
+
+    name = "linopy"
+    solvers = _ALL
+    problem_classes = frozenset({"LP", "MILP", "QP", "MIQP"})
+    extra = "linopy"
+    features = _BASE_FEATURES | {"warm_start"}
+
+    @classmethod
+    def available(cls) -> bool:
+        return _linopy_installed()
+
+    @classmethod
+    def solver_available(cls, solver: str) -> bool:
+        if solver not in _ALL or not _linopy_installed():
+            return False
+        if solver == "cbc":
+            return find_executable("cbc") is not None
+        import linopy
+
+        return solver in linopy.available_solvers
+
+    @classmethod
+    def classes_for(cls, solver: str) -> frozenset[str]:
+        return _CLASSES.get(solver, frozenset())
+
+    @classmethod
+    def features_for(cls, solver: str) -> frozenset[str]:
+        return _BASE_FEATURES | ({"warm_start"} if solver in _WARM else set())
+
+    @staticmethod
+    def to_linopy(sf: StandardForm) -> Any:
+        return to_linopy(sf)
+
+    def solve(self, sf: StandardForm, solver: str, options: SolveOptions) -> RawResult:
+        if not self.solver_available(solver):
+            raise SolverNotAvailable(f"linopy cannot drive {solver!r} here: `pip install treeopt-dsl[linopy,"
+                                     f"{ {'highs': 'highs', 'cbc': 'cbc'}.get(solver, solver)}]`")
+        if sf.problem_class not in self.classes_for(solver):
+            raise CapabilityError(f"linopy with {solver} cannot solve a {sf.problem_class} model")
+        import linopy  # noqa: F401
+
+        t0 = time.perf_counter()
+        m, col_labels = _build(sf)
+        opts = _options(solver, options, sf.is_mip)
+        direct = solver in ("highs", "gurobi")
+        accepted: bool | None = None
+        with tempfile.TemporaryDirectory(prefix="treeopt-linopy-") as tmp:
+            # CBC: MPS, since CBC's LP reader rejects a file without constraints; keep the files to
+            # read CBC's own solution file (linopy maps only its "Optimal"/"Infeasible" first lines)
+            kw: dict[str, Any] = {"io_api": "direct" if direct else ("mps" if solver == "cbc" else "lp")}
+            if options.log_callback is not None or solver == "cbc" or options.warm_start is not None:
+                kw["log_fn"] = Path(tmp) / "solver.log"
+            if solver == "cbc":
+                kw.update(problem_fn=Path(tmp) / "model.mps", solution_fn=Path(tmp) / "cbc.sol", keep_files=True)
+            if options.warm_start is not None:
+                if solver in _WARM:
+                    ws = np.asarray(options.warm_start, dtype=float)
+                    known = np.flatnonzero(np.isfinite(ws))
+                    labels = col_labels[known]
+                    fn = Path(tmp) / ("start.sol" if solver == "highs" else "start.mst")
+                    if solver == "highs":  # HiGHS reads a full column vector; unknowns at 0 (then repaired)
+                        full = np.where(np.isfinite(ws), ws, 0.0)
+                        labels, vals = col_labels, full
+                    else:
+                        vals = ws[known]
+                    _write_start(fn, solver, [f"x{int(lab)}" for lab in labels], vals)
+                    kw["warmstart_fn"] = fn
+                    kw["set_names"] = True
+                else:
+                    accepted = False
+            ctx = _cbc_on_path() if solver == "cbc" else contextlib.nullcontext()
+            no_incumbent = False
+            try:
+                with ctx:
+                    m.solve(solver_name=solver, **kw, **opts)
+            except (IndexError, AttributeError) as exc:
+                # linopy reads the solution whenever the status is "ok" (optimal *or* a limit): SCIP's
+                # ``getSols()[0]`` and Gurobi's ``X`` fail when a limit came before any incumbent (an
+                # optimal run always has one), so these errors mean "limit, no solution"
+                if not ((solver == "scip" and isinstance(exc, IndexError))
+                        or (solver == "gurobi" and "'X'" in str(exc))):
+                    raise
+                no_incumbent = True
+            except Exception as exc:  # licence size limits surface as solver errors
+                if "size-limited" in str(exc) or "Model too large" in str(exc):
+                    raise ModelTooLarge(f"gurobi's pip licence is size-limited: {exc}") from exc
+                raise
+            log, cbc = "", None
+            if solver == "cbc" and Path(kw["solution_fn"]).exists():
+                cbc = _read_cbc(Path(kw["solution_fn"]), col_labels)
+            if "log_fn" in kw and Path(kw["log_fn"]).exists():
+                log = Path(kw["log_fn"]).read_text(errors="replace")
+                if options.warm_start is not None and solver in _WARM:  # what the solver says of the start
+                    accepted = bool(re.search(r"MIP start solution is feasible|User MIP start produced solution|"
+                                              r"Loaded user MIP start with objective", log))
+                if options.log_callback is not None:
+                    for line in log.splitlines():
+                        options.log_callback(line)
+        runtime = time.perf_counter() - t0
+        if no_incumbent:
+            return RawResult(Status.TIME_LIMIT_NO_SOLUTION, None, None, None, None, runtime,
+                             "linopy/scip: limit reached without a solution", accepted)
+        return self._result(m, sf, solver, runtime, log, accepted, cbc)
+
+    @staticmethod
+    def _result(m: Any, sf: StandardForm, solver: str, runtime: float, log: str,
+                accepted: bool | None, cbc: tuple[str, np.ndarray | None] | None = None) -> RawResult:
+        tc = str(m.termination_condition)
+        sv = m.solver
+        x = solution_vector(m, sf) if m.status == "ok" else None
+        if solver == "cbc":
+            tc, x = cbc if cbc is not None else ("error", None)
+        if x is not None and tc != "optimal" and not _feasible(sf, x):
+            x = None  # at a limit some solvers hand back the last LP point: not an incumbent
+        obj = sf.objective(x) if x is not None else None
+        report = getattr(sv, "report", None) if sv is not None else None
+        bound = gap = None
+        if tc == "optimal":
+            status = Status.OPTIMAL
+        elif tc in ("time_limit", "iteration_limit", "terminated_by_limit", "suboptimal", "user_interrupt"):
+            status = Status.TIME_LIMIT if x is not None else Status.TIME_LIMIT_NO_SOLUTION
+        elif tc == "infeasible":
+            status = Status.INFEASIBLE
+        elif tc == "unbounded":
+            status = Status.UNBOUNDED
+        elif tc == "infeasible_or_unbounded":
+            from .highs import _disambiguate
+
+            status = _disambiguate(sf)
+        else:
+            status = Status.ERROR
+        if status.has_solution and sf.is_mip:
+            db = getattr(report, "dual_bound", None) if report is not None else None
+            if solver == "scip" and sv is not None and sv.solver_model is not None:
+                with contextlib.suppress(Exception):
+                    db = float(sv.solver_model.getDualbound())
+            if db is not None and math.isfinite(db):
+                bound = float(db) + float(sf.c0)  # linopy's objective leaves the constant out
+            elif status is Status.OPTIMAL:
+                bound = None
+            if solver == "cbc":
+                found = re.search(r"Lower bound:\s+(\S+)", log)
+                with contextlib.suppress(ValueError, AttributeError):
+                    bound = float(found.group(1))  # type: ignore[union-attr]
+            gap = relative_gap(obj, bound)
+        elif status is Status.OPTIMAL:
+            bound, gap = obj, 0.0
+        return RawResult(status, x, obj, bound, gap, runtime, f"linopy/{solver}: {tc}", accepted)
+
+
+def _read_cbc(path: Path, col_labels: np.ndarray) -> tuple[str, np.ndarray | None]:
+    """CBC's solution file: its first line says how the run ended, the rest is ``index name value dual``
+    (``**`` marks infeasible entries). Returns (linopy-style termination condition, column values)."""
+    import pandas as pd
+
+    text = path.read_text(errors="replace")
+    first, _, body = text.partition("\n")
+    low = first.lower()
+    if low.startswith("optimal"):
+        tc = "optimal"
+    elif "infeasible" in low and not low.startswith("stopped"):
+        tc = "infeasible"
+    elif "unbounded" in low:
+        tc = "unbounded"
+    elif low.startswith("stopped"):
+        tc = "time_limit"
+        if "no integer solution" in low:  # the values are the LP relaxation's
+            return tc, None
+    else:
+        return "error", None
+    if tc not in ("optimal", "time_limit"):
+        return tc, None
+    df = pd.read_csv(io.StringIO(body.replace("**", "  ")), sep=r"\s+", header=None, usecols=[1, 2],
+                     names=["i", "name", "value", "dual"])
+    values = pd.Series(df["value"].to_numpy(dtype=float), index=df["name"].astype(str)).groupby(level=0).first()
+    x = values.reindex("x" + col_labels.astype(str).astype(object)).to_numpy(dtype=float)
+    return tc, (x if np.all(np.isfinite(x)) else None)
+
+
+def _feasible(sf: StandardForm, x: np.ndarray, tol: float = 1e-6) -> bool:
+    """``x`` within every row and column bound (scaled tolerance) and integral where it must be."""
+    ax = sf.A @ x
+    lo_ok = np.all(ax >= sf.row_lower - tol * (1 + np.abs(np.where(np.isfinite(sf.row_lower), sf.row_lower, 0))))
+    up_ok = np.all(ax <= sf.row_upper + tol * (1 + np.abs(np.where(np.isfinite(sf.row_upper), sf.row_upper, 0))))
+    cols = np.all(x >= sf.col_lower - tol) and np.all(x <= sf.col_upper + tol)
+    ints = sf.integrality.astype(bool)
+    integral = np.all(np.abs(x[ints] - np.round(x[ints])) <= 1e-5)
+    return bool(lo_ok and up_ok and cols and integral)
+
+
+BACKENDS = [LinopyBackend]

@@ -1,0 +1,375 @@
+"""Pyomo: the standard form as a ``ConcreteModel`` with indexed components, solved through Pyomo.
+
+Routes (Pyomo 6.10): HiGHS, Gurobi and SCIP through the new solver interface
+(``pyomo.contrib.solver``: ``highs``, ``gurobi_persistent`` (``gurobi_direct`` is linear-only),
+``scip_direct`` -- the last one drives
+PySCIPOpt in-process, so no ``scip`` executable is needed); CBC through the classic ``cbc`` shell
+interface with the executable found on ``PATH`` or shipped by the ``cbcbox`` wheel; Ipopt through
+``pyomo.contrib.solver``'s ``ipopt`` when an ``ipopt`` executable is on ``PATH`` (continuous models
+only).
+
+=========  ====================  ==================================  ==============================
+solver     problem classes       warm start                          bound / gap
+=========  ====================  ==================================  ==============================
+highs      LP, MILP, QP          no (the interface has no MIP start)  from the results
+gurobi     LP, MILP, QP, MIQP    yes (``warmstart_discrete_vars``)    from the results
+scip       LP, MILP, QP, MIQP    yes (``warmstart_discrete_vars``)    from the results
+cbc        LP, MILP              yes (``warmstart=True``)             lower bound of the results
+ipopt      LP, QP                no                                   none (a local method)
+=========  ====================  ==================================  ==============================
+
+Building a Pyomo model costs a Python object per variable, per row and per term: that is Pyomo's
+known price, and the reason the other backends exist. :func:`to_pyomo` keeps it to one
+comprehension per family.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+from treeopt_dsl.errors import CapabilityError, ModelTooLarge, SolverNotAvailable
+from treeopt_dsl.ir import StandardForm
+from treeopt_dsl.result import Status
+
+from ._exe import find_executable
+from .base import Backend, RawResult, SolveOptions, relative_gap
+from .linopy import _feasible
+
+_ALL = ("highs", "gurobi", "scip", "cbc", "ipopt")
+_CLASSES = {"highs": frozenset({"LP", "MILP", "QP"}), "gurobi": frozenset({"LP", "MILP", "QP", "MIQP"}),
+            "scip": frozenset({"LP", "MILP", "QP", "MIQP"}), "cbc": frozenset({"LP", "MILP"}),
+            "ipopt": frozenset({"LP", "QP"})}
+_CONTRIB = {"highs": "highs", "gurobi": "gurobi_persistent", "scip": "scip_direct", "ipopt": "ipopt"}
+_BASE_FEATURES = frozenset({"time_limit", "gap", "threads", "export"})  # no log callback: `verbose` tees
+_WARM = frozenset({"gurobi", "scip", "cbc"})
+
+
+def _pyomo_installed() -> bool:
+    try:
+        import pyomo  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+# ---------------------------------------------------------------------------------------- export
+def _index(block: Any) -> tuple[list, bool]:
+    """The family's coordinates as Pyomo index keys (label tuples, a bare label for one dimension),
+    in the C order of the standard form. Falls back to integer positions if labels repeat."""
+    import itertools
+
+    labels = [np.asarray(block.coords[d]).tolist() for d in block.dims]
+    keys = list(itertools.product(*labels))
+    if len(set(keys)) != len(keys):
+        keys = list(itertools.product(*[range(len(lab)) for lab in labels]))
+    if len(block.dims) == 1:
+        keys = [k[0] for k in keys]
+    return keys, True
+
+
+def _component_name(model: Any, name: str) -> str:
+    """``name`` unless it clashes with an attribute of ``ConcreteModel`` (then ``name_``)."""
+    while hasattr(model, name):
+        name += "_"
+    return name
+
+
+def to_pyomo(sf: StandardForm) -> Any:
+    """The standard form as a ``pyomo.environ.ConcreteModel``.
+
+    One indexed ``Var`` per column family (named after it, indexed by the family's coordinate labels:
+    a label for one dimension, a tuple of labels for several, a scalar ``Var`` for none), one indexed
+    ``Constraint`` per row family (indexed by the labels of its kept entries; ranged rows stay one
+    ranged constraint), and ``objective`` = ``c.x + ½ xᵀQx + c0`` minimized. A family whose name is
+    already an attribute of ``ConcreteModel`` gets a trailing ``_``. ``model.x_cols`` lists the
+    variable of every standard-form column, so ``np.array([v.value for v in model.x_cols])`` is the
+    solution in the formulation's column order.
+    """
+    import pyomo.environ as pe
+    from pyomo.core.expr.numeric_expr import LinearExpression
+
+    m = pe.ConcreteModel(name=sf.name)
+    cols: list[Any] = [None] * sf.n_cols
+    inf = math.inf
+    for b in sf.columns:
+        sl = slice(b.offset, b.offset + b.size)
+        integer = bool(sf.integrality[sl].any())
+        lo, up = sf.col_lower[sl], sf.col_upper[sl]
+        binary = integer and bool(np.all(lo >= 0) and np.all(up <= 1))
+        domain = pe.Binary if binary else (pe.Integers if integer else pe.Reals)
+        name = _component_name(m, b.name)
+        if b.dims:
+            keys, _ = _index(b)
+            var = pe.Var(keys, domain=domain, dense=True)
+        else:
+            keys, var = [None], pe.Var(domain=domain)
+        m.add_component(name, var)
+        datas = list(var.values())
+        for vd, lb, ub in zip(datas, lo.tolist(), up.tolist(), strict=True):
+            vd.setlb(None if lb == -inf else lb)
+            vd.setub(None if ub == inf else ub)
+        cols[sl] = datas
+    m.x_cols = cols  # plain attribute: the column -> VarData map
+
+    A = sf.A.tocsr()
+    ind, ptr, dat = A.indices, A.indptr, A.data
+    for b in sf.rows:
+        idx = (b.index if b.index is not None else b.offset + np.arange(b.size).reshape(b.shape)).ravel()
+        ent = np.flatnonzero(idx >= 0)
+        if b.dims:
+            keys, _ = _index(b)
+            keys = [keys[e] for e in ent.tolist()]
+        else:
+            keys = [None]
+        rows = idx[ent].tolist()
+        lo = [None if v == -inf else v for v in sf.row_lower[idx[ent]].tolist()]
+        up = [None if v == inf else v for v in sf.row_upper[idx[ent]].tolist()]
+        # one comprehension per family: a row's expression straight from its CSR slice
+        body = {k: (lw, LinearExpression(constant=0.0, linear_coefs=dat[ptr[r]:ptr[r + 1]].tolist(),
+                                         linear_vars=[cols[j] for j in ind[ptr[r]:ptr[r + 1]].tolist()]), uw)
+                for k, r, lw, uw in zip(keys, rows, lo, up, strict=True)}
+        name = _component_name(m, b.name)
+        if b.dims:
+            m.add_component(name, pe.Constraint(list(body), rule=lambda _m, *k, body=body: body[k[0] if len(k) == 1
+                                                                                               else k]))
+        else:
+            m.add_component(name, pe.Constraint(expr=body[None]))
+
+    nz = np.flatnonzero(sf.c)
+    obj: Any = LinearExpression(constant=float(sf.c0), linear_coefs=sf.c[nz].tolist(),
+                                linear_vars=[cols[j] for j in nz.tolist()])
+    if sf.is_quadratic:
+        from scipy.sparse import triu
+
+        U = triu(sf.Q, format="coo")  # ½ xᵀQx = Σ_{i<j} Q_ij x_i x_j + Σ_i ½ Q_ii x_i²
+        qc = (np.where(U.row == U.col, 0.5, 1.0) * U.data).tolist()
+        obj = obj + sum(q * cols[i] * cols[j] for q, i, j in zip(qc, U.row.tolist(), U.col.tolist(), strict=True))
+    m.add_component(_component_name(m, "objective"), pe.Objective(expr=obj, sense=pe.minimize))
+    return m
+
+
+# ---------------------------------------------------------------------------------------- backend
+class PyomoBackend(Backend):
+    """Solve through Pyomo (``--backend pyomo``). See the module docstring for the support table."""
+
+    name = "pyomo"
+    solvers = _ALL
+    problem_classes = frozenset({"LP", "MILP", "QP", "MIQP"})
+    extra = "pyomo"
+    features = _BASE_FEATURES | {"warm_start", "seed"}
+
+    @classmethod
+    def available(cls) -> bool:
+        return _pyomo_installed()
+
+    @classmethod
+    def solver_available(cls, solver: str) -> bool:
+        if solver not in _ALL or not _pyomo_installed():
+            return False
+        if solver in ("cbc", "ipopt"):
+            return find_executable(solver) is not None
+        if solver == "gurobi":
+            mod = "gurobipy"
+        elif solver == "scip":
+            mod = "pyscipopt"
+        else:
+            mod = "highspy"
+        import importlib.util
+
+        return importlib.util.find_spec(mod) is not None
+
+    @classmethod
+    def classes_for(cls, solver: str) -> frozenset[str]:
+        return _CLASSES.get(solver, frozenset())
+
+    @classmethod
+    def features_for(cls, solver: str) -> frozenset[str]:
+        f = set(_BASE_FEATURES)
+        if solver in _WARM:
+            f.add("warm_start")
+        if solver in ("highs", "gurobi", "scip", "cbc"):
+            f.add("seed")
+        if solver == "ipopt":
+            f -= {"gap"}
+        return frozenset(f)
+
+    @staticmethod
+    def to_pyomo(sf: StandardForm) -> Any:
+        return to_pyomo(sf)
+
+    def solve(self, sf: StandardForm, solver: str, options: SolveOptions) -> RawResult:
+        if not self.solver_available(solver):
+            raise SolverNotAvailable(
+                f"pyomo cannot drive {solver!r} here: `pip install treeopt-dsl[pyomo,{solver}]`"
+                + (f" and put an `{solver}` executable on PATH" if solver in ("ipopt",) else ""))
+        if sf.problem_class not in self.classes_for(solver):
+            raise CapabilityError(f"pyomo with {solver} cannot solve a {sf.problem_class} model")
+        t0 = time.perf_counter()
+        m = to_pyomo(sf)
+        accepted: bool | None = None
+        if options.warm_start is not None:
+            accepted = solver in _WARM
+            if accepted:
+                ws = np.asarray(options.warm_start, dtype=float)
+                for vd, v in zip(m.x_cols, ws.tolist(), strict=True):
+                    if math.isfinite(v):
+                        vd.set_value(v, skip_validation=True)
+        try:
+            if solver == "cbc":
+                out = self._solve_cbc(m, sf, options, accepted is True)
+            else:
+                out = self._solve_contrib(m, sf, solver, options, accepted is True)
+        except Exception as exc:
+            if "size-limited" in str(exc) or "Model too large" in str(exc):
+                raise ModelTooLarge(f"gurobi's pip licence is size-limited: {exc}") from exc
+            raise
+        status, has_x, obj_bound, message = out
+        x = None
+        if has_x:
+            vals = np.array([np.nan if vd.value is None else vd.value for vd in m.x_cols], dtype=float)
+            # a column in no row and not in the objective never reaches the solver: any value in its
+            # bounds is optimal, take the one nearest 0 (integral for an integer column)
+            unused = np.isnan(vals) & (sf.c == 0) & (np.diff(sf.A.tocsc().indptr) == 0)
+            if sf.is_quadratic:
+                unused &= np.diff(sf.Q.tocsc().indptr) == 0
+            lo = np.where(sf.integrality > 0, np.ceil(sf.col_lower), sf.col_lower)
+            vals[unused] = np.clip(0.0, lo, sf.col_upper)[unused]
+            x = vals if np.all(np.isfinite(vals)) else None
+            if x is not None and status is not Status.OPTIMAL and not _feasible(sf, x):
+                x = None  # at a limit CBC may hand back the LP relaxation's point: not an incumbent
+        if status is Status.TIME_LIMIT and x is None:
+            status = Status.TIME_LIMIT_NO_SOLUTION
+        if status is Status.OPTIMAL and x is None:
+            status = Status.ERROR
+        obj = sf.objective(x) if x is not None and status.has_solution else None
+        bound = obj_bound if (obj_bound is not None and math.isfinite(obj_bound)) else None
+        if status is Status.OPTIMAL and not sf.is_mip:
+            bound = obj
+        gap = relative_gap(obj, bound) if status.has_solution else None
+        if solver == "ipopt":
+            bound, gap = None, None
+        return RawResult(status, x, obj, bound, gap, time.perf_counter() - t0, message, accepted)
+
+    # -------------------------------------------------------------------- the new interface
+    @staticmethod
+    def _solve_contrib(m: Any, sf: StandardForm, solver: str, o: SolveOptions,
+                       warm: bool) -> tuple[Status, bool, float | None, str]:
+        from pyomo.contrib.solver.common.factory import SolverFactory
+        from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
+
+        kw: dict[str, Any] = {"load_solutions": False, "raise_exception_on_nonoptimal_result": False,
+                              "tee": bool(o.verbose)}
+        if o.time_limit is not None:
+            kw["time_limit"] = float(o.time_limit)
+        if o.gap is not None and solver != "ipopt":
+            kw["rel_gap"] = float(o.gap)
+        if o.threads is not None:
+            kw["threads"] = int(o.threads)
+        sopts: dict[str, Any] = {}
+        if solver == "highs":
+            if o.seed is not None:
+                sopts["random_seed"] = int(o.seed)
+            if o.feasibility_tol is not None:
+                sopts["primal_feasibility_tolerance"] = float(o.feasibility_tol)
+            if o.integrality_tol is not None and sf.is_mip:
+                sopts["mip_feasibility_tolerance"] = float(o.integrality_tol)
+        elif solver == "gurobi":
+            if o.seed is not None:
+                sopts["Seed"] = int(o.seed)
+            if o.feasibility_tol is not None:
+                sopts["FeasibilityTol"] = max(1e-9, float(o.feasibility_tol))
+            if o.integrality_tol is not None and sf.is_mip:
+                sopts["IntFeasTol"] = max(1e-9, float(o.integrality_tol))
+        elif solver == "scip":
+            if o.seed is not None:
+                sopts["randomization/randomseedshift"] = int(o.seed)
+            if o.feasibility_tol is not None:
+                sopts["numerics/feastol"] = float(o.feasibility_tol)
+        sopts.update(o.extra)
+        if sopts:
+            kw["solver_options"] = sopts
+        if warm:
+            kw["warmstart_discrete_vars"] = True
+        if solver == "ipopt":
+            kw["executable"] = find_executable("ipopt")
+        opt = SolverFactory(_CONTRIB[solver])
+        res = opt.solve(m, **kw)
+        tc, ss = res.termination_condition, res.solution_status
+        has_sol = ss in (SolutionStatus.feasible, SolutionStatus.optimal)
+        if has_sol:
+            res.solution_loader.load_vars()
+        T = TerminationCondition
+        if tc == T.convergenceCriteriaSatisfied:
+            status = Status.OPTIMAL
+        elif tc in (T.maxTimeLimit, T.iterationLimit, T.objectiveLimit, T.interrupted, T.minStepLength):
+            status = Status.TIME_LIMIT if has_sol else Status.TIME_LIMIT_NO_SOLUTION
+        elif tc in (T.provenInfeasible, T.locallyInfeasible):
+            status = Status.INFEASIBLE
+        elif tc == T.unbounded:
+            status = Status.UNBOUNDED
+        elif tc == T.infeasibleOrUnbounded:
+            from .highs import _disambiguate
+
+            status = _disambiguate(sf)
+        elif tc == T.emptyModel:
+            status = Status.OPTIMAL
+        else:
+            status = Status.ERROR
+        bound = None
+        with contextlib.suppress(Exception):
+            bound = float(res.objective_bound) if res.objective_bound is not None else None
+        return status, has_sol, bound, f"pyomo/{_CONTRIB[solver]}: {tc.name}"
+
+    # -------------------------------------------------------------------- CBC (shell interface)
+    @staticmethod
+    def _solve_cbc(m: Any, sf: StandardForm, o: SolveOptions, warm: bool) -> tuple[Status, bool, float | None, str]:
+        from pyomo.opt import SolverFactory, SolverStatus, TerminationCondition
+
+        opt = SolverFactory("cbc", executable=find_executable("cbc"))
+        if o.time_limit is not None:
+            opt.options["sec"] = float(o.time_limit)
+        if o.gap is not None:
+            opt.options["ratioGap"] = float(o.gap)
+        if o.threads is not None:
+            opt.options["threads"] = int(o.threads)
+        if o.seed is not None:
+            opt.options["randomCbcSeed"] = max(1, int(o.seed))  # 0 would mean "use the clock"
+        if o.feasibility_tol is not None:
+            opt.options["primalTolerance"] = float(o.feasibility_tol)
+        if o.integrality_tol is not None and sf.is_mip:
+            opt.options["integerTolerance"] = float(o.integrality_tol)
+        for k, v in o.extra.items():
+            opt.options[k] = v
+        res = opt.solve(m, tee=bool(o.verbose), load_solutions=False, warmstart=warm)
+        tc = res.solver.termination_condition
+        T = TerminationCondition
+        n_sol = len(res.solution)
+        if n_sol:
+            m.solutions.load_from(res)
+        if tc == T.optimal:
+            status = Status.OPTIMAL
+        elif tc in (T.maxTimeLimit, T.maxIterations, T.maxEvaluations, T.intermediateNonInteger, T.userInterrupt):
+            status = Status.TIME_LIMIT if n_sol else Status.TIME_LIMIT_NO_SOLUTION
+        elif tc in (T.infeasible, T.noSolution) and res.solver.status != SolverStatus.aborted:
+            status = Status.INFEASIBLE
+        elif tc == T.unbounded:
+            status = Status.UNBOUNDED
+        elif tc == T.infeasibleOrUnbounded:
+            from .highs import _disambiguate
+
+            status = _disambiguate(sf)
+        else:
+            status = Status.ERROR
+        bound = None
+        with contextlib.suppress(Exception):
+            lb = res.problem.lower_bound
+            bound = float(lb) if lb is not None else None
+        return status, bool(n_sol), bound, f"pyomo/cbc: {tc}"
+
+
+BACKENDS = [PyomoBackend]
