@@ -1,0 +1,97 @@
+"""The compiled model handed to the modelling library a researcher already uses.
+
+Each function takes a :class:`~treeopt_dsl.ir.StandardForm`, a built formulation or an IR
+``Model`` and returns the *native* model, with names derived from the formulation's families and
+coordinates (``w_0_3``: family ``w``, node 0, feature 3), so that constraints can be added by hand
+and the model solved with the library's own API. :func:`values_from_names` maps a native solution
+(a ``name -> value`` mapping) back to the formulation's column vector, which
+``built.decode(x)`` turns into a fitted model.
+
+>>> from treeopt_dsl.export import to_pyomo                      # doctest: +SKIP
+>>> m = to_pyomo(built); m.my_cut = pyo.Constraint(expr=m.w[0, 3] <= 1)   # doctest: +SKIP
+
+Solve a native model with the tolerances the formulation asks for
+(``built.ctx.numerics.solver_tolerances()``: primal feasibility and integrality tolerances small
+against the model's ``eps`` and big-M): with a solver's defaults a MILP with big-M rows can route a
+sample across the ``eps`` gap and report an objective no tree attains, which the library's own
+solve path prevents and its certificate would expose.
+
+One builder per library lives with its backend (one place for each concept): ``to_linopy`` in
+``backends/linopy.py``, ``to_pyomo`` in ``backends/pyomo.py``, ``to_gurobi`` in
+``backends/gurobi.py``; python-mip and HiGHS read the model as arrays or MPS here.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .io import as_standard_form, write_mps
+
+
+def to_linopy(obj: Any) -> Any:
+    """A ``linopy.Model``: one variable per family (same name, dims and labels), one constraint per row family."""
+    from treeopt_dsl.backends.linopy import to_linopy as build
+
+    return build(as_standard_form(obj))
+
+
+def to_pyomo(obj: Any) -> Any:
+    """A pyomo ``ConcreteModel`` with one indexed ``Var`` per family and one indexed ``Constraint`` per row family."""
+    from treeopt_dsl.backends.pyomo import to_pyomo as build
+
+    return build(as_standard_form(obj))
+
+
+def to_gurobi(obj: Any) -> Any:
+    """A ``gurobipy.Model`` with the columns and rows named after the formulation."""
+    from treeopt_dsl.backends.gurobi import to_gurobi as build
+
+    return build(as_standard_form(obj))
+
+
+def to_highs(obj: Any) -> Any:
+    """A ``highspy.Highs`` holding the model (passed as flat arrays), column and row names set."""
+    from treeopt_dsl.backends.highs import HighsBackend
+
+    from .io._text import names
+
+    sf = as_standard_form(obj)
+    h = HighsBackend.load(sf)
+    cn, rn = names(sf, True)
+    for j, n in enumerate(cn.tolist()):
+        h.passColName(j, n)
+    for i, n in enumerate(rn.tolist()):
+        h.passRowName(i, n)
+    return h
+
+
+def to_mip(obj: Any, solver_name: str = "CBC") -> Any:
+    """A python-mip ``Model`` (read from an MPS file with the formulation's names)."""
+    import mip
+
+    sf = as_standard_form(obj)
+    m = mip.Model(solver_name=solver_name)
+    m.verbose = 0
+    with tempfile.TemporaryDirectory(prefix="treeopt-") as tmp:
+        path = write_mps(sf, Path(tmp) / "model.mps")
+        m.read(str(path))
+    if abs(float(m.objective_const) - float(sf.c0)) > 1e-12:  # CBC's reader drops the objective constant
+        m.objective = m.objective + (float(sf.c0) - float(m.objective_const))
+    return m
+
+
+def values_from_names(obj: Any, values: Mapping[str, float]) -> np.ndarray:
+    """The column vector of a native solution given as ``{column name: value}`` (NaN where absent)."""
+    from .io._text import names
+
+    sf = as_standard_form(obj)
+    cn, _ = names(sf, True)
+    return np.array([values.get(n, np.nan) for n in cn.tolist()], dtype=float)
+
+
+__all__ = ["to_gurobi", "to_highs", "to_linopy", "to_mip", "to_pyomo", "values_from_names"]
