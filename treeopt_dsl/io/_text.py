@@ -34,6 +34,53 @@ def fmt(values: np.ndarray) -> np.ndarray:
     return text[inv.ravel()]
 
 
+def fmt_bytes(values: np.ndarray) -> np.ndarray:
+    """:func:`fmt` as a fixed-width byte-string array (``S`` dtype), for :func:`byte_lines`."""
+    v = np.asarray(values, dtype=float).ravel()
+    if v.size == 0:
+        return np.zeros(0, dtype="S1")
+    v = np.where(v == 0.0, 0.0, v)
+    uniq, inv = np.unique(v, return_inverse=True)
+    text = np.array([repr(x) for x in uniq.tolist()], dtype="S")
+    return text[inv.ravel()]
+
+
+def as_bytes(a: np.ndarray) -> np.ndarray:
+    """An array of ASCII strings as a fixed-width ``S`` array."""
+    a = np.asarray(a)
+    if a.dtype.kind == "S":
+        return a
+    return np.array(a.tolist(), dtype="S") if a.size else np.zeros(0, dtype="S1")
+
+
+def byte_lines(*parts: np.ndarray | bytes, width: int | None = None) -> np.ndarray:
+    """Lines as a ``(n, width)`` byte matrix: each part a constant (``bytes``) or one ``S`` string per line.
+
+    Fields are padded with blanks to the widest entry (both formats separate fields by any run of
+    blanks and ignore trailing ones); the last byte of every line is ``\\n``. The whole text is
+    then ``matrix.tobytes()``: no Python object per line, no loop per nonzero.
+    """
+    arrays = [p for p in parts if not isinstance(p, bytes)]
+    n = len(arrays[0]) if arrays else 1
+    widths = [len(p) if isinstance(p, bytes) else p.dtype.itemsize for p in parts]
+    W = max(sum(widths) + 1, width or 0)
+    M = np.empty((n, W), dtype=np.uint8)
+    off = 0
+    for p, w in zip(parts, widths, strict=True):
+        if w == 0:
+            continue
+        if isinstance(p, bytes):
+            M[:, off:off + w] = np.frombuffer(p, dtype=np.uint8)
+        else:
+            block = M[:, off:off + w]
+            block[...] = np.ascontiguousarray(p).view(np.uint8).reshape(n, w)
+            block[block == 0] = 32  # the NUL padding of shorter strings
+        off += w
+    M[:, off:] = 32
+    M[:, -1] = 10
+    return M
+
+
 def names(sf: StandardForm, use_names: bool) -> tuple[np.ndarray, np.ndarray]:
     """Column and row names every solver accepts (``[A-Za-z][A-Za-z0-9_]*``, unique)."""
     generic_cols = np.char.add("x", np.arange(sf.n_cols).astype(str)).astype(object)
@@ -79,11 +126,15 @@ def join_fields(sep: str, *fields: np.ndarray) -> list[str]:
     return list(map(sep.join, zip(*(f.tolist() for f in fields), strict=True)))
 
 
-def open_text(path: Path) -> Any:
-    """Open ``path`` for writing text, gzip-compressed when it ends in ``.gz``."""
+def open_binary(path: Path) -> Any:
+    """Open ``path`` for writing bytes, gzip-compressed when it ends in ``.gz``."""
     if path.suffix == ".gz":
-        return gzip.open(path, "wt", encoding="ascii", compresslevel=4)
-    return open(path, "w", encoding="ascii")
+        return gzip.open(path, "wb", compresslevel=4)
+    return open(path, "wb")
+
+
+def text_lines(lines: list[str]) -> bytes:
+    return ("\n".join(lines) + "\n").encode("ascii") if lines else b""
 
 
 def check_linear(sf: StandardForm, fmt_name: str) -> None:

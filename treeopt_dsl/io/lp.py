@@ -19,93 +19,106 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..ir import StandardForm
-from ._text import check_linear, fmt, join_columns, join_fields, names, open_text
+from ._text import as_bytes, byte_lines, check_linear, fmt_bytes, names, open_binary, text_lines
 
 
-def _terms(coef: np.ndarray, var_names: np.ndarray) -> np.ndarray:
-    """``+ |a| name`` / ``- |a| name`` for every term (object array)."""
-    sign = np.where(coef < 0, " -", " +").astype(object)
-    return np.array(join_fields(" ", sign, fmt(np.abs(coef)), var_names), dtype=object)
+def _terms(coef: np.ndarray, var_names: np.ndarray, width: int | None = None) -> np.ndarray:
+    """`` + |a| name`` / `` - |a| name`` for every term, as a byte matrix (one line per term)."""
+    sign = np.where(coef < 0, b" -", b" +").astype("S2")
+    return byte_lines(sign, b" ", fmt_bytes(np.abs(coef)), b" ", var_names, width=width)
 
 
-def lp_lines(sf: StandardForm, use_names: bool = True) -> list[str]:
+def lp_bytes(sf: StandardForm, use_names: bool = True) -> bytes:
     check_linear(sf, "LP")
-    cn, rn = names(sf, use_names)
-    out = [f"\\ {sf.name}: {sf.n_cols} columns, {sf.n_rows} rows, {sf.nnz} nonzeros (written by treeopt-dsl)",
-           "Minimize", " obj:"]
+    cn_o, rn_o = names(sf, use_names)
+    cn, rn = as_bytes(cn_o), as_bytes(rn_o)
+    out = [text_lines([f"\\ {sf.name}: {sf.n_cols} columns, {sf.n_rows} rows, {sf.nnz} nonzeros "
+                       "(written by treeopt-dsl)", "Minimize", " obj:"])]
     nzc = np.flatnonzero(sf.c)
-    out += _terms(sf.c[nzc], cn[nzc]).tolist()
+    if nzc.size:
+        out.append(_terms(sf.c[nzc], cn[nzc]).tobytes())
     if sf.Q is not None and sf.Q.nnz:
         Q = sp.triu(sf.Q, format="coo")
         coef = np.where(Q.row == Q.col, Q.data, 2.0 * Q.data)
-        prod = np.where(Q.row == Q.col, np.char.add(cn[Q.row].astype(str), " ^ 2"),
-                        np.char.add(np.char.add(cn[Q.row].astype(str), " * "), cn[Q.col].astype(str))).astype(object)
-        out.append(" + [")
-        out += _terms(coef, prod).tolist()
-        out.append(" ] / 2")
+        diag = Q.row == Q.col
+        prod = np.where(diag, np.char.add(cn[Q.row], b" ^ 2"),
+                        np.char.add(np.char.add(cn[Q.row], b" * "), cn[Q.col]))
+        out += [b" + [\n", _terms(coef, prod).tobytes(), b" ] / 2\n"]
     if sf.c0 != 0 or (nzc.size == 0 and (sf.Q is None or sf.Q.nnz == 0)):
-        out += _terms(np.array([sf.c0]), np.array([""], dtype=object)).tolist()
+        out.append(_terms(np.array([sf.c0]), np.array([b""], dtype="S1")).tobytes())
 
-    # rows: ">= lower" (or "= value"), "<= upper"; ranged rows appear twice
+    # rows: ">= lower" (or "= value"), "<= upper"; ranged rows appear twice (name and name_hi)
     lo, up = sf.row_lower, sf.row_upper
     flo, fup = np.isfinite(lo), np.isfinite(up)
     eq = flo & fup & (lo == up)
-    first_sense = np.where(eq, " = ", np.where(flo, " >= ", " <= ")).astype(object)
+    first_sense = np.where(eq, b" =", np.where(flo, b" >=", b" <=")).astype("S3")
     first_rhs = np.where(flo, lo, up)
     second = np.flatnonzero(flo & fup & ~eq)
     keep = np.flatnonzero(flo | fup)
     row_ids = np.concatenate([keep, second])
-    label = np.concatenate([rn[keep], np.char.add(rn[second].astype(str), "_hi").astype(object)])
-    sense = np.concatenate([first_sense[keep], np.full(second.size, " <= ", dtype=object)])
+    label = np.concatenate([rn[keep], np.char.add(rn[second], b"_hi")]) if second.size else rn[keep]
+    sense = np.concatenate([first_sense[keep], np.full(second.size, b" <=", dtype="S3")])
     rhs = np.concatenate([first_rhs[keep], up[second]])
-    A = sp.csr_matrix(sf.A[row_ids])
-    counts = np.diff(A.indptr)
-    r = np.repeat(np.arange(row_ids.size), counts)
-    col, val = A.indices, A.data
-    empty = np.flatnonzero(counts == 0)
-    if empty.size:  # a row without terms still needs one: a zero coefficient on the first column
-        r = np.concatenate([r, empty])
-        col = np.concatenate([col, np.zeros(empty.size, col.dtype)])
-        val = np.concatenate([val, np.zeros(empty.size)])
-        perm = np.argsort(r, kind="stable")
-        r, col, val = r[perm], col[perm], val[perm]
-    terms = _terms(val, cn[col])
-    if terms.size:
-        starts = np.searchsorted(r, np.arange(row_ids.size))
-        ends = np.searchsorted(r, np.arange(row_ids.size), side="right") - 1
-        terms[starts] = np.char.add(np.char.add(" ", label.astype(str)), ":\n").astype(object) + terms[starts]
-        terms[ends] = terms[ends] + sense + fmt(rhs)
-    out.append("Subject To")
-    out += terms.tolist()
+    out.append(b"Subject To\n")
+    m = row_ids.size
+    if m:
+        A = sp.csr_matrix(sf.A[row_ids])
+        counts = np.diff(A.indptr)
+        col, val = A.indices, A.data
+        empty = np.flatnonzero(counts == 0)
+        if empty.size:  # a row without terms still needs one: a zero coefficient on the first column
+            r = np.concatenate([np.repeat(np.arange(m), counts), empty])
+            perm = np.argsort(r, kind="stable")
+            col = np.concatenate([col, np.zeros(empty.size, col.dtype)])[perm]
+            val = np.concatenate([val, np.zeros(empty.size)])[perm]
+            counts = np.maximum(counts, 1)
+        head = byte_lines(b" ", np.char.add(label, b":"))
+        tail = byte_lines(sense, b" ", fmt_bytes(rhs))
+        terms = _terms(val, cn[col])
+        W = max(head.shape[1], tail.shape[1], terms.shape[1])
+        # one matrix, lines in file order: header, the row's terms, its sense and right-hand side
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]) + 2 * np.arange(m)
+        text = np.full((int(counts.sum()) + 2 * m, W), 32, dtype=np.uint8)
+        text[:, -1] = 10
+        term_pos = np.arange(terms.shape[0]) + 2 * np.repeat(np.arange(m), counts) + 1
+        for block, pos in ((head, starts), (terms, term_pos), (tail, starts + counts + 1)):
+            text[pos, :block.shape[1] - 1] = block[:, :-1]
+        out.append(text.tobytes())
 
     lo_c, up_c = sf.col_lower, sf.col_upper
-    integer = sf.integrality.astype(bool)
     free = np.isneginf(lo_c) & np.isposinf(up_c)
     fixed = lo_c == up_c
     default = (lo_c == 0) & np.isposinf(up_c)
     rest = np.flatnonzero(~free & ~fixed & ~default)
-    lo_txt = np.where(np.isneginf(lo_c[rest]), "-inf", fmt(lo_c[rest])).astype(object)
-    up_txt = np.where(np.isposinf(up_c[rest]), "+inf", fmt(up_c[rest])).astype(object)
-    bounds = join_columns(" ", lo_txt, " <= ", cn[rest], " <= ", up_txt)
+    parts = []
+    if rest.size:
+        lo_txt = np.where(np.isneginf(lo_c[rest]), b"-inf", fmt_bytes(lo_c[rest]))
+        up_txt = np.where(np.isposinf(up_c[rest]), b"+inf", fmt_bytes(up_c[rest]))
+        parts.append(byte_lines(b" ", lo_txt, b" <= ", cn[rest], b" <= ", up_txt).tobytes())
     fx = np.flatnonzero(fixed)
-    bounds += join_columns(" ", cn[fx], " = ", fmt(lo_c[fx]))
+    if fx.size:
+        parts.append(byte_lines(b" ", cn[fx], b" = ", fmt_bytes(lo_c[fx])).tobytes())
     fr = np.flatnonzero(free)
-    bounds += join_columns(" ", cn[fr], " free")
-    if bounds:
-        out.append("Bounds")
-        out += bounds
-    ints = np.flatnonzero(integer)
+    if fr.size:
+        parts.append(byte_lines(b" ", cn[fr], b" free").tobytes())
+    if parts:
+        out += [b"Bounds\n", *parts]
+    ints = np.flatnonzero(sf.integrality.astype(bool))
     if ints.size:
-        out.append("General")
-        out += join_columns(" ", cn[ints])
-    out.append("End")
-    return out
+        out += [b"General\n", byte_lines(b" ", cn[ints]).tobytes()]
+    out.append(b"End\n")
+    return b"".join(out)
+
+
+def lp_lines(sf: StandardForm, use_names: bool = True) -> list[str]:
+    """The LP file as text lines (blank padding removed), for inspection and tests."""
+    return [line.rstrip() for line in lp_bytes(sf, use_names).decode("ascii").splitlines()]
 
 
 def write_lp(sf: StandardForm, path: str | Path, names: bool = True) -> Path:
     """Write ``sf`` in CPLEX LP format (``.gz`` compresses). Returns the path."""
     path = Path(path)
-    text = "\n".join(lp_lines(sf, names)) + "\n"
-    with open_text(path) as fh:
-        fh.write(text)
+    data = lp_bytes(sf, names)
+    with open_binary(path) as fh:
+        fh.write(data)
     return path

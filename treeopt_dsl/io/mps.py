@@ -22,7 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..ir import StandardForm
-from ._text import check_linear, fmt, join_columns, join_fields, names, open_text
+from ._text import as_bytes, byte_lines, check_linear, fmt, fmt_bytes, names, open_binary, text_lines
 
 OBJ = "OBJ"
 
@@ -43,38 +43,39 @@ def _row_types(sf: StandardForm) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return kind, rhs, rng
 
 
-def _bounds(sf: StandardForm, cn: np.ndarray) -> list[str]:
+def _bounds(sf: StandardForm, cn: np.ndarray) -> bytes:
     """BOUNDS lines (vectorized by bound kind, sorted by column so LO precedes UP)."""
     lo, up, integer = sf.col_lower, sf.col_upper, sf.integrality.astype(bool)
     fixed = lo == up
     free = np.isneginf(lo) & np.isposinf(up)
     rest = ~fixed & ~free
-    parts: list[tuple[np.ndarray, str, np.ndarray | None, int]] = []  # columns, type, values, order
-    parts.append((np.flatnonzero(fixed), "FX", lo, 0))
-    parts.append((np.flatnonzero(free), "FR", None, 0))
-    parts.append((np.flatnonzero(rest & np.isneginf(lo)), "MI", None, 0))
-    parts.append((np.flatnonzero(rest & np.isfinite(lo) & ((lo != 0) | integer)), "LO", lo, 0))
-    parts.append((np.flatnonzero(rest & np.isfinite(up)), "UP", up, 1))
-    parts.append((np.flatnonzero(rest & np.isposinf(up) & integer), "PL", None, 1))
+    parts: list[tuple[np.ndarray, bytes, np.ndarray | None, int]] = []  # columns, type, values, order
+    parts.append((np.flatnonzero(fixed), b"FX", lo, 0))
+    parts.append((np.flatnonzero(free), b"FR", None, 0))
+    parts.append((np.flatnonzero(rest & np.isneginf(lo)), b"MI", None, 0))
+    parts.append((np.flatnonzero(rest & np.isfinite(lo) & ((lo != 0) | integer)), b"LO", lo, 0))
+    parts.append((np.flatnonzero(rest & np.isfinite(up)), b"UP", up, 1))
+    parts.append((np.flatnonzero(rest & np.isposinf(up) & integer), b"PL", None, 1))
     cols = np.concatenate([p[0] for p in parts])
     if cols.size == 0:
-        return []
+        return b""
     order = np.concatenate([np.full(p[0].size, p[3]) for p in parts])
-    kinds = np.concatenate([np.full(p[0].size, f" {p[1]} BND ", dtype=object) for p in parts])
-    vals = np.concatenate([fmt(p[2][p[0]]) if p[2] is not None else np.full(p[0].size, "", dtype=object)
+    kinds = np.concatenate([np.full(p[0].size, p[1], dtype="S2") for p in parts])
+    vals = np.concatenate([fmt_bytes(p[2][p[0]]) if p[2] is not None else np.zeros(p[0].size, dtype="S1")
                            for p in parts])
-    sep = np.concatenate([np.full(p[0].size, " " if p[2] is not None else "", dtype=object) for p in parts])
     perm = np.lexsort((order, cols))
-    return join_columns(kinds[perm], cn[cols[perm]], sep[perm], vals[perm])
+    return byte_lines(b" ", kinds[perm], b" BND ", cn[cols[perm]], b" ", vals[perm]).tobytes()
 
 
-def mps_lines(sf: StandardForm, use_names: bool = True) -> list[str]:
-    """The MPS file as a list of lines (joined by the writer)."""
+def mps_bytes(sf: StandardForm, use_names: bool = True) -> bytes:
+    """The MPS file's bytes."""
     check_linear(sf, "MPS")
-    cn, rn = names(sf, use_names)
+    cn_o, rn_o = names(sf, use_names)
+    cn, rn = as_bytes(cn_o), as_bytes(rn_o)
     kind, rhs, rng = _row_types(sf)
-    out = [f"NAME {sf.name.replace(' ', '_') or 'treeopt'}", "ROWS", f" N {OBJ}"]
-    out += join_columns(" ", kind, " ", rn)
+    out = [text_lines([f"NAME {sf.name.replace(' ', '_') or 'treeopt'}", "ROWS", f" N {OBJ}"])]
+    if sf.n_rows:
+        out.append(byte_lines(b" ", kind.astype("S1"), b" ", rn).tobytes())
 
     # COLUMNS: the objective entry first, then the matrix column, columns in order
     csc = sp.csc_matrix(sf.A)
@@ -84,45 +85,52 @@ def mps_lines(sf: StandardForm, use_names: bool = True) -> list[str]:
     has[a_col] = True
     obj_cols = np.flatnonzero((sf.c != 0) | ~has)
     col = np.concatenate([obj_cols, a_col])
-    row_text = np.concatenate([np.full(obj_cols.size, OBJ, dtype=object), rn[csc.indices]])
+    row_ix = np.concatenate([np.full(obj_cols.size, sf.n_rows), csc.indices])  # n_rows = the objective
     val = np.concatenate([sf.c[obj_cols], csc.data])
     perm = np.argsort(col, kind="stable")
-    col, row_text, val = col[perm], row_text[perm], val[perm]
-    col_text = cn[col]
+    col, row_ix, val = col[perm], row_ix[perm], val[perm]
+    row_names = np.concatenate([rn, np.array([OBJ.encode()], dtype="S")])
+    lines = byte_lines(b"    ", cn[col], b" ", row_names[row_ix], b" ", fmt_bytes(val))
     # integer markers before the first entry of each run of integer columns and after its last
     integer = sf.integrality.astype(bool)
     prev = np.concatenate([[False], integer[:-1]])
-    starts = np.flatnonzero(integer & ~prev)
-    ends = np.flatnonzero(~integer & prev)  # first continuous column after a run
     first = np.searchsorted(col, np.arange(sf.n_cols))
-    begin = "MARKER 'MARKER' 'INTORG'\n    "
-    finish = "MARKER 'MARKER' 'INTEND'\n    "
-    col_text[first[ends]] = finish + col_text[first[ends]]
-    col_text[first[starts]] = begin + col_text[first[starts]]
-    out.append("COLUMNS")
-    out.extend(join_fields(" ", np.full(col.size, "   ", dtype=object), col_text, row_text, fmt(val)))
+    marks = sorted([(int(first[j]), b"    MARKER 'MARKER' 'INTORG'\n") for j in np.flatnonzero(integer & ~prev)]
+                   + [(int(first[j]), b"    MARKER 'MARKER' 'INTEND'\n") for j in np.flatnonzero(~integer & prev)])
     if integer.size and integer[-1]:
-        out.append("    " + finish.strip())
+        marks.append((lines.shape[0], b"    MARKER 'MARKER' 'INTEND'\n"))
+    out.append(b"COLUMNS\n")
+    at = 0
+    for pos, marker in marks:  # one chunk per run of integer columns (a handful per model)
+        out += [lines[at:pos].tobytes(), marker]
+        at = pos
+    out.append(lines[at:].tobytes())
 
-    out.append("RHS")
+    out.append(b"RHS\n")
     if sf.c0 != 0:
-        out.append(f"    RHS {OBJ} {fmt(np.array([-sf.c0]))[0]}")
+        out.append(f"    RHS {OBJ} {fmt(np.array([-sf.c0]))[0]}\n".encode())
     nz = np.flatnonzero((rhs != 0) & (kind != "N"))
-    out += join_columns("    RHS ", rn[nz], " ", fmt(rhs[nz]))
+    if nz.size:
+        out.append(byte_lines(b"    RHS ", rn[nz], b" ", fmt_bytes(rhs[nz])).tobytes())
     ranged = np.flatnonzero(np.isfinite(rng))
     if ranged.size:
-        out.append("RANGES")
-        out += join_columns("    RNG ", rn[ranged], " ", fmt(rng[ranged]))
+        out.append(b"RANGES\n")
+        out.append(byte_lines(b"    RNG ", rn[ranged], b" ", fmt_bytes(rng[ranged])).tobytes())
     bounds = _bounds(sf, cn)
     if bounds:
-        out.append("BOUNDS")
-        out += bounds
+        out += [b"BOUNDS\n", bounds]
     if sf.Q is not None and sf.Q.nnz:
         Q = sp.triu(sf.Q, format="coo")
-        out.append("QUADOBJ")
-        out += join_columns("    ", cn[Q.row], " ", cn[Q.col], " ", fmt(Q.data))
-    out.append("ENDATA")
-    return out
+        out.append(b"QUADOBJ\n")
+        out.append(byte_lines(b"    ", cn[Q.row], b" ", cn[Q.col], b" ", fmt_bytes(Q.data)).tobytes())
+    out.append(b"ENDATA\n")
+    return b"".join(out)
+
+
+def mps_lines(sf: StandardForm, use_names: bool = True) -> list[str]:
+    """The MPS file as text lines (blank padding between fields removed), for inspection and tests."""
+    return [" ".join(line.split()) if not line.startswith(" ") else " " + " ".join(line.split())
+            for line in mps_bytes(sf, use_names).decode("ascii").splitlines()]
 
 
 def write_mps(sf: StandardForm, path: str | Path, names: bool = True) -> Path:
@@ -137,7 +145,7 @@ def write_mps(sf: StandardForm, path: str | Path, names: bool = True) -> Path:
     True
     """
     path = Path(path)
-    text = "\n".join(mps_lines(sf, names)) + "\n"
-    with open_text(path) as fh:
-        fh.write(text)
+    data = mps_bytes(sf, names)
+    with open_binary(path) as fh:
+        fh.write(data)
     return path
