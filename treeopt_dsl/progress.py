@@ -26,11 +26,23 @@ _HIGHS = re.compile(rf"^\s*\S?\s+\d+\s+\d+\s+\d+\s+[\d.]+%\s+({_NUM})\s+({_NUM})
                     rf"\d+\s+\d+\s+\d+\s+\d+\s+([\d.]+)s\s*$")
 
 
+#: Gurobi's node log: Expl Unexpl | Obj Depth IntInf | Incumbent BestBd Gap | It/Node Time
+_GUROBI = re.compile(rf"^\s*[H*]?\s*\d+\s+\d+\s+.*?\s(-|{_NUM})\s+({_NUM})\s+({_NUM}%|-)\s+\S+\s+(\d+)s\s*$")
+
+
 def parse_progress(line: str) -> tuple[float | None, float | None, float | None, float | None] | None:
-    """``(incumbent, bound, gap, seconds)`` from one line of HiGHS' MIP log, or ``None``."""
+    """``(incumbent, bound, gap, seconds)`` from one line of HiGHS' or Gurobi's MIP log, or ``None``.
+
+    >>> parse_progress("H    0     0                       4.9767887    4.96727  0.19%     -    0s")
+    (4.9767887, 4.96727, 0.0019, 0.0)
+    """
     m = _HIGHS.match(line)
     if m:
         bound, inc, gap, secs = m.groups()
+        return _f(inc), _f(bound), _pct(gap), float(secs)
+    m = _GUROBI.match(line)
+    if m:
+        inc, bound, gap, secs = m.groups()
         return _f(inc), _f(bound), _pct(gap), float(secs)
     return None
 
