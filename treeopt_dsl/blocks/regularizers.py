@@ -123,6 +123,11 @@ class L0(Block):
         w = ctx[self.of].values(x)
         delta, s = ctx["l0"]
         used = (np.abs(w) > ZERO_TOL).astype(float)  # solver noise such as 1e-17 is not a used feature
+        if self.exact:  # "= budget": switch on unused indicators (s_j = 0 with a_j = 1 is feasible) to fill it
+            ax = ctx[self.of].dims.index(self.over)
+            missing = np.expand_dims(self.budget - used.sum(ax), ax)
+            rank = np.cumsum(1.0 - used, axis=ax)
+            used = np.where((used == 0) & (rank <= missing), 1.0, used)
         x[delta.ids] = used
         if s is not None:
             x[s.ids] = np.maximum(used.sum(ctx[self.of].dims.index(self.over)),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -25,6 +25,12 @@ class RiskScoreModel:
     feature_names: tuple[str, ...]
     classes: tuple[Any, Any]
     scaler: Scaler
+    #: features whose rule is read negated: the points go to ``1 - x_j`` ("NOT feature")
+    negated: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+
+    def __post_init__(self) -> None:
+        if self.negated.size != self.s.size:
+            self.negated = np.zeros(self.s.size, dtype=bool)
 
     def _scaled(self, X: Any) -> np.ndarray:
         Xs = self.scaler.transform(X)
@@ -35,7 +41,7 @@ class RiskScoreModel:
     def total_score(self, X: Any, scaled: bool = False) -> np.ndarray:
         """The points a sample collects, ``s·x`` (without the intercept)."""
         Xs = np.asarray(X, dtype=float) if scaled else self._scaled(X)
-        return Xs @ self.s
+        return np.where(self.negated, 1.0 - Xs, Xs) @ self.s
 
     def decision_function(self, X: Any, scaled: bool = False) -> np.ndarray:
         return self.total_score(X, scaled) + self.beta
@@ -55,12 +61,23 @@ class RiskScoreModel:
     def score_card(self) -> list[tuple[str, int]]:
         """``(feature, points)`` for every feature with nonzero points, largest |points| first."""
         idx = self.used[np.argsort(-np.abs(self.s[self.used]), kind="stable")]
-        return [(self.feature_names[j], int(self.s[j])) for j in idx]
+        return [(("NOT " if self.negated[j] else "") + self.feature_names[j], int(self.s[j])) for j in idx]
+
+    def normal_form(self) -> RiskScoreModel:
+        """The equivalent score with non-negative points only (Theorem 4.1, Corollary 4.1).
+
+        A rule ``r_k`` with points ``s_k < 0`` is replaced by ``1 - r_k`` with points ``-s_k`` and the
+        intercept becomes ``beta + s_k``: ``s_k r_k + beta = (-s_k)(1 - r_k) + (beta + s_k)`` for every
+        input, so scores, probabilities and predictions are unchanged.
+        """
+        flip = self.s < 0
+        return replace(self, s=np.abs(self.s), beta=float(self.beta + self.s[flip].sum()),
+                       negated=self.negated ^ flip)
 
     def risk_table(self) -> list[tuple[int, float]]:
         """``(total score, predicted risk)`` for every integer total between the lowest and highest
         total a sample with features in [0, 1] can collect."""
-        lo = int(np.minimum(self.s, 0).sum())
+        lo = int(np.minimum(self.s, 0).sum())  # features in [0, 1]: each rule adds between 0 and s_j
         hi = int(np.maximum(self.s, 0).sum())
         totals = np.arange(lo, hi + 1)
         return list(zip(totals.tolist(), sigmoid(totals + self.beta).tolist(), strict=True))

@@ -1,0 +1,107 @@
+"""Optimal risk scores (4.5): the MILP optimum equals brute force; the normal form is equivalent."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from treeopt_dsl import Dataset
+from treeopt_dsl.blocks import TangentLogisticLoss
+from treeopt_dsl.errors import FormulationError
+from treeopt_dsl.formulations import get_formulation
+from treeopt_dsl.models.risk import RiskScoreModel
+
+
+def best_beta_loss(t: np.ndarray, y: np.ndarray, a: np.ndarray, c: np.ndarray) -> float:
+    """min over beta of sum_i max_k (a_k y_i (t_i + beta) + c_k): convex piecewise linear in beta,
+    so the minimum is at a breakpoint (where two pieces of one sample's loss cross)."""
+    order = np.argsort(a)
+    a, c = a[order], c[order]
+    cross = (c[1:] - c[:-1]) / (a[:-1] - a[1:])          # margins where consecutive pieces meet
+    betas = (cross[None, :] / y[:, None] - t[:, None]).ravel()
+
+    def f(beta: float) -> float:
+        m = y * (t + beta)
+        return float(np.max(np.multiply.outer(m, a) + c, axis=1).sum())
+
+    return min(f(b) for b in betas)
+
+
+def brute_force_ors(X: np.ndarray, y: np.ndarray, T: int, A: range, tangents: str) -> float:
+    a, c = TangentLogisticLoss(tangents).pieces()
+    best = np.inf
+    for s in itertools.product(A, repeat=X.shape[1]):
+        s = np.array(s, dtype=float)
+        if np.count_nonzero(s) > T:  # (4.2)-(4.3): T indicators, an indicator may carry s_j = 0
+            continue
+        best = min(best, best_beta_loss(X @ s, y.astype(float), a, c))
+    return best
+
+
+@settings(max_examples=12, deadline=None)
+@given(X=arrays(np.int64, (10, 4), elements=st.integers(0, 1)),
+       y=st.lists(st.sampled_from([-1, 1]), min_size=10, max_size=10),
+       tangents=st.sampled_from(["V1", "V3"]))
+def test_ors_equals_brute_force(X, y, tangents):
+    X = X.astype(float)
+    X[0], X[1] = 0.0, 1.0  # every column takes both values: minmax scaling leaves binary data as it is
+    y = np.array(y)
+    if np.unique(y).size < 2:
+        y[0] = -y[0]
+    res = get_formulation("ors", T=2, A="-2..2", tangents=tangents).solve(Dataset.from_arrays(X, y), gap=0.0,
+                                                                          time_limit=60)
+    assert res.status.value == "optimal"
+    assert res.objective == pytest.approx(brute_force_ors(X, y, 2, range(-2, 3), tangents), rel=1e-6, abs=1e-6)
+    assert res.certificate.ok
+    assert np.count_nonzero(res.model.s) <= 2
+
+
+def test_at_most_and_sparse_score_sets():
+    rng = np.random.default_rng(0)
+    X = (rng.random((30, 5)) > 0.5).astype(float)
+    y = np.where(X[:, 0] + X[:, 1] - X[:, 2] + 0.3 * rng.normal(size=30) > 0.5, 1, -1)
+    d = Dataset.from_arrays(X, y)
+    exact = get_formulation("ors", T=3).solve(d, time_limit=60)
+    at_most = get_formulation("ors", T=3, cardinality="at_most").solve(d, time_limit=60)
+    assert exact.objective == pytest.approx(at_most.objective, rel=1e-6)  # s_j = 0 is allowed either way
+    odd = get_formulation("ors", T=3, A="-3,-1,0,1,3").solve(d, time_limit=60)
+    assert set(odd.model.s.tolist()) <= {-3, -1, 0, 1, 3}
+    assert odd.objective >= exact.objective - 1e-6 or odd.certificate.ok
+    with pytest.raises(FormulationError, match="contain 0"):
+        get_formulation("ors", A="1..3").formulation()
+
+
+@settings(max_examples=50, deadline=None)
+@given(s=arrays(np.int64, 5, elements=st.integers(-5, 5)), beta=st.floats(-5, 5),
+       X=arrays(float, (7, 5), elements=st.floats(0, 1)))
+def test_normal_form_scores_identically(s, beta, X):
+    from treeopt_dsl.data import Scaler
+
+    m = RiskScoreModel(s.astype(float), beta, tuple(f"f{j}" for j in range(5)), (-1, 1), Scaler("none").fit(X))
+    n = m.normal_form()
+    assert np.all(n.s >= 0)
+    np.testing.assert_allclose(n.decision_function(X), m.decision_function(X), atol=1e-9)
+    np.testing.assert_allclose(n.predict_proba(X), m.predict_proba(X), atol=1e-12)
+
+
+def test_score_card_and_risk_table_read_like_figure_4_1():
+    rng = np.random.default_rng(1)
+    X = (rng.random((40, 4)) > 0.5).astype(float)
+    y = np.where(X[:, 0] - X[:, 3] + 0.2 * rng.normal(size=40) > 0, 1, -1)
+    res = get_formulation("ors", T=2).solve(Dataset.from_arrays(X, y, feature_names=["a", "b", "c", "d"]),
+                                            time_limit=60)
+    card = dict(res.model.score_card())
+    assert len(card) <= 2 and all(isinstance(v, int) for v in card.values())
+    table = res.model.risk_table()
+    risks = [r for _, r in table]
+    assert risks == sorted(risks)  # risk grows with the total score
+    text = res.model.text()
+    assert "points" in text and "risk" in text
+    # predict_proba is the logistic of total score + beta
+    p = res.model.predict_proba(X)[:, 1]
+    np.testing.assert_allclose(p, 1 / (1 + np.exp(-(X @ res.model.s + res.model.beta))), atol=1e-12)
