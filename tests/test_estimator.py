@@ -10,7 +10,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from treeopt_dsl import Dataset
 from treeopt_dsl.errors import FormulationError
-from treeopt_dsl.estimator import OptimalTreeClassifier
+from treeopt_dsl.estimator import OptimalTreeClassifier, RiskScoreClassifier
 from treeopt_dsl.formulations import get_formulation
 
 
@@ -96,3 +96,20 @@ def test_bad_parameters_and_data():
         Xn = X.copy()
         Xn[0, 0] = np.nan
         OptimalTreeClassifier(depth=1).fit(Xn, y)
+
+
+@parametrize_with_checks([RiskScoreClassifier(T=2, time_limit=10)])
+def test_risk_score_classifier_is_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def test_risk_score_classifier_matches_the_formulation():
+    rng = np.random.default_rng(0)
+    X = (rng.random((40, 5)) > 0.5).astype(float)
+    y = np.where(X[:, 0] + X[:, 1] - X[:, 2] + 0.3 * rng.normal(size=40) > 0.5, "sick", "well")
+    clf = RiskScoreClassifier(T=2, time_limit=60).fit(X, y)
+    res = get_formulation("ors", T=2).solve(Dataset.from_arrays(X, y, positive="well"), time_limit=60)
+    assert clf.result_.objective == pytest.approx(res.objective, rel=1e-6)
+    assert list(clf.classes_) == ["sick", "well"]
+    np.testing.assert_allclose(clf.predict_proba(X)[:, 1], res.model.predict_proba(X)[:, 1])
+    assert np.count_nonzero(clf.model_.s) <= 2

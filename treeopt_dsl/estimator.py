@@ -1,4 +1,5 @@
-"""A scikit-learn classifier that fits the registered tree formulations (OLCT, MARGOT, OCT, ...).
+"""scikit-learn classifiers: :class:`OptimalTreeClassifier` fits the registered tree formulations
+(OLCT, MARGOT, OCT, ...); :class:`RiskScoreClassifier` fits optimal risk scores (ORS).
 
 :class:`OptimalTreeClassifier` follows the scikit-learn estimator conventions: ``__init__`` only
 stores its parameters (so ``get_params``/``set_params``/``clone``/``GridSearchCV`` work), ``fit``
@@ -44,7 +45,94 @@ _FORMULATION_PARAMS: dict[str, Any] = {
 }
 
 
-class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
+class _SolvedClassifier(ClassifierMixin, BaseEstimator):
+    """What every estimator here shares: validation, the solve, status warnings, prediction.
+
+    Subclasses give ``_spec()`` (the registered formulation), ``_start(X)`` (the warm start) and
+    ``_keep(result)`` (the fitted attributes); ``model_`` is the decoded model.
+    """
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False  # binary, as in the papers
+        tags.input_tags.allow_nan = False
+        tags.input_tags.sparse = False
+        return tags
+
+    def _spec(self) -> Any:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def _start(self, X: np.ndarray) -> Any:
+        return None
+
+    def _keep(self, result: Any) -> None:
+        """Store the subclass' own fitted attributes."""
+
+    def _seed(self) -> int | None:
+        if self.random_state is None:
+            return None
+        if isinstance(self.random_state, numbers.Integral):
+            return int(self.random_state)
+        return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+
+    def fit(self, X: Any, y: Any) -> Any:
+        """Solve the formulation on ``(X, y)``; ``y`` must hold exactly two classes.
+
+        Raises ``ValueError`` for unusable data (NaN/inf, one class, more than two classes), a
+        ``FormulationError`` for bad parameters, and a ``SolveError`` when the solve ends without a
+        model (infeasible, unbounded, or the time limit before any feasible solution).
+        """
+        from .solve import failure_message
+
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
+        check_classification_targets(y)
+        classes = np.unique(y)
+        shown = ", ".join(map(repr, classes[:6].tolist())) + (" ..." if classes.size > 6 else "")
+        y_type = type_of_target(y, input_name="y", raise_unknown=True)
+        if y_type != "binary":
+            raise ValueError(f"Only binary classification is supported. The type of the target is {y_type} "
+                             f"({classes.size} classes: {shown}); {type(self).__name__} is binary (the papers' "
+                             "setting): pick one class against the rest (e.g. y == label)")
+        if classes.size != 2:
+            raise ValueError(f"{type(self).__name__} needs two classes in y, found 1 class ({shown})")
+        spec = self._spec()
+        names = getattr(self, "feature_names_in_", None)
+        data = Dataset.from_arrays(X, y, feature_names=None if names is None else list(names),
+                                   positive=classes[1], name="fit")
+        result = spec.solve(data, solver=self.solver, backend=self.backend, time_limit=self.time_limit,
+                            gap=self.gap, threads=self.threads, seed=self._seed(), verbose=bool(self.verbose),
+                            warm_start=self._start(X))
+        if not result.status.has_solution or result.model is None:
+            raise SolveError(failure_message(result), result)
+        if result.status.name != "OPTIMAL":
+            warnings.warn(f"the solver stopped at the time limit ({self.time_limit} s) with gap {result.gap}; "
+                          "the model is feasible but not proven optimal: raise time_limit", ConvergenceWarning,
+                          stacklevel=2)
+        self.classes_ = classes
+        self.model_ = result.model
+        self.result_ = result
+        self.certificate_ = result.certificate
+        self._keep(result)
+        return self
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """The model's score minus its threshold: ``> 0`` means ``classes_[1]``. Shape ``(n_samples,)``."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
+        return self.model_.decision_function(X) - float(getattr(self.model_, "leaf_threshold", 0.0))
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """``[P(classes_[0]), P(classes_[1])]`` with ``P(classes_[1]) = s(decision_function)``."""
+        p = sigmoid(self.decision_function(X))
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X: Any) -> np.ndarray:
+        """The class of each sample in the original label space."""
+        check_is_fitted(self)
+        return self.classes_[(self.decision_function(X) > 0).astype(np.intp)]
+
+
+class OptimalTreeClassifier(_SolvedClassifier):
     """Optimal (oblique) classification tree fitted by mixed-integer optimization.
 
     Parameters
@@ -144,14 +232,6 @@ class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
         self.params = params
         self.warm_start = warm_start
 
-    # ------------------------------------------------------------------ scikit-learn metadata
-    def __sklearn_tags__(self) -> Any:
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False  # binary, as in the papers
-        tags.input_tags.allow_nan = False
-        tags.input_tags.sparse = False
-        return tags
-
     # ------------------------------------------------------------------ fitting
     def _spec(self) -> Any:
         """The formulation spec from the estimator's parameters and ``params`` (see the class Notes)."""
@@ -177,52 +257,9 @@ class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
             raise FormulationError(f"set {clash} through the estimator's own parameters, not through params=")
         return get_formulation(key, **chosen, **extra)  # unknown names in params raise FormulationError
 
-    def _seed(self) -> int | None:
-        if self.random_state is None:
-            return None
-        if isinstance(self.random_state, numbers.Integral):
-            return int(self.random_state)
-        return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
-
-    def fit(self, X: Any, y: Any) -> OptimalTreeClassifier:
-        """Solve the formulation on ``(X, y)``; ``y`` must hold exactly two classes.
-
-        Raises ``ValueError`` for unusable data (NaN/inf, one class, more than two classes), a
-        ``FormulationError`` for bad parameters, and a ``SolveError`` when the solve ends without a
-        tree (infeasible, unbounded, or the time limit before any feasible tree).
-        """
-        from .solve import failure_message
-
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
-        check_classification_targets(y)
-        classes = np.unique(y)
-        shown = ", ".join(map(repr, classes[:6].tolist())) + (" ..." if classes.size > 6 else "")
-        y_type = type_of_target(y, input_name="y", raise_unknown=True)
-        if y_type != "binary":
-            raise ValueError(f"Only binary classification is supported. The type of the target is {y_type} "
-                             f"({classes.size} classes: {shown}); {type(self).__name__} is binary (the papers' "
-                             "setting): pick one class against the rest (e.g. y == label)")
-        if classes.size != 2:
-            raise ValueError(f"{type(self).__name__} needs two classes in y, found 1 class ({shown})")
-        spec = self._spec()
-        names = getattr(self, "feature_names_in_", None)
-        data = Dataset.from_arrays(X, y, feature_names=None if names is None else list(names),
-                                   positive=classes[1], name="fit")
-        result = spec.solve(data, solver=self.solver, backend=self.backend, time_limit=self.time_limit,
-                            gap=self.gap, threads=self.threads, seed=self._seed(), verbose=bool(self.verbose),
-                            warm_start=self._start(X))
-        if not result.status.has_solution or result.model is None:
-            raise SolveError(failure_message(result), result)
-        if result.status.name != "OPTIMAL":
-            warnings.warn(f"the solver stopped at the time limit ({self.time_limit} s) with gap {result.gap}; "
-                          "the tree is feasible but not proven optimal: raise time_limit", ConvergenceWarning,
-                          stacklevel=2)
-        self.classes_ = classes
+    def _keep(self, result: Any) -> None:
         self.tree_ = result.model
-        self.result_ = result
-        self.certificate_ = result.certificate
         self.feature_influence_ = self.tree_.feature_influence()
-        return self
 
     def _start(self, X: np.ndarray) -> Any:
         if self.warm_start is None or self.warm_start is False:
@@ -232,29 +269,70 @@ class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
             return prev if prev is not None and prev.W.shape[1] == X.shape[1] else None
         return self.warm_start
 
-    # ------------------------------------------------------------------ prediction
-    def decision_function(self, X: Any) -> np.ndarray:
-        """Score of the last-layer node each sample reaches, minus the leaf threshold: ``> 0`` means
-        ``classes_[1]``. Shape ``(n_samples,)``."""
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
-        return self.tree_.decision_function(X) - float(getattr(self.tree_, "leaf_threshold", 0.0))
-
-    def predict_proba(self, X: Any) -> np.ndarray:
-        """``[P(classes_[0]), P(classes_[1])]`` with ``P(classes_[1]) = s(decision_function)``."""
-        p = sigmoid(self.decision_function(X))
-        return np.column_stack([1.0 - p, p])
-
-    def predict(self, X: Any) -> np.ndarray:
-        """The class of each sample in the original label space."""
-        check_is_fitted(self)
-        return self.classes_[(self.decision_function(X) > 0).astype(np.intp)]
-
     # ------------------------------------------------------------------ explanation
     def explain(self, max_terms: int = 6) -> str:
         """The fitted tree as text: one line per node, thresholds in original units when axis-aligned."""
         check_is_fitted(self)
         return self.tree_.text(max_terms=max_terms)
+
+
+class RiskScoreClassifier(_SolvedClassifier):
+    """Optimal risk score (thesis (4.5)): ``P(classes_[1] | x) = sigmoid(s·x + beta)`` with integer points.
+
+    Parameters
+    ----------
+    T : int, default=3
+        Number of features with points (4.2). ``cardinality="at_most"`` makes it an upper bound.
+    A : str, default="-5..5"
+        Admissible points (a range ``lo..hi`` or a list ``"-3,-1,0,1,3"``; must contain 0).
+    tangents : str, default="V3"
+        Tangent set of the logistic loss (4.4); V3 in the thesis' experiments.
+    C : float, default=1.0
+        Weight of the loss.
+    scaling : {"minmax", "standard", "none"}, default="minmax"
+        Features are scaled to [0, 1] as in the thesis; binary features keep their 0/1 meaning.
+    solver, backend, time_limit, gap, threads, random_state, verbose
+        As for :class:`OptimalTreeClassifier`.
+
+    Attributes
+    ----------
+    model_ : RiskScoreModel
+        The score card (``model_.score_card()``, ``model_.risk_table()``, ``model_.normal_form()``).
+    result_, certificate_, classes_, n_features_in_
+        As for :class:`OptimalTreeClassifier`.
+
+    >>> import numpy as np
+    >>> X = np.array([[0, 1], [1, 0], [1, 1], [0, 0]] * 5, dtype=float); y = X[:, 0].astype(int)
+    >>> RiskScoreClassifier(T=1, time_limit=30).fit(X, y).predict([[1, 0], [0, 1]]).tolist()
+    [1, 0]
+    """
+
+    def __init__(self, T: int = 3, A: str = "-5..5", cardinality: str = "exact", tangents: Any = "V3",
+                 C: float = 1.0, scaling: str = "minmax", solver: str = "highs", backend: str | None = None,
+                 time_limit: float | None = 60.0, gap: float | None = None, threads: int | None = None,
+                 random_state: Any = None, verbose: bool = False) -> None:
+        self.T = T
+        self.A = A
+        self.cardinality = cardinality
+        self.tangents = tangents
+        self.C = C
+        self.scaling = scaling
+        self.solver = solver
+        self.backend = backend
+        self.time_limit = time_limit
+        self.gap = gap
+        self.threads = threads
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _spec(self) -> Any:
+        from treeopt_dsl.formulations import get_formulation
+
+        if not isinstance(self.T, numbers.Integral) or self.T < 1:
+            raise FormulationError(f"T must be a positive integer, got {self.T!r}")
+        return get_formulation("ors", T=int(self.T), A=str(self.A), cardinality=self.cardinality,
+                               tangents=self.tangents, C=float(self.C), scaling=self.scaling)
+
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -95,7 +95,11 @@ class L0(Block):
         m.add_constraints(f"{w.name}_l0_lo", w >= delta * (-bound))
         count = delta.sum(self.over)
         if self.budget is not None:
-            m.add_constraints(f"{w.name}_l0_budget", (count == self.budget) if self.exact else (count <= self.budget))
+            if self.exact:  # "= budget", or every entry when the group is smaller than the budget
+                size = w.shape[w.dims.index(self.over)]
+                m.add_constraints(f"{w.name}_l0_budget", count == np.minimum(self.budget, size))
+            else:
+                m.add_constraints(f"{w.name}_l0_budget", count <= self.budget)
             self._tighten_split_bound(ctx, bound)
         s = None
         if np.any(np.asarray(self.penalty) > 0):
@@ -125,7 +129,7 @@ class L0(Block):
         used = (np.abs(w) > ZERO_TOL).astype(float)  # solver noise such as 1e-17 is not a used feature
         if self.exact:  # "= budget": switch on unused indicators (s_j = 0 with a_j = 1 is feasible) to fill it
             ax = ctx[self.of].dims.index(self.over)
-            missing = np.expand_dims(self.budget - used.sum(ax), ax)
+            missing = np.expand_dims(np.minimum(self.budget, used.shape[ax]) - used.sum(ax), ax)
             rank = np.cumsum(1.0 - used, axis=ax)
             used = np.where((used == 0) & (rank <= missing), 1.0, used)
         x[delta.ids] = used
