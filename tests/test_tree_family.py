@@ -182,3 +182,48 @@ def _data(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, 3))
     return X, np.where(X[:, 0] * X[:, 1] + 0.3 * rng.normal(size=n) > 0, 1, -1)
+
+
+# ------------------------------------------------------------------------------------------ references
+@pytest.mark.solver("gurobi")
+def test_margot_depth1_equals_an_independent_svm_qp():
+    """Depth-1 MARGOT (3.12)-(3.13) is the soft-margin SVM  min C sum_i zeta_i + ||w||^2 (the thesis' Omega,
+    without the 1/2), zeta_i >= 1 - y_i (w.x_i + b), zeta >= 0: written by hand with gurobipy."""
+    import gurobipy as gp
+
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(25, 3))
+    y = np.where(X[:, 0] + 0.5 * X[:, 1] + 0.6 * rng.normal(size=25) > 0, 1, -1)
+    built = get_formulation("margot", depth=1, C=2.0).build(Dataset.from_arrays(X, y))
+    Xs = built.ctx.data.X  # the spec's standardization
+    with gp.Env(empty=True) as env:
+        env.setParam("OutputFlag", 0)
+        env.start()
+        m = gp.Model(env=env)
+        w = m.addMVar(3, lb=-gp.GRB.INFINITY)
+        b = m.addMVar(1, lb=-gp.GRB.INFINITY)
+        z = m.addMVar(25, lb=0.0)
+        m.addConstr(z + (y[:, None] * Xs) @ w + y[:, None] @ b >= 1)
+        m.setObjective(2.0 * z.sum() + w @ w)
+        m.optimize()
+        ref = m.ObjVal
+    res = built.solve(solver="gurobi", gap=0.0, time_limit=60)
+    assert res.objective == pytest.approx(ref, rel=1e-6)
+
+
+def test_axis_aligned_text_prints_thresholds_in_original_units():
+    import re
+
+    rng = np.random.default_rng(8)
+    X = rng.normal(loc=[50.0, -3.0], scale=[10.0, 0.5], size=(30, 2))
+    y = np.where(X[:, 0] > 52.0, 1, -1)
+    res = get_formulation("oct", depth=1).solve(Dataset.from_arrays(X, y, feature_names=["age", "dose"]),
+                                                time_limit=60)
+    text = res.model.text()
+    m = re.search(r"(age|dose) (>|<=|>=|<) (-?[\d.]+)", text)
+    assert m, text
+    j, op, theta = ["age", "dose"].index(m[1]), m[2], float(m[3])
+    rule = X[:, j] > theta if op in (">", ">=") else X[:, j] <= theta
+    pred = res.model.predict(X) == 1
+    assert np.mean(rule == pred) == 1.0 or np.mean(rule != pred) == 1.0  # the printed rule is the model's
+    assert 30 < theta < 70  # original units, not standardized ones
