@@ -77,3 +77,36 @@ def relative_gap(objective: float | None, bound: float | None) -> float | None:
     if objective is None or bound is None or not np.isfinite(objective) or not np.isfinite(bound):
         return None
     return abs(objective - bound) / max(1e-10, abs(objective))
+
+
+#: what a solver's own status means, before the incumbent is looked at
+OUTCOMES = ("optimal", "limit", "infeasible", "unbounded", "infeasible_or_unbounded", "error")
+
+
+def status_of(outcome: str, has_solution: bool, sf: StandardForm) -> Status:
+    """The common :class:`Status` of a solver outcome: a limit with an incumbent is ``TIME_LIMIT``,
+    without one ``TIME_LIMIT_NO_SOLUTION``; "infeasible or unbounded" is settled by a feasibility solve."""
+    if outcome == "optimal":
+        return Status.OPTIMAL
+    if outcome == "limit":
+        return Status.TIME_LIMIT if has_solution else Status.TIME_LIMIT_NO_SOLUTION
+    if outcome == "infeasible":
+        return Status.INFEASIBLE
+    if outcome == "unbounded":
+        return Status.UNBOUNDED
+    if outcome == "infeasible_or_unbounded":
+        from .highs import _disambiguate
+
+        return _disambiguate(sf)
+    return Status.ERROR
+
+
+def importable(module: str) -> bool:
+    """Whether ``module`` imports (a backend is available when its solver library does)."""
+    import importlib
+
+    try:
+        importlib.import_module(module)
+    except (ImportError, OSError):  # OSError: a bundled solver library failed to load
+        return False
+    return True

@@ -20,7 +20,7 @@ from treeopt_dsl.errors import ModelTooLarge, SolverNotAvailable
 from treeopt_dsl.ir import StandardForm
 from treeopt_dsl.result import Status
 
-from .base import Backend, RawResult, SolveOptions, relative_gap
+from .base import Backend, RawResult, SolveOptions, importable, relative_gap, status_of
 
 #: limits of the restricted licence that ships with the pip wheel
 SIZE_LIMIT = 2000
@@ -89,11 +89,7 @@ class GurobiBackend(Backend):
 
     @classmethod
     def available(cls) -> bool:
-        try:
-            import gurobipy  # noqa: F401
-        except ImportError:
-            return False
-        return True
+        return importable("gurobipy")
 
     def solve(self, sf: StandardForm, solver: str, options: SolveOptions) -> RawResult:
         gp = _gurobipy()
@@ -157,21 +153,11 @@ class GurobiBackend(Backend):
             bound = float(m.ObjBound)
         elif st == GRB.OPTIMAL:
             bound = obj
-        if st == GRB.OPTIMAL:
-            status = Status.OPTIMAL
-        elif st in (GRB.TIME_LIMIT, GRB.NODE_LIMIT, GRB.ITERATION_LIMIT, GRB.SOLUTION_LIMIT, GRB.INTERRUPTED,
-                    GRB.WORK_LIMIT, GRB.SUBOPTIMAL):
-            status = Status.TIME_LIMIT if has_sol else Status.TIME_LIMIT_NO_SOLUTION
-        elif st == GRB.INFEASIBLE:
-            status = Status.INFEASIBLE
-        elif st == GRB.UNBOUNDED:
-            status = Status.UNBOUNDED
-        elif st == GRB.INF_OR_UNBD:
-            from .highs import _disambiguate
-
-            status = _disambiguate(sf)
-        else:
-            status = Status.ERROR
+        limits = (GRB.TIME_LIMIT, GRB.NODE_LIMIT, GRB.ITERATION_LIMIT, GRB.SOLUTION_LIMIT, GRB.INTERRUPTED,
+                  GRB.WORK_LIMIT, GRB.SUBOPTIMAL)
+        outcome = {GRB.OPTIMAL: "optimal", GRB.INFEASIBLE: "infeasible", GRB.UNBOUNDED: "unbounded",
+                   GRB.INF_OR_UNBD: "infeasible_or_unbounded"}.get(st, "limit" if st in limits else "error")
+        status = status_of(outcome, has_sol, sf)
         if not status.has_solution:
             x = obj = bound = None
         accepted = (any(_ACCEPTED.search(line) for line in log) if sf.is_mip else True) if started else None

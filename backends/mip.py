@@ -20,7 +20,7 @@ from treeopt_dsl.ir import StandardForm
 from treeopt_dsl.result import Status
 
 from ._files import captured_stdout, mps_file
-from .base import Backend, RawResult, SolveOptions, relative_gap
+from .base import Backend, RawResult, SolveOptions, importable, relative_gap, status_of
 
 _ACCEPTED = re.compile(r"MIPStart provided solution with cost|mipstart provided solution", re.IGNORECASE)
 
@@ -34,11 +34,7 @@ class MipBackend(Backend):
 
     @classmethod
     def available(cls) -> bool:
-        try:
-            import mip  # noqa: F401
-        except (ImportError, OSError):  # OSError: the CBC library failed to load
-            return False
-        return True
+        return importable("mip")
 
     def solve(self, sf: StandardForm, solver: str, options: SolveOptions) -> RawResult:
         try:
@@ -87,20 +83,10 @@ class MipBackend(Backend):
         has_sol = m.num_solutions > 0 and st in (S.OPTIMAL, S.FEASIBLE)
         x = np.array([v.x for v in variables], dtype=float) if has_sol else None
         obj = float(m.objective_value) if has_sol else None
-        if st == S.OPTIMAL:
-            status = Status.OPTIMAL
-        elif st in (S.FEASIBLE, S.NO_SOLUTION_FOUND):
-            status = Status.TIME_LIMIT if has_sol else Status.TIME_LIMIT_NO_SOLUTION
-        elif st in (S.INFEASIBLE, S.INT_INFEASIBLE):
-            status = Status.INFEASIBLE
-        elif st == S.UNBOUNDED:
-            status = Status.UNBOUNDED
-        elif st == S.INF_OR_UNBD:
-            from .highs import _disambiguate
-
-            status = _disambiguate(sf)
-        else:
-            status = Status.ERROR
+        outcome = {S.OPTIMAL: "optimal", S.FEASIBLE: "limit", S.NO_SOLUTION_FOUND: "limit", S.INFEASIBLE: "infeasible",
+                   S.INT_INFEASIBLE: "infeasible", S.UNBOUNDED: "unbounded",
+                   S.INF_OR_UNBD: "infeasible_or_unbounded"}.get(st, "error")
+        status = status_of(outcome, has_sol, sf)
         if not status.has_solution:
             x = obj = None
         bound = float(m.objective_bound) if status.has_solution and sf.is_mip else (

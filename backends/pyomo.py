@@ -37,7 +37,7 @@ from treeopt_dsl.ir import StandardForm
 from treeopt_dsl.result import Status
 
 from ._exe import find_executable
-from .base import Backend, RawResult, SolveOptions, relative_gap
+from .base import Backend, RawResult, SolveOptions, relative_gap, status_of
 from .linopy import _feasible
 
 _ALL = ("highs", "gurobi", "scip", "cbc", "ipopt")
@@ -304,22 +304,13 @@ class PyomoBackend(Backend):
         if has_sol:
             res.solution_loader.load_vars()
         T = TerminationCondition
-        if tc == T.convergenceCriteriaSatisfied:
-            status = Status.OPTIMAL
-        elif tc in (T.maxTimeLimit, T.iterationLimit, T.objectiveLimit, T.interrupted, T.minStepLength):
-            status = Status.TIME_LIMIT if has_sol else Status.TIME_LIMIT_NO_SOLUTION
-        elif tc in (T.provenInfeasible, T.locallyInfeasible):
-            status = Status.INFEASIBLE
-        elif tc == T.unbounded:
-            status = Status.UNBOUNDED
-        elif tc == T.infeasibleOrUnbounded:
-            from .highs import _disambiguate
-
-            status = _disambiguate(sf)
-        elif tc == T.emptyModel:
-            status = Status.OPTIMAL
-        else:
-            status = Status.ERROR
+        limits = (T.maxTimeLimit, T.iterationLimit, T.objectiveLimit, T.interrupted, T.minStepLength)
+        outcome = ("optimal" if tc in (T.convergenceCriteriaSatisfied, T.emptyModel) else
+                   "limit" if tc in limits else
+                   "infeasible" if tc in (T.provenInfeasible, T.locallyInfeasible) else
+                   "unbounded" if tc == T.unbounded else
+                   "infeasible_or_unbounded" if tc == T.infeasibleOrUnbounded else "error")
+        status = status_of(outcome, has_sol, sf)
         bound = None
         with contextlib.suppress(Exception):
             bound = float(res.objective_bound) if res.objective_bound is not None else None

@@ -19,7 +19,7 @@ from treeopt_dsl.ir import StandardForm
 from treeopt_dsl.result import Status
 
 from ._files import mps_file
-from .base import Backend, RawResult, SolveOptions, relative_gap
+from .base import Backend, RawResult, SolveOptions, importable, relative_gap, status_of
 
 #: what SCIP logs when a start became a solution (complete start / partial start completed by SCIP)
 ACCEPTED = ("feasible solution given by solution candidate storage", "found by completesol heuristic")
@@ -34,11 +34,7 @@ class ScipBackend(Backend):
 
     @classmethod
     def available(cls) -> bool:
-        try:
-            import pyscipopt  # noqa: F401
-        except ImportError:
-            return False
-        return True
+        return importable("pyscipopt")
 
     def solve(self, sf: StandardForm, solver: str, options: SolveOptions) -> RawResult:
         try:
@@ -84,23 +80,13 @@ class ScipBackend(Backend):
         has_sol = m.getNSols() > 0
         x = np.array([m.getVal(v) for v in variables]) if has_sol else None
         obj = float(m.getObjVal()) if has_sol else None
-        if st == "optimal":
-            status = Status.OPTIMAL
-        elif st in ("timelimit", "gaplimit", "nodelimit", "totalnodelimit", "stallnodelimit", "memlimit",
-                    "sollimit", "bestsollimit", "userinterrupt"):
-            status = Status.TIME_LIMIT if has_sol else Status.TIME_LIMIT_NO_SOLUTION
-            if st == "gaplimit" and has_sol:
-                status = Status.OPTIMAL  # stopped at the requested gap, as the other solvers report it
-        elif st == "infeasible":
-            status = Status.INFEASIBLE
-        elif st == "unbounded":
-            status = Status.UNBOUNDED
-        elif st == "inforunbd":
-            from .highs import _disambiguate
-
-            status = _disambiguate(sf)
-        else:
-            status = Status.ERROR
+        limits = ("timelimit", "gaplimit", "nodelimit", "totalnodelimit", "stallnodelimit", "memlimit", "sollimit",
+                  "bestsollimit", "userinterrupt")
+        outcome = {"optimal": "optimal", "infeasible": "infeasible", "unbounded": "unbounded",
+                   "inforunbd": "infeasible_or_unbounded"}.get(st, "limit" if st in limits else "error")
+        if st == "gaplimit" and has_sol:
+            outcome = "optimal"  # stopped at the requested gap, as the other solvers report it
+        status = status_of(outcome, has_sol, sf)
         if not status.has_solution:
             x = obj = None
         bound = float(m.getDualbound()) if status.has_solution else None
