@@ -178,7 +178,7 @@ class LinExpr(ExprOps):
     def constant(cls, value: Any, dims: tuple[str, ...] = (), coords: Coords | None = None) -> LinExpr:
         coords = coords or {}
         shape = shape_of(dims, coords)
-        return cls(dims, coords, np.zeros(shape + (0,)), np.zeros(shape + (0,), dtype=np.int64),
+        return cls(dims, coords, np.zeros(shape + (0,)), np.zeros(shape + (0,), dtype=np.int32),
                    np.broadcast_to(np.asarray(value, dtype=float), shape))
 
     def __repr__(self) -> str:

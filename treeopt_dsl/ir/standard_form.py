@@ -164,8 +164,8 @@ def compile_model(model: Model) -> StandardForm:
     if nnz >= np.iinfo(np.int32).max:
         raise ModelError(f"{nnz} nonzeros exceed the int32 index range of the standard form")
     indptr = np.concatenate(indptr_parts).astype(np.int32)
-    indices = np.concatenate(index_parts).astype(np.int32) if index_parts else np.zeros(0, np.int32)
-    data = np.concatenate(data_parts).astype(np.float64) if data_parts else np.zeros(0)
+    indices = np.concatenate(index_parts).astype(np.int32, copy=False) if index_parts else np.zeros(0, np.int32)
+    data = np.concatenate(data_parts).astype(np.float64, copy=False) if data_parts else np.zeros(0)
     A = sp.csr_matrix((data, indices, indptr), shape=(n_rows, n))
     row_lower = np.concatenate(lo_parts) if lo_parts else np.zeros(0)
     row_upper = np.concatenate(up_parts) if up_parts else np.zeros(0)
