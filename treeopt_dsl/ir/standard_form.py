@@ -139,8 +139,9 @@ def compile_model(model: Model) -> StandardForm:
         size, T = con.size, e.n_terms
         lo, up = con.lower.reshape(size), con.upper.reshape(size)
         keep = ~(np.isneginf(lo) & np.isposinf(up))
-        coef = e.coef.reshape(size, T)[keep]
-        var = e.vars.reshape(size, T)[keep]
+        all_kept = bool(keep.all())
+        coef = e.coef.reshape(size, T) if all_kept else e.coef.reshape(size, T)[keep]  # no copy when all rows stay
+        var = e.vars.reshape(size, T) if all_kept else e.vars.reshape(size, T)[keep]
         valid = (var >= 0) & (coef != 0.0)
         k = int(keep.sum())
         row_index = np.full(size, -1, dtype=np.int64)
@@ -151,6 +152,8 @@ def compile_model(model: Model) -> StandardForm:
             m.sum_duplicates()
             m.eliminate_zeros()
             counts, idx, dat = np.diff(m.indptr), m.indices, m.data
+        elif valid.all():  # every term is a real nonzero: the arrays are the CSR rows as they are
+            counts, idx, dat = np.full(k, T), var.ravel(), coef.ravel()
         else:
             counts, idx, dat = valid.sum(1), var[valid], coef[valid]
         indptr_parts.append(nnz + np.cumsum(counts))
