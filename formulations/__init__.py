@@ -8,10 +8,10 @@ from treeopt_dsl.spec import FormulationSpec
 from .margot import MARGOT, MARGOT_HFS, MARGOT_SFS
 from .oct import OCT, OCTH
 from .olct import OLCT, UnivariateOLCT
-from .risk import ORS
+from .risk import OGRS, ORS
 
 REGISTRY: dict[str, type[FormulationSpec]] = {
-    cls.name: cls for cls in (OLCT, UnivariateOLCT, OCT, OCTH, MARGOT, MARGOT_HFS, MARGOT_SFS, ORS)
+    cls.name: cls for cls in (OLCT, UnivariateOLCT, OCT, OCTH, MARGOT, MARGOT_HFS, MARGOT_SFS, ORS, OGRS)
 }
 
 
@@ -23,5 +23,5 @@ def get_formulation(name: str, **params: object) -> FormulationSpec:
     return REGISTRY[key](**params)
 
 
-__all__ = ["MARGOT", "MARGOT_HFS", "MARGOT_SFS", "OCT", "OCTH", "OLCT", "ORS", "REGISTRY", "UnivariateOLCT",
+__all__ = ["MARGOT", "MARGOT_HFS", "MARGOT_SFS", "OCT", "OCTH", "OGRS", "OLCT", "ORS", "REGISTRY", "UnivariateOLCT",
            "get_formulation"]

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from treeopt_dsl import blocks as B
 from treeopt_dsl.errors import FormulationError
-from treeopt_dsl.formulation import Formulation
-from treeopt_dsl.models.risk import decode_risk_score
+from treeopt_dsl.formulation import Formulation, Numerics
+from treeopt_dsl.models.risk import decode_generalized_risk_score, decode_risk_score
 from treeopt_dsl.spec import FormulationSpec, Param, floats
 
 from .olct import _tangents
@@ -64,4 +64,47 @@ class ORS(FormulationSpec):
             ],
             decoder=decode_risk_score,
             decisions=("s", "beta"),
+        )
+
+
+class OGRS(FormulationSpec):
+    """Optimal generalized risk score, thesis (4.16) (seed 000 lines 1269-1386).
+
+    ``T`` threshold rules ``x_j >= b_t`` with integer points: rule selection (4.8)-(4.10), thresholds
+    with the gap ``eps`` (4.11), discriminative rules (4.12), the binary-times-integer product (4.13),
+    the total score (4.14), binary features at 0.5 (4.15) and the tangent-logistic loss on the score
+    (4.16o). Features scaled to [0, 1]. Defaults: ``A = {-5..5}``, V3, ``eps = 1e-4`` as in the thesis.
+    """
+
+    name = "ogrs"
+    summary = "Optimal Generalized Risk Score (thesis 4.16): T threshold rules x_j >= b_t with integer points"
+    scaling = "minmax"
+    params = (
+        Param("T", 3, int, "number of rules (4.8)"),
+        Param("A", "-5..5", str, "admissible points per rule: 'lo..hi' or a list (must contain 0)"),
+        Param("tangents", "V3", _tangents, "tangent set V0..V3 or comma-separated points (4.16o)"),
+        Param("C", 1.0, floats, "weight of the loss"),
+        Param("eps", 1e-4, float, "gap of the threshold rows (4.11b)"),
+        Param("ordered", True, lambda t: t.lower() in ("1", "true", "yes"), "order the rules (4.10)"),
+        Param("scaling", "minmax", str, "feature scaling: minmax (the thesis; thresholds need [0, 1])"),
+    )
+
+    def topology(self) -> None:
+        return None
+
+    def formulation(self) -> Formulation:
+        v = self.values
+        return Formulation(
+            self.name,
+            [
+                B.RuleSelection(T=v["T"], ordered=v["ordered"]),
+                B.ThresholdRules(eps=v["eps"]),
+                B.RulePoints(A=v["A"]),
+                B.BinaryTimesInteger("z_rule", "s_rule", "s_hat"),
+                B.TotalScore(),
+                B.TangentLogisticLoss(tangents=v["tangents"], C=v["C"], on="score"),
+            ],
+            decoder=decode_generalized_risk_score,
+            numerics=Numerics(eps=v["eps"]),
+            decisions=("a_rule", "b_rule", "s_rule", "beta"),
         )

@@ -105,3 +105,53 @@ def test_score_card_and_risk_table_read_like_figure_4_1():
     # predict_proba is the logistic of total score + beta
     p = res.model.predict_proba(X)[:, 1]
     np.testing.assert_allclose(p, 1 / (1 + np.exp(-(X @ res.model.s + res.model.beta))), atol=1e-12)
+
+
+# ------------------------------------------------------------------------------- generalized risk scores
+def brute_force_ogrs_one_rule(X: np.ndarray, y: np.ndarray, A: range, tangents: str) -> float:
+    """T = 1: every feature, every threshold between distinct values (discriminative rules), every s in A."""
+    a, c = TangentLogisticLoss(tangents).pieces()
+    Xs = (X - X.min(0)) / np.where(np.ptp(X, 0) > 0, np.ptp(X, 0), 1.0)
+    best = np.inf
+    for j in range(X.shape[1]):
+        vals = np.unique(Xs[:, j])
+        for theta in (vals[:-1] + vals[1:]) / 2:
+            r = (Xs[:, j] > theta).astype(float)
+            for s in A:
+                best = min(best, best_beta_loss(s * r, y.astype(float), a, c))
+    return best
+
+
+@settings(max_examples=8, deadline=None)
+@given(X=arrays(np.int64, (9, 2), elements=st.integers(0, 3)),
+       y=st.lists(st.sampled_from([-1, 1]), min_size=9, max_size=9))
+def test_ogrs_one_rule_equals_brute_force(X, y):
+    X = X.astype(float)
+    X[0], X[1] = 0.0, 3.0
+    y = np.array(y)
+    if np.unique(y).size < 2:
+        y[0] = -y[0]
+    res = get_formulation("ogrs", T=1, A="-2..2", tangents="V1").solve(Dataset.from_arrays(X, y), gap=0.0,
+                                                                       time_limit=60)
+    assert res.status.value == "optimal"
+    assert res.objective == pytest.approx(brute_force_ogrs_one_rule(X, y, range(-2, 3), "V1"), rel=1e-6, abs=1e-6)
+    assert res.certificate.ok
+
+
+def test_ogrs_rules_reproduce_z_and_normal_forms_agree():
+    rng = np.random.default_rng(3)
+    X = np.column_stack([rng.normal(50, 10, 40), (rng.random(40) > 0.5).astype(float), rng.random(40)])
+    y = np.where((X[:, 0] > 55) | (X[:, 1] == 1) & (rng.random(40) > 0.3), 1, -1)
+    res = get_formulation("ogrs", T=2, tangents="V1").solve(Dataset.from_arrays(X, y), time_limit=30)
+    assert res.status.has_solution and res.certificate.ok
+    z = np.rint(res.built.ctx["z_rule"].values(res.x))
+    model = res.model
+    np.testing.assert_array_equal(model.rules_hold(X), z)  # decoded thresholds, in original units, give z
+    assert len(set(model.features.tolist())) == 2  # (4.9): no feature twice
+    if 1 in model.features.tolist():  # (4.15): a binary feature is split at 0.5
+        assert model.original_thresholds()[model.features.tolist().index(1)] == pytest.approx(0.5, abs=1e-3)
+    for kind in ("non_negative", "one_direction"):
+        n = model.normal_form(kind)
+        np.testing.assert_allclose(n.decision_function(X), model.decision_function(X), atol=1e-9)
+    assert np.all(model.normal_form("non_negative").s >= 0)
+    assert not model.normal_form("one_direction").negated.any()

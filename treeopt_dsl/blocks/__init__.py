@@ -12,7 +12,8 @@ from .losses import (
 )
 from .regularizers import L0, L1, LInf, SquaredL2
 from .routing import BigMForwarding, Routing
-from .scores import IntegerScores, score_set
+from .rules import BinaryTimesInteger, RulePoints, RuleSelection, ThresholdRules, TotalScore
+from .scores import IntegerScores, integer_in_set, score_set
 from .splits import ObliqueSplit
 
 for _cls in (ObliqueSplit, Routing, BigMForwarding, HingeLoss, L1):
@@ -26,16 +27,22 @@ __all__ = [
     "L1",
     "TANGENT_SETS",
     "BigMForwarding",
+    "BinaryTimesInteger",
     "Block",
     "HingeLoss",
     "IntegerScores",
     "LInf",
     "ObliqueSplit",
     "Routing",
+    "RulePoints",
+    "RuleSelection",
     "SlackLoss",
     "SquaredL2",
     "TangentLogisticLoss",
+    "ThresholdRules",
+    "TotalScore",
     "ZeroOneLoss",
+    "integer_in_set",
     "logistic_loss",
     "logistic_tangents",
     "score_set",

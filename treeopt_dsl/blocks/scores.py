@@ -10,6 +10,7 @@ shared :class:`~treeopt_dsl.blocks.TangentLogisticLoss` with ``on="score"``.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 import xarray as xr
@@ -45,6 +46,31 @@ def score_set(values: Iterable[int] | str) -> tuple[int, ...]:
     return A
 
 
+class OneHotChoice:
+    """``s = sum_v v u[., v]``, ``sum_v u[., v] <= 1`` over the nonzero values of a non-contiguous ``A``."""
+
+    def __init__(self, s: Any, u: Any, values: np.ndarray) -> None:
+        self.s, self.u, self.values = s, u, values
+
+    def complete(self, ctx: BuildContext, x: np.ndarray) -> None:
+        sv = np.rint(self.s.values(x))
+        x[self.u.ids] = (sv[..., None] == self.values).astype(float)
+
+
+def integer_in_set(m: Any, name: str, dims: tuple[str, ...], coords: dict, A: tuple[int, ...]
+                   ) -> tuple[Any, OneHotChoice | None]:
+    """An integer family ``name`` with values in ``A`` (a contiguous range: bounds only; otherwise a
+    one-hot choice among the nonzero values). Returns the family and the choice (or ``None``)."""
+    s = m.add_variables(name, dims, coords, kind=Kind.INTEGER, lower=A[0], upper=A[-1])
+    if A == tuple(range(A[0], A[-1] + 1)):
+        return s, None
+    nz = np.array([v for v in A if v != 0], dtype=float)
+    u = m.add_variables(f"{name}_value", (*dims, VALUE), {**coords, VALUE: nz}, kind=Kind.BINARY)
+    m.add_constraints(f"{name}_choice", u.sum(VALUE) <= 1)
+    m.add_constraints(f"{name}_of_choice", s == (u * xr.DataArray(nz, dims=(VALUE,), coords={VALUE: nz})).sum(VALUE))
+    return s, OneHotChoice(s, u, nz)
+
+
 class IntegerScores(Block):
     """Integer scores ``s_j in A`` (4.1a, 4.5f), free intercept ``beta`` (4.5d), ``score_i = s·x_i + beta``.
 
@@ -59,21 +85,9 @@ class IntegerScores(Block):
         self.A = score_set(A)
         self.beta_bound = beta_bound
 
-    @property
-    def contiguous(self) -> bool:
-        return self.A == tuple(range(self.A[0], self.A[-1] + 1))
-
     def build(self, ctx: BuildContext) -> None:
         m, data = ctx.model, ctx.data
-        coords = {FEATURE: np.arange(data.n_features)}
-        lo, hi = self.A[0], self.A[-1]
-        s = m.add_variables("s", (FEATURE,), coords, kind=Kind.INTEGER, lower=lo, upper=hi)
-        if not self.contiguous:
-            nz = np.array([v for v in self.A if v != 0], dtype=float)
-            u = m.add_variables("s_value", (FEATURE, VALUE), {**coords, VALUE: nz}, kind=Kind.BINARY)
-            m.add_constraints("s_choice", u.sum(VALUE) <= 1)
-            m.add_constraints("s_of_choice", s == (u * xr.DataArray(nz, dims=(VALUE,), coords={VALUE: nz})).sum(VALUE))
-            self._u = u
+        s, self._choice = integer_in_set(m, "s", (FEATURE,), {FEATURE: np.arange(data.n_features)}, self.A)
         B = np.inf if self.beta_bound is None else float(self.beta_bound)
         beta = m.add_variables("beta", (), {}, lower=-B, upper=B)
         X = xr.DataArray(data.X, dims=(SAMPLE, FEATURE))
@@ -82,8 +96,5 @@ class IntegerScores(Block):
         ctx.provide("score", s.dot(X, FEATURE) + beta, "IntegerScores")
 
     def complete(self, ctx: BuildContext, x: np.ndarray) -> None:
-        if self.contiguous:
-            return
-        s = np.rint(ctx["s"].values(x))
-        nz = np.array([v for v in self.A if v != 0], dtype=float)
-        x[self._u.ids] = (s[:, None] == nz[None, :]).astype(float)
+        if self._choice is not None:
+            self._choice.complete(ctx, x)

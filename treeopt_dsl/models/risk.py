@@ -96,6 +96,91 @@ class RiskScoreModel:
         return self.text()
 
 
+@dataclass
+class GeneralizedRiskScoreModel:
+    """``P(y = +1 | x) = sigmoid(sum_t s_t r_t(x) + beta)`` with threshold rules ``r_t(x) = 1{x_j >= b_t}``
+    (or ``1{x_j < b_t}`` where ``negated``), thesis (4.7) and Figure 4.1.
+
+    ``thresholds`` are in scaled units (features scaled to [0, 1]); :meth:`rules` prints them in the
+    original units. A rule holds when ``x_j >= b_t - eps/2``: the middle of the gap (4.11) keeps empty.
+    """
+
+    features: np.ndarray  # feature index of each rule
+    thresholds: np.ndarray  # b_t - eps/2, scaled units
+    s: np.ndarray  # integer points per rule
+    beta: float
+    feature_names: tuple[str, ...]
+    classes: tuple[Any, Any]
+    scaler: Scaler
+    negated: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+
+    def __post_init__(self) -> None:
+        if self.negated.size != self.s.size:
+            self.negated = np.zeros(self.s.size, dtype=bool)
+
+    def rules_hold(self, X: Any, scaled: bool = False) -> np.ndarray:
+        """``r_t(x_i)`` for every sample and rule (0/1)."""
+        Xs = np.asarray(X, dtype=float) if scaled else self.scaler.transform(X)
+        hold = Xs[:, self.features] >= self.thresholds[None, :]
+        return np.where(self.negated, ~hold, hold).astype(float)
+
+    def decision_function(self, X: Any, scaled: bool = False) -> np.ndarray:
+        return self.rules_hold(X, scaled) @ self.s + self.beta
+
+    def predict_proba(self, X: Any, scaled: bool = False) -> np.ndarray:
+        p = sigmoid(self.decision_function(X, scaled))
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X: Any, scaled: bool = False) -> np.ndarray:
+        return np.where(self.decision_function(X, scaled) > 0, self.classes[1], self.classes[0])
+
+    def original_thresholds(self) -> np.ndarray:
+        """The thresholds in the features' original units."""
+        shift = self.scaler.shift_[self.features] if self.scaler.shift_ is not None else 0.0
+        scale = self.scaler.scale_[self.features] if self.scaler.scale_ is not None else 1.0
+        return self.thresholds * scale + shift
+
+    def score_card(self) -> list[tuple[str, int]]:
+        """``(rule, points)`` with the rule in original units, e.g. ``("age >= 52.5", 3)``."""
+        thr = self.original_thresholds()
+        return [(f"{self.feature_names[j]} {'<' if neg else '>='} {t:.6g}", int(p))
+                for j, t, p, neg in zip(self.features, thr, self.s, self.negated, strict=True)]
+
+    def normal_form(self, kind: str = "non_negative") -> GeneralizedRiskScoreModel:
+        """An equivalent score (Theorem 4.1): ``"non_negative"`` points only (Corollary 4.1), or
+        ``"one_direction"``: every rule read as ``x_j >= b`` (Corollary 4.2). Replacing ``r_k`` by
+        ``1 - r_k`` and ``s_k`` by ``-s_k`` with ``beta + s_k`` leaves every score unchanged."""
+        if kind == "non_negative":
+            flip = self.s < 0
+        elif kind == "one_direction":
+            flip = self.negated.copy()
+        else:
+            raise ValueError(f"kind must be 'non_negative' or 'one_direction', got {kind!r}")
+        s = np.where(flip, -self.s, self.s)
+        return replace(self, s=s, beta=float(self.beta + self.s[flip].sum()), negated=self.negated ^ flip)
+
+    def text(self) -> str:
+        card = self.score_card()
+        width = max([len(r) for r, _ in card] + [8])
+        lines = [f"generalized risk score: P({self.classes[1]}) = sigmoid(total + {self.beta:.4g})", ""]
+        lines += [f"  {r:<{width}}  {p:+d} points" for r, p in card]
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+def decode_generalized_risk_score(ctx: Any, x: np.ndarray) -> GeneralizedRiskScoreModel:
+    """Rules from ``a`` (the selected feature of each rule), ``b``, the rounded points ``s`` and ``beta``."""
+    data = ctx.data
+    a = ctx["a_rule"].values(x)
+    eps = ctx.numerics.eps
+    return GeneralizedRiskScoreModel(
+        features=np.argmax(a, axis=0), thresholds=ctx["b_rule"].values(x) - eps / 2,
+        s=np.rint(ctx["s_rule"].values(x)).astype(int), beta=float(ctx["beta"].values(x)),
+        feature_names=data.feature_names, classes=data.classes, scaler=data.meta.get("scaler") or Scaler("none"))
+
+
 def decode_risk_score(ctx: Any, x: np.ndarray) -> RiskScoreModel:
     """Read ``s`` (rounded: the solver returns integers within its integrality tolerance) and ``beta``."""
     data = ctx.data
