@@ -98,7 +98,8 @@ def test_bad_parameters_and_data():
         OptimalTreeClassifier(depth=1).fit(Xn, y)
 
 
-@parametrize_with_checks([RiskScoreClassifier(T=2, time_limit=10)])
+@parametrize_with_checks([RiskScoreClassifier(T=2, time_limit=10),
+                          RiskScoreClassifier(formulation="ogrs", T=1, time_limit=10, gap=0.05)])
 def test_risk_score_classifier_is_sklearn_compatible(estimator, check):
     check(estimator)
 

@@ -277,12 +277,16 @@ class OptimalTreeClassifier(_SolvedClassifier):
 
 
 class RiskScoreClassifier(_SolvedClassifier):
-    """Optimal risk score (thesis (4.5)): ``P(classes_[1] | x) = sigmoid(s·x + beta)`` with integer points.
+    """Optimal risk scores: ``P(classes_[1] | x) = sigmoid(total points + beta)`` with integer points.
 
     Parameters
     ----------
+    formulation : {"ors", "ogrs"}, default="ors"
+        ``ors`` (thesis (4.5)): points on (binary or [0, 1]-scaled) features; ``ogrs`` (4.16): ``T``
+        threshold rules ``x_j >= b_t`` learned with their points.
     T : int, default=3
-        Number of features with points (4.2). ``cardinality="at_most"`` makes it an upper bound.
+        Number of features with points (4.2) / of rules (4.8). ``cardinality="at_most"`` makes the
+        ``ors`` count an upper bound.
     A : str, default="-5..5"
         Admissible points (a range ``lo..hi`` or a list ``"-3,-1,0,1,3"``; must contain 0).
     tangents : str, default="V3"
@@ -307,10 +311,11 @@ class RiskScoreClassifier(_SolvedClassifier):
     [1, 0]
     """
 
-    def __init__(self, T: int = 3, A: str = "-5..5", cardinality: str = "exact", tangents: Any = "V3",
-                 C: float = 1.0, scaling: str = "minmax", solver: str = "highs", backend: str | None = None,
-                 time_limit: float | None = 60.0, gap: float | None = None, threads: int | None = None,
-                 random_state: Any = None, verbose: bool = False) -> None:
+    def __init__(self, formulation: str = "ors", T: int = 3, A: str = "-5..5", cardinality: str = "exact",
+                 tangents: Any = "V3", C: float = 1.0, scaling: str = "minmax", solver: str = "highs",
+                 backend: str | None = None, time_limit: float | None = 60.0, gap: float | None = None,
+                 threads: int | None = None, random_state: Any = None, verbose: bool = False) -> None:
+        self.formulation = formulation
         self.T = T
         self.A = A
         self.cardinality = cardinality
@@ -330,8 +335,13 @@ class RiskScoreClassifier(_SolvedClassifier):
 
         if not isinstance(self.T, numbers.Integral) or self.T < 1:
             raise FormulationError(f"T must be a positive integer, got {self.T!r}")
-        return get_formulation("ors", T=int(self.T), A=str(self.A), cardinality=self.cardinality,
-                               tangents=self.tangents, C=float(self.C), scaling=self.scaling)
+        common = dict(A=str(self.A), tangents=self.tangents, C=float(self.C), scaling=self.scaling)
+        if self.formulation == "ors":
+            return get_formulation("ors", T=int(self.T), cardinality=self.cardinality, **common)
+        if self.formulation == "ogrs":
+            T = int(min(self.T, getattr(self, "n_features_in_", self.T)))  # one rule per feature at most (4.9)
+            return get_formulation("ogrs", T=T, **common)
+        raise FormulationError(f"formulation must be 'ors' or 'ogrs', got {self.formulation!r}")
 
 
 
