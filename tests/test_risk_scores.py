@@ -155,3 +155,22 @@ def test_ogrs_rules_reproduce_z_and_normal_forms_agree():
         np.testing.assert_allclose(n.decision_function(X), model.decision_function(X), atol=1e-9)
     assert np.all(model.normal_form("non_negative").s >= 0)
     assert not model.normal_form("one_direction").negated.any()
+
+
+def test_rule_by_rule_warm_start_is_feasible_and_accepted():
+    from treeopt_dsl.warmstart import start_point
+
+    rng = np.random.default_rng(5)
+    X = rng.random((40, 4))
+    y = np.where(X[:, 0] + X[:, 2] + 0.2 * rng.normal(size=40) > 1.0, 1, -1)
+    built = get_formulation("ogrs", T=2, tangents="V1").build(Dataset.from_arrays(X, y))
+    x0 = start_point(built, "greedy")
+    assert built.model.max_violation(x0) <= 1e-6
+    res = built.solve(time_limit=60, gap=0.0, warm_start="greedy")
+    assert res.warm_start_accepted is True
+    assert res.status.value == "optimal"
+    assert built.model.objective_value(x0) >= res.objective - 1e-6
+    # ORS takes its decisions as a dict
+    ors = get_formulation("ors", T=2, tangents="V1").build(Dataset.from_arrays((X > 0.5).astype(float), y))
+    r = ors.solve(time_limit=60, warm_start={"s": [1, 0, 1, 0], "beta": -1.0})
+    assert r.warm_start_accepted is True and r.certificate.ok

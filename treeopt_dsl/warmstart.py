@@ -39,6 +39,16 @@ def start_point(built: Built, start: Any) -> np.ndarray:
     if isinstance(start, np.ndarray) and start.ndim == 1 and start.size == model.n_vars:
         x = built.complete(start)
         return x
+    if "w" not in built.ctx:  # not a tree: risk scores take their decisions, or a strategy of their own
+        if start == "greedy" and "a_rule" in built.ctx:
+            from .risk_start import rule_by_rule
+
+            start = rule_by_rule(built)
+        if isinstance(start, dict):
+            return from_decisions(built, start)
+        raise FormulationError(f"{built.formulation.name} takes a warm start as a dict of its decisions "
+                               f"{list(built.formulation.decisions)}" + (" or 'greedy'" if "a_rule" in built.ctx
+                                                                           else ""))
     if isinstance(start, str):
         if start not in STRATEGIES:
             raise FormulationError(f"unknown warm start {start!r}; use one of {STRATEGIES}, a TreeModel or values")
@@ -53,6 +63,18 @@ def start_point(built: Built, start: Any) -> np.ndarray:
     else:
         raise FormulationError(f"cannot use {type(start).__name__} as a warm start")
     return _feasible(built, W, b)
+
+
+def from_decisions(built: Built, values: dict[str, Any]) -> np.ndarray:
+    """A full point from the values of decision families (``{"s": ..., "beta": ...}``), completed by the blocks."""
+    x = np.full(built.model.n_vars, np.nan)
+    for name, v in values.items():
+        if name not in built.model.variables:
+            raise FormulationError(f"{built.formulation.name} has no variable family {name!r}; "
+                                   f"its decisions are {list(built.formulation.decisions)}")
+        fam = built.model.variables[name]
+        x[fam.ids] = np.broadcast_to(np.asarray(v, dtype=float), fam.shape)
+    return built.complete(x)
 
 
 def _feasible(built: Built, W: np.ndarray, b: np.ndarray) -> np.ndarray:

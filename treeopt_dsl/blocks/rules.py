@@ -18,6 +18,7 @@ The loss is the shared :class:`~treeopt_dsl.blocks.TangentLogisticLoss` with ``o
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 import xarray as xr
@@ -37,10 +38,10 @@ class RuleSelection(Block):
 
     provides = ("a_rule",)
 
-    def __init__(self, T: int = 3, ordered: bool = True) -> None:
+    def __init__(self, T: int = 3, ordered: bool = True, exclude: Iterable[int] = ()) -> None:
         if int(T) < 1:
             raise FormulationError(f"the number of rules T must be at least 1, got {T!r}")
-        self.T, self.ordered = int(T), ordered
+        self.T, self.ordered, self.exclude = int(T), ordered, list(exclude)
 
     def build(self, ctx: BuildContext) -> None:
         m, p = ctx.model, ctx.data.n_features
@@ -50,6 +51,8 @@ class RuleSelection(Block):
                             kind=Kind.BINARY)
         m.add_constraints("rule_one_feature", a.sum(FEATURE) == 1)   # (4.8a)
         m.add_constraints("feature_once", a.sum(RULE) <= 1)          # (4.9a)
+        if self.exclude:  # features some other rule already uses (the rule-by-rule warm start)
+            m.add_constraints("feature_excluded", a.isel(feature=np.asarray(self.exclude)) == 0)
         if self.ordered and self.T > 1:                               # (4.10a)
             later = xr.DataArray(np.triu(np.ones((p, p)), 1), dims=(FEATURE, "k"))  # k > j
             earlier = xr.DataArray(np.tril(np.ones((self.T, self.T)), -1), dims=(RULE, "s"))  # s < t
@@ -167,9 +170,11 @@ class TotalScore(Block):
 
     provides = ("score",)
 
-    def __init__(self, of: str = "s_hat", over: str = RULE) -> None:
-        self.of, self.over = of, over
+    def __init__(self, of: str = "s_hat", over: str = RULE, offset: Any = 0.0) -> None:
+        self.of, self.over, self.offset = of, over, offset
         self.requires = (of, "beta")
 
     def build(self, ctx: BuildContext) -> None:
-        ctx.provide("score", ctx[self.of].sum(self.over) + ctx["beta"], "TotalScore")
+        offset = xr.DataArray(np.broadcast_to(np.asarray(self.offset, dtype=float), (ctx.data.n_samples,)),
+                              dims=(SAMPLE,))  # points of rules fixed elsewhere (rule-by-rule warm start)
+        ctx.provide("score", ctx[self.of].sum(self.over) + ctx["beta"] + offset, "TotalScore")
