@@ -174,3 +174,22 @@ def test_rule_by_rule_warm_start_is_feasible_and_accepted():
     ors = get_formulation("ors", T=2, tangents="V1").build(Dataset.from_arrays((X > 0.5).astype(float), y))
     r = ors.solve(time_limit=60, warm_start={"s": [1, 0, 1, 0], "beta": -1.0})
     assert r.warm_start_accepted is True and r.certificate.ok
+
+
+@settings(max_examples=50, deadline=None)
+@given(s=arrays(np.int64, 3, elements=st.integers(-5, 5)), beta=st.floats(-5, 5),
+       thr=arrays(float, 3, elements=st.floats(0.05, 0.95)), neg=arrays(bool, 3),
+       X=arrays(float, (9, 4), elements=st.floats(0, 1)))
+def test_generalized_normal_forms_score_identically(s, beta, thr, neg, X):
+    from treeopt_dsl.data import Scaler
+    from treeopt_dsl.models.risk import GeneralizedRiskScoreModel
+
+    m = GeneralizedRiskScoreModel(np.array([0, 2, 3]), thr, s.astype(float), beta, ("a", "b", "c", "d"), (-1, 1),
+                                  Scaler("none").fit(X), negated=neg)
+    for kind in ("non_negative", "one_direction"):
+        n = m.normal_form(kind)
+        np.testing.assert_allclose(n.decision_function(X), m.decision_function(X), atol=1e-9)
+    assert np.all(m.normal_form("non_negative").s >= 0)
+    assert not m.normal_form("one_direction").negated.any()
+    totals = [t for t, _ in m.risk_table()]
+    assert set(np.rint(m.rules_hold(X) @ m.s).astype(int).tolist()) <= set(totals)

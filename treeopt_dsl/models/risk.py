@@ -12,6 +12,23 @@ from ..errors import DataError
 from .tree import sigmoid
 
 
+def risk_table(s: np.ndarray, beta: float) -> list[tuple[int, float]]:
+    """``(total, sigmoid(total + beta))`` for every integer total from the sum of the negative points to
+    the sum of the positive ones (each rule or [0, 1] feature adds between 0 and its points)."""
+    totals = np.arange(int(np.minimum(s, 0).sum()), int(np.maximum(s, 0).sum()) + 1)
+    return list(zip(totals.tolist(), sigmoid(totals + beta).tolist(), strict=True))
+
+
+def card_text(title: str, card: list[tuple[str, int]], table: list[tuple[int, float]]) -> str:
+    """A score card and its risk table, laid out as the thesis' Figure 4.1."""
+    width = max([len(n) for n, _ in card] + [8])
+    lines = [title, ""]
+    lines += [f"  {n:<{width}}  {p:+d} points" for n, p in card] or ["  (no rule used)"]
+    lines += ["  " + "-" * (width + 12), "  total score  " + "  ".join(f"{t:>5d}" for t, _ in table)]
+    lines.append("  risk (%)     " + "  ".join(f"{100 * r:5.1f}" for _, r in table))
+    return "\n".join(lines)
+
+
 @dataclass
 class RiskScoreModel:
     """``P(y = +1 | x) = sigmoid(s·x + beta)`` with integer points ``s`` on the *scaled* features.
@@ -77,20 +94,12 @@ class RiskScoreModel:
     def risk_table(self) -> list[tuple[int, float]]:
         """``(total score, predicted risk)`` for every integer total between the lowest and highest
         total a sample with features in [0, 1] can collect."""
-        lo = int(np.minimum(self.s, 0).sum())  # features in [0, 1]: each rule adds between 0 and s_j
-        hi = int(np.maximum(self.s, 0).sum())
-        totals = np.arange(lo, hi + 1)
-        return list(zip(totals.tolist(), sigmoid(totals + self.beta).tolist(), strict=True))
+        return risk_table(self.s, self.beta)
 
     def text(self) -> str:
         """The score card and risk table as in the thesis' Figure 4.1."""
-        card = self.score_card()
-        width = max([len(n) for n, _ in card] + [8])
-        lines = [f"risk score: P({self.classes[1]}) = sigmoid(total + {self.beta:.4g})", ""]
-        lines += [f"  {n:<{width}}  {p:+d} points" for n, p in card] or ["  (no feature used)"]
-        lines += ["  " + "-" * (width + 12), "  total score  " + "  ".join(f"{t:>5d}" for t, _ in self.risk_table())]
-        lines.append("  risk (%)     " + "  ".join(f"{100 * r:5.1f}" for _, r in self.risk_table()))
-        return "\n".join(lines)
+        return card_text(f"risk score: P({self.classes[1]}) = sigmoid(total + {self.beta:.4g})",
+                         self.score_card(), self.risk_table())
 
     def __str__(self) -> str:
         return self.text()
@@ -159,12 +168,13 @@ class GeneralizedRiskScoreModel:
         s = np.where(flip, -self.s, self.s)
         return replace(self, s=s, beta=float(self.beta + self.s[flip].sum()), negated=self.negated ^ flip)
 
+    def risk_table(self) -> list[tuple[int, float]]:
+        """``(total score, predicted risk)`` for every total the rules can add up to."""
+        return risk_table(self.s, self.beta)
+
     def text(self) -> str:
-        card = self.score_card()
-        width = max([len(r) for r, _ in card] + [8])
-        lines = [f"generalized risk score: P({self.classes[1]}) = sigmoid(total + {self.beta:.4g})", ""]
-        lines += [f"  {r:<{width}}  {p:+d} points" for r, p in card]
-        return "\n".join(lines)
+        return card_text(f"generalized risk score: P({self.classes[1]}) = sigmoid(total + {self.beta:.4g})",
+                         self.score_card(), self.risk_table())
 
     def __str__(self) -> str:
         return self.text()
