@@ -162,7 +162,7 @@ class SlackLoss(Block):
         nodes = topo.nodes[np.isin(topo.level, lv)]
         xi = m.add_variables("xi", (SAMPLE, LEVEL), {SAMPLE: data.n_samples, LEVEL: lv}, lower=floor)
         y = xr.DataArray(data.y.astype(float), dims=(SAMPLE,))
-        margin = ctx["split"].sel(node=nodes) * y  # y_i (w_t·x_i + b_t), sample x node
+        v = ctx["split"].sel(node=nodes)  # w_t·x_i + b_t, sample x node
         slope = xr.DataArray(a[~flat], dims=(PIECE,))
         inter = xr.DataArray(c[~flat], dims=(PIECE,))
         if (~flat).any():
@@ -178,7 +178,9 @@ class SlackLoss(Block):
                 Mk = np.abs(slope) * U + inter - floor
             else:
                 Mk = xr.DataArray(float(self.M))
-            m.add_constraints(f"{self.name}_pieces", xi_t >= margin * slope + inter - off * Mk)
+            # xi >= a_k y_i v + c_k - M (1 - reach), written as "... - xi <= 0": the data factors y_i a_k
+            # multiply the split once and the big term arrays are concatenated once
+            m.add_constraints(f"{self.name}_pieces", v * (y * slope) + inter - off * Mk - xi_t <= 0)
             ctx.numerics.max_big_m = max(ctx.numerics.max_big_m, float(np.max(np.asarray(Mk))))
         C = xr.DataArray(self.weights(ctx), dims=(LEVEL,), coords={LEVEL: lv})
         m.add_objective(xi * C, self.name)
