@@ -227,3 +227,15 @@ def test_axis_aligned_text_prints_thresholds_in_original_units():
     pred = res.model.predict(X) == 1
     assert np.mean(rule == pred) == 1.0 or np.mean(rule != pred) == 1.0  # the printed rule is the model's
     assert 30 < theta < 70  # original units, not standardized ones
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_greedy_oct_start_is_no_worse_than_a_constant(seed):
+    """A stump whose two sides have the same majority is a constant classifier, not an inverted one."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(60, 3))
+    y = np.where(X[:, 0] + rng.normal(size=60) > 1.0, 1, -1)  # imbalanced: most samples negative
+    built = get_formulation("oct", depth=2).build(Dataset.from_arrays(X, y))
+    x0 = start_point(built, "greedy")
+    errors = built.model.objective_value(x0)
+    assert errors <= min((y == 1).sum(), (y == -1).sum())

@@ -146,6 +146,9 @@ def fit_node(X: np.ndarray, y: np.ndarray, kind: str, C: float = 1.0, budget: in
             return np.zeros(p), 1.0 if np.mean(y > 0) >= 0.5 else -1.0
         j, thr = int(tr.feature[0]), float(tr.threshold[0])
         right_pos = st.classes_[np.argmax(tr.value[2][0])] > 0
+        left_pos = st.classes_[np.argmax(tr.value[1][0])] > 0
+        if kind == "zero_one" and left_pos == right_pos:  # the best split leaves one class on both sides:
+            return np.zeros(p), 1.0 if right_pos else -1.0  # as a classifier the stump is a constant
         w = np.zeros(p)
         if kind == "zero_one":
             w[j] = 1.0 if right_pos else -1.0
