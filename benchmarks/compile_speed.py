@@ -161,26 +161,26 @@ def floor_model(X: np.ndarray, y: np.ndarray) -> FloorModel:
         val[:, p] = 1.0
         val[:, p + 1] = sign * M_BIG
         block(idx, val, [p + 2], [lo], [up])
-    # (3.15) xi[i, h(t)] - a_k y_i (w_t.x_i + b_t) - M reach[i, t] >= c_k - M, t in T, k in V0 \ {+inf}
+    # (3.15) a_k y_i (w_t.x_i + b_t) + M reach[i, t] - xi[i, h(t)] <= M - c_k, t in T, k in V0 \ {+inf}
     lengths = [p + 2 + int(REACH[t].sum()) for t in range(NODES) for _ in SLOPES]
     idx = np.empty((n, sum(lengths)), dtype=i32)
     val = np.empty((n, sum(lengths)))
-    at, lows = 0, []
+    at, ups = 0, []
     for t in range(NODES):
         reach = np.flatnonzero(REACH[t]).astype(i32)
         for a, c in zip(SLOPES, INTERCEPTS, strict=True):
-            ay = -a * ys
-            idx[:, at] = xi0 + two_i + LEVEL_OF[t]
-            val[:, at] = 1.0
-            idx[:, at + 1:at + 1 + p] = w0 + t * p + wcols
-            np.multiply(Xs, ay[:, None], out=val[:, at + 1:at + 1 + p])
-            idx[:, at + 1 + p] = b0 + t
-            val[:, at + 1 + p] = ay
-            idx[:, at + 2 + p:at + 2 + p + reach.size] = (z0 + two_i)[:, None] + reach
-            val[:, at + 2 + p:at + 2 + p + reach.size] = -M_BIG
+            ay = a * ys
+            idx[:, at:at + p] = w0 + t * p + wcols
+            np.multiply(Xs, ay[:, None], out=val[:, at:at + p])
+            idx[:, at + p] = b0 + t
+            val[:, at + p] = ay
+            idx[:, at + p + 1:at + p + 1 + reach.size] = (z0 + two_i)[:, None] + reach
+            val[:, at + p + 1:at + p + 1 + reach.size] = M_BIG
+            idx[:, at + p + 1 + reach.size] = xi0 + two_i + LEVEL_OF[t]
+            val[:, at + p + 1 + reach.size] = -1.0
             at += p + 2 + reach.size
-            lows.append(c - M_BIG)
-    block(idx, val, lengths, lows, [np.inf] * len(lows))
+            ups.append(M_BIG - c)
+    block(idx, val, lengths, [-np.inf] * len(ups), ups)
     # (3.16a) w - w_pos + w_neg = 0
     k = np.arange(NODES * p, dtype=i32)
     block(np.stack([w0 + k, wp0 + k, wn0 + k], axis=1), np.tile([1.0, -1.0, 1.0], (NODES * p, 1)), [3], [0.0], [0.0])
