@@ -110,6 +110,22 @@ def test_objective_linear_and_quadratic_terms(n, c, q, v, k):
     assert sum(terms.values()) == pytest.approx(want, rel=1e-9, abs=1e-9)
 
 
+@settings(max_examples=30, deadline=None)
+@given(P=problems())
+def test_linsum_equals_the_chained_sum(P):
+    from treeopt_dsl.ir import linsum
+
+    m, x, y, exprs = build(P)
+    a, b, c = exprs["broadcast"][0], exprs["mask"][0], exprs["where"][0]
+    point = np.zeros(m.n_vars)
+    point[x.ids.ravel()] = P["xv"].ravel()
+    point[y.ids.ravel()] = P["yv"].ravel()
+    chained = a + b - c + 2.5
+    fused = linsum(a, b, -c, 2.5)
+    assert fused.dims == chained.dims and fused.n_terms == chained.n_terms
+    np.testing.assert_allclose(fused.evaluate(point), chained.evaluate(point), rtol=1e-12, atol=1e-12)
+
+
 def test_senses_and_ranged_rows():
     m = Model("senses")
     x = m.add_variables("x", ("i",), {"i": 3}, lower=0, upper=1)

@@ -142,6 +142,28 @@ def broadcast_expr(e: LinExpr, dims: tuple[str, ...], coords: Coords) -> LinExpr
                    expand(e.const, e.dims, dims, shape))
 
 
+def linsum(*terms: Any) -> LinExpr:
+    """``terms[0] + terms[1] + ...`` with one concatenation of the term arrays instead of one per ``+``.
+
+    Numbers and labeled data are added to the constant. Equal to the chained sum (tested).
+    """
+    exprs = [as_operand(t) for t in terms if isinstance(as_operand(t), LinExpr)]
+    consts = [t for t in terms if not isinstance(as_operand(t), LinExpr)]
+    if not exprs:
+        raise ModelError("linsum needs at least one linear expression")
+    dims, coords = exprs[0].dims, exprs[0].coords
+    for e in exprs[1:]:
+        dims, coords = union(dims, coords, e.dims, e.coords)
+    shape = shape_of(dims, coords)
+    coef = np.concatenate([expand(e.coef, e.dims, dims, shape, 1) for e in exprs], axis=-1)
+    vars_ = np.concatenate([expand(e.vars, e.dims, dims, shape, 1) for e in exprs], axis=-1)
+    const = sum((expand(e.const, e.dims, dims, shape) for e in exprs), np.zeros(shape))
+    out = LinExpr(dims, coords, coef, vars_, const)
+    for c in consts:
+        out = out + c
+    return out
+
+
 def as_operand(x: Any) -> Any:
     return x.to_expr() if isinstance(x, ExprOps) else x
 
