@@ -1,14 +1,30 @@
 """CPLEX LP-format writer from the standard form.
 
-Written so that HiGHS, Gurobi, SCIP and CBC read it alike:
+Written so that HiGHS, Gurobi, SCIP and CBC read it alike (up to the objective constant, below):
 
-* one term per line (``+ 2.5 w_1_3``): no line grows past any reader's length limit;
+* one term per line (``+ 2.5 w_1_3``): no line grows past any reader's length limit (255 for
+  some), whatever the number of terms of a row;
 * a ranged row ``lower <= a·x <= upper`` becomes two rows, ``name: a·x >= lower`` and
-  ``name_hi: a·x <= upper`` (the ranged syntax of the LP format is not read by every solver);
-* the objective constant is a constant term of the objective; the quadratic part is written as
+  ``name_hi: a·x <= upper`` (renamed if another row already has that name);
+* the objective constant is a final constant term of the objective; the quadratic part is
   ``+ [ ... ] / 2`` with ``Q``'s upper triangle (off-diagonal entries doubled), i.e. ``½ xᵀQx``;
-* bounds are explicit wherever they differ from the default ``[0, +inf)``; integer columns are
-  listed under ``General`` (binaries included, with their [0, 1] bounds).
+* bounds are explicit wherever they differ from the default ``[0, +inf)``, and for every column
+  that no term mentions (so that the reader keeps all ``n_cols`` columns); integer columns are
+  listed under ``General`` (binaries included, with their [0, 1] bounds);
+* names are those of :func:`~treeopt_dsl.io._text.safe_names`: ASCII ``[A-Za-z][A-Za-z0-9_]*``,
+  unique, never a keyword of the format (``end``, ``free``, ``st``, ``bounds``, ...) and never
+  starting with ``inf``/``nan`` (HiGHS reads ``inflow`` as the number ``inf``), so the same
+  names serve both formats;
+* a row without terms gets a zero term on column 0 (an LP row needs one).
+
+The double-sided form ``name: -1 <= x + y <= 4`` is read by none of HiGHS 1.15, SCIP, Gurobi 13
+or CBC (checked), hence the two rows: the LP file of a model with ranged rows has more rows than
+the model (the MPS file has exactly the model's rows).
+
+The objective constant is the CPLEX "objective offset" (a final constant term), which HiGHS and
+SCIP read. Gurobi 13's LP reader does not: it takes the number for a variable name (with a
+warning), so its objective misses ``c0`` -- give Gurobi the MPS file, which carries the offset.
+CBC (python-mip) drops the offset of both formats.
 """
 
 from __future__ import annotations
@@ -19,33 +35,50 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..ir import StandardForm
-from ._text import as_bytes, byte_lines, check_linear, fmt_bytes, names, open_binary, text_lines
+from ._text import (
+    Coded,
+    as_bytes,
+    byte_lines,
+    check_linear,
+    fmt_bytes,
+    fmt_coded,
+    model_name,
+    names,
+    open_binary,
+    pack,
+    text_lines,
+    unique_names,
+)
 
 
-def _terms(coef: np.ndarray, var_names: np.ndarray, width: int | None = None) -> np.ndarray:
+def _terms(coef: np.ndarray, var_names: np.ndarray | Coded) -> np.ndarray:
     """`` + |a| name`` / `` - |a| name`` for every term, as a byte matrix (one line per term)."""
     sign = np.where(coef < 0, b" -", b" +").astype("S2")
-    return byte_lines(sign, b" ", fmt_bytes(np.abs(coef)), b" ", var_names, width=width)
+    return byte_lines(sign, b" ", fmt_coded(np.abs(coef)), b" ", var_names)
 
 
-def lp_bytes(sf: StandardForm, use_names: bool = True) -> bytes:
+def lp_parts(sf: StandardForm, use_names: bool = True) -> list[bytes]:
+    """The LP file as byte chunks, in order (one per section or block of lines)."""
     check_linear(sf, "LP")
     cn_o, rn_o = names(sf, use_names)
     cn, rn = as_bytes(cn_o), as_bytes(rn_o)
-    out = [text_lines([f"\\ {sf.name}: {sf.n_cols} columns, {sf.n_rows} rows, {sf.nnz} nonzeros "
+    out = [text_lines([f"\\ {model_name(sf)}: {sf.n_cols} columns, {sf.n_rows} rows, {sf.nnz} nonzeros "
                        "(written by treeopt-dsl)", "Minimize", " obj:"])]
     nzc = np.flatnonzero(sf.c)
+    mentioned = np.zeros(sf.n_cols, bool)  # columns some term names (the others are declared in Bounds)
+    mentioned[nzc] = True
     if nzc.size:
-        out.append(_terms(sf.c[nzc], cn[nzc]).tobytes())
+        out.append(pack(_terms(sf.c[nzc], cn[nzc])))
     if sf.Q is not None and sf.Q.nnz:
         Q = sp.triu(sf.Q, format="coo")
+        mentioned[Q.row] = mentioned[Q.col] = True
         coef = np.where(Q.row == Q.col, Q.data, 2.0 * Q.data)
         diag = Q.row == Q.col
         prod = np.where(diag, np.char.add(cn[Q.row], b" ^ 2"),
                         np.char.add(np.char.add(cn[Q.row], b" * "), cn[Q.col]))
-        out += [b" + [\n", _terms(coef, prod).tobytes(), b" ] / 2\n"]
+        out += [b" + [\n", pack(_terms(coef, prod)), b" ] / 2\n"]
     if sf.c0 != 0 or (nzc.size == 0 and (sf.Q is None or sf.Q.nnz == 0)):
-        out.append(_terms(np.array([sf.c0]), np.array([b""], dtype="S1")).tobytes())
+        out.append(pack(_terms(np.array([sf.c0]), np.array([b""], dtype="S1"))))
 
     # rows: ">= lower" (or "= value"), "<= upper"; ranged rows appear twice (name and name_hi)
     lo, up = sf.row_lower, sf.row_upper
@@ -56,7 +89,9 @@ def lp_bytes(sf: StandardForm, use_names: bool = True) -> bytes:
     second = np.flatnonzero(flo & fup & ~eq)
     keep = np.flatnonzero(flo | fup)
     row_ids = np.concatenate([keep, second])
-    label = np.concatenate([rn[keep], np.char.add(rn[second], b"_hi")]) if second.size else rn[keep]
+    label = rn[keep]
+    if second.size:  # the upper sides' names must not meet another row's name
+        label = as_bytes(unique_names(np.concatenate([rn_o[keep], rn_o[second] + "_hi"])))
     sense = np.concatenate([first_sense[keep], np.full(second.size, b" <=", dtype="S3")])
     rhs = np.concatenate([first_rhs[keep], up[second]])
     out.append(b"Subject To\n")
@@ -72,53 +107,60 @@ def lp_bytes(sf: StandardForm, use_names: bool = True) -> bytes:
             col = np.concatenate([col, np.zeros(empty.size, col.dtype)])[perm]
             val = np.concatenate([val, np.zeros(empty.size)])[perm]
             counts = np.maximum(counts, 1)
+        mentioned[col] = True
         head = byte_lines(b" ", np.char.add(label, b":"))
         tail = byte_lines(sense, b" ", fmt_bytes(rhs))
-        terms = _terms(val, cn[col])
+        terms = _terms(val, (cn, col))
         W = max(head.shape[1], tail.shape[1], terms.shape[1])
         # one matrix, lines in file order: header, the row's terms, its sense and right-hand side
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]]) + 2 * np.arange(m)
-        text = np.full((int(counts.sum()) + 2 * m, W), 32, dtype=np.uint8)
+        text = np.zeros((int(counts.sum()) + 2 * m, W), dtype=np.uint8)
         text[:, -1] = 10
         term_pos = np.arange(terms.shape[0]) + 2 * np.repeat(np.arange(m), counts) + 1
         for block, pos in ((head, starts), (terms, term_pos), (tail, starts + counts + 1)):
             text[pos, :block.shape[1] - 1] = block[:, :-1]
-        out.append(text.tobytes())
+        out.append(pack(text))
 
     lo_c, up_c = sf.col_lower, sf.col_upper
     free = np.isneginf(lo_c) & np.isposinf(up_c)
     fixed = lo_c == up_c
-    default = (lo_c == 0) & np.isposinf(up_c)
+    default = (lo_c == 0) & np.isposinf(up_c) & mentioned
     rest = np.flatnonzero(~free & ~fixed & ~default)
     parts = []
     if rest.size:
         lo_txt = np.where(np.isneginf(lo_c[rest]), b"-inf", fmt_bytes(lo_c[rest]))
         up_txt = np.where(np.isposinf(up_c[rest]), b"+inf", fmt_bytes(up_c[rest]))
-        parts.append(byte_lines(b" ", lo_txt, b" <= ", cn[rest], b" <= ", up_txt).tobytes())
+        parts.append(pack(byte_lines(b" ", lo_txt, b" <= ", cn[rest], b" <= ", up_txt)))
     fx = np.flatnonzero(fixed)
     if fx.size:
-        parts.append(byte_lines(b" ", cn[fx], b" = ", fmt_bytes(lo_c[fx])).tobytes())
+        parts.append(pack(byte_lines(b" ", cn[fx], b" = ", fmt_bytes(lo_c[fx]))))
     fr = np.flatnonzero(free)
     if fr.size:
-        parts.append(byte_lines(b" ", cn[fr], b" free").tobytes())
+        parts.append(pack(byte_lines(b" ", cn[fr], b" free")))
     if parts:
         out += [b"Bounds\n", *parts]
     ints = np.flatnonzero(sf.integrality.astype(bool))
     if ints.size:
-        out += [b"General\n", byte_lines(b" ", cn[ints]).tobytes()]
+        out += [b"General\n", pack(byte_lines(b" ", cn[ints]))]
     out.append(b"End\n")
-    return b"".join(out)
+    return out
+
+
+def lp_bytes(sf: StandardForm, use_names: bool = True) -> bytes:
+    """The LP file's bytes."""
+    return b"".join(lp_parts(sf, use_names))
 
 
 def lp_lines(sf: StandardForm, use_names: bool = True) -> list[str]:
-    """The LP file as text lines (blank padding removed), for inspection and tests."""
+    """The LP file as text lines, for inspection and tests."""
     return [line.rstrip() for line in lp_bytes(sf, use_names).decode("ascii").splitlines()]
 
 
 def write_lp(sf: StandardForm, path: str | Path, names: bool = True) -> Path:
     """Write ``sf`` in CPLEX LP format (``.gz`` compresses). Returns the path."""
     path = Path(path)
-    data = lp_bytes(sf, names)
+    parts = lp_parts(sf, names)
     with open_binary(path) as fh:
-        fh.write(data)
+        for part in parts:  # a few large chunks, no joined copy of the whole file
+            fh.write(part)
     return path
