@@ -26,7 +26,9 @@ comprehension per family.
 from __future__ import annotations
 
 import contextlib
+import io
 import math
+import sys
 import time
 from typing import Any
 
@@ -45,7 +47,36 @@ _CLASSES = {"highs": frozenset({"LP", "MILP", "QP"}), "gurobi": frozenset({"LP",
             "scip": frozenset({"LP", "MILP", "QP", "MIQP"}), "cbc": frozenset({"LP", "MILP"}),
             "ipopt": frozenset({"LP", "QP"})}
 _CONTRIB = {"highs": "highs", "gurobi": "gurobi_persistent", "scip": "scip_direct", "ipopt": "ipopt"}
-_BASE_FEATURES = frozenset({"time_limit", "gap", "threads", "export"})  # no log callback: `verbose` tees
+_BASE_FEATURES = frozenset({"time_limit", "gap", "threads", "log", "export"})
+
+
+class _LogStream(io.TextIOBase):
+    """A text stream pyomo can ``tee`` into: each complete line goes to ``log_callback`` (and to
+    stderr when ``verbose``), so ``--log FILE`` and progress work through pyomo too."""
+
+    def __init__(self, callback: Any, echo: bool) -> None:
+        self.callback, self.echo, self._buf = callback, echo, ""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if self.echo:
+            sys.stderr.write(text)
+        self._buf += text
+        *lines, self._buf = self._buf.split("\n")
+        for line in lines:
+            self.callback(line)
+        return len(text)
+
+    def flush(self) -> None:
+        if self._buf:
+            self.callback(self._buf)
+            self._buf = ""
+
+
+def _tee(o: SolveOptions) -> Any:
+    return _LogStream(o.log_callback, bool(o.verbose)) if o.log_callback is not None else bool(o.verbose)
 _WARM = frozenset({"gurobi", "scip", "cbc"})
 
 
@@ -263,7 +294,7 @@ class PyomoBackend(Backend):
         from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 
         kw: dict[str, Any] = {"load_solutions": False, "raise_exception_on_nonoptimal_result": False,
-                              "tee": bool(o.verbose)}
+                              "tee": _tee(o)}
         if o.time_limit is not None:
             kw["time_limit"] = float(o.time_limit)
         if o.gap is not None and solver != "ipopt":
@@ -336,7 +367,13 @@ class PyomoBackend(Backend):
             opt.options["integerTolerance"] = float(o.integrality_tol)
         for k, v in o.extra.items():
             opt.options[k] = v
-        res = opt.solve(m, tee=bool(o.verbose), load_solutions=False, warmstart=warm)
+        if o.log_callback is not None:  # the shell interface tees to sys.stdout: point it at the log
+            stream = _LogStream(o.log_callback, bool(o.verbose))
+            with contextlib.redirect_stdout(stream):
+                res = opt.solve(m, tee=True, load_solutions=False, warmstart=warm)
+            stream.flush()
+        else:
+            res = opt.solve(m, tee=bool(o.verbose), load_solutions=False, warmstart=warm)
         tc = res.solver.termination_condition
         T = TerminationCondition
         n_sol = len(res.solution)
