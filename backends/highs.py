@@ -46,12 +46,10 @@ class HighsBackend(Backend):
 
             L = tril(Q, format="csc")  # HiGHS: ½ xᵀQx with the lower triangle, column-wise
             status = h.passModel(*args, L.nnz, 2, 1, 1, float(sf.c0), sf.c.astype(float), *bounds,
-                                 A.indptr[:-1].astype(np.int32), A.indices.astype(np.int32), A.data,
-                                 L.indptr[:-1].astype(np.int32) if L.nnz else np.zeros(sf.n_cols, np.int32),
+                                 *_csr(A), L.indptr[:-1].astype(np.int32) if L.nnz else np.zeros(sf.n_cols, np.int32),
                                  L.indices.astype(np.int32), L.data, integrality)
         else:
-            status = h.passModel(*args, 2, 1, float(sf.c0), sf.c.astype(float), *bounds,
-                                 A.indptr[:-1].astype(np.int32), A.indices.astype(np.int32), A.data, integrality)
+            status = h.passModel(*args, 2, 1, float(sf.c0), sf.c.astype(float), *bounds, *_csr(A), integrality)
         if status == highspy.HighsStatus.kError:
             raise RuntimeError("HiGHS rejected the model")
         return h
@@ -128,6 +126,13 @@ class HighsBackend(Backend):
             status = Status.ERROR
         gap = relative_gap(obj, bound) if sf.is_mip else (0.0 if status is Status.OPTIMAL else None)
         return RawResult(status, x, obj, bound, gap, runtime, h.modelStatusToString(ms), accepted)
+
+
+def _csr(A: object) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Row starts, column indices and values as HiGHS takes them (int32, float64), without copies
+    when the standard form already holds them so."""
+    return (np.asarray(A.indptr[:-1], dtype=np.int32), np.asarray(A.indices, dtype=np.int32),
+            np.asarray(A.data, dtype=np.float64))
 
 
 def _disambiguate(sf: StandardForm) -> Status:
