@@ -110,6 +110,32 @@ def test_objective_linear_and_quadratic_terms(n, c, q, v, k):
     assert sum(terms.values()) == pytest.approx(want, rel=1e-9, abs=1e-9)
 
 
+def _rows_have_repeats(e) -> bool:
+    v = np.where(e.vars >= 0, e.vars, -1).reshape(-1, e.n_terms) if e.n_terms else np.zeros((1, 0))
+    s = np.sort(v, axis=1)
+    return bool(np.any((s[:, 1:] == s[:, :-1]) & (s[:, 1:] >= 0)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(P=problems())
+def test_distinct_flag_never_lies(P):
+    """An expression that claims distinct ids per row has none repeated (the compiler trusts it)."""
+    from treeopt_dsl.ir import linsum
+
+    _, x, y, exprs = build(P)
+    extra = {
+        "dup": x + x, "sum_dup": (x + x).sum("a"), "sel_rep": x.isel(a=[0, 0]).sum("a"),
+        "dot_plus": x.dot(xr.DataArray(P["K"], dims=("b", "k")), "b") + y.isel(c=0).sum("b"),
+        "linsum": linsum(x.sum("b"), y.sum("c").sum("b"), -(x * 2.0).sum("b")),
+        "bcast_sum": (x * xr.DataArray(np.ones(3), dims=("z",))).sum("z"),
+    }
+    for name, e in [*((n, ex) for n, (ex, _) in exprs.items()), *extra.items()]:
+        if e.distinct:
+            assert not _rows_have_repeats(e), name
+    assert extra["dot_plus"].distinct  # the common case is recognized: X·w plus another family
+    assert not extra["sum_dup"].distinct and not extra["bcast_sum"].distinct
+
+
 @settings(max_examples=30, deadline=None)
 @given(P=problems())
 def test_linsum_equals_the_chained_sum(P):

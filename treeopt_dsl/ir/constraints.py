@@ -40,7 +40,8 @@ class Constraint:
     @classmethod
     def from_sides(cls, lhs: LinExpr, rhs: Any, sense: str) -> Constraint:
         diff = lhs - as_operand(rhs)
-        body = LinExpr(diff.dims, diff.coords, diff.coef, diff.vars, 0.0)
+        body = LinExpr(diff.dims, diff.coords, diff.coef, diff.vars, 0.0, distinct=diff.distinct, rep=diff.rep,
+                       fams=diff.fams)
         bound = -np.asarray(diff.const, dtype=float)
         if not np.all(np.isfinite(bound)):
             raise ModelError("a constraint's right-hand side contains NaN or inf")
@@ -56,7 +57,8 @@ class Constraint:
     @classmethod
     def ranged(cls, lower: Any, expr: LinExpr, upper: Any) -> Constraint:
         """``lower <= expr <= upper`` in one row per entry."""
-        body = LinExpr(expr.dims, expr.coords, expr.coef, expr.vars, 0.0)
+        body = LinExpr(expr.dims, expr.coords, expr.coef, expr.vars, 0.0, distinct=expr.distinct, rep=expr.rep,
+                       fams=expr.fams)
         shape = shape_of(expr.dims, expr.coords)
         lo = np.broadcast_to(np.asarray(lower, dtype=float), shape) - expr.const
         up = np.broadcast_to(np.asarray(upper, dtype=float), shape) - expr.const

@@ -15,6 +15,7 @@ Nothing here loops in Python over samples or nonzeros.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -52,7 +53,7 @@ class ExprOps:
 
     def __neg__(self) -> LinExpr:
         e = self.to_expr()
-        return LinExpr(e.dims, e.coords, -e.coef, e.vars, -e.const)
+        return LinExpr(e.dims, e.coords, -e.coef, e.vars, -e.const, **_flags(e))
 
     def __mul__(self, other: Any) -> Any:
         if getattr(other, "is_nonlinear", False):
@@ -109,12 +110,15 @@ class ExprOps:
         coords = {(new_dim if d == dim else d): c for d, c in e.coords.items()}
         coords[new_dim] = np.asarray(new_coords) if new_coords is not None else np.arange(len(e.coords[dim]))
         dims = tuple(new_dim if d == dim else d for d in e.dims)
-        return LinExpr(dims, coords, e.coef, e.vars, e.const)
+        rep = None if e.rep is None else frozenset(new_dim if d == dim else d for d in e.rep)
+        return LinExpr(dims, coords, e.coef, e.vars, e.const, distinct=e.distinct, rep=rep, fams=e.fams)
 
     def rename(self, **names: str) -> LinExpr:
         e = self.to_expr()
         dims = tuple(names.get(d, d) for d in e.dims)
-        return LinExpr(dims, {names.get(d, d): c for d, c in e.coords.items()}, e.coef, e.vars, e.const)
+        rep = None if e.rep is None else frozenset(names.get(d, d) for d in e.rep)
+        return LinExpr(dims, {names.get(d, d): c for d, c in e.coords.items()}, e.coef, e.vars, e.const,
+                       distinct=e.distinct, rep=rep, fams=e.fams)
 
     def expand_dims(self, **coords: Any) -> LinExpr:
         """Add new dimensions (broadcast copies), placed first."""
@@ -142,6 +146,36 @@ def broadcast_expr(e: LinExpr, dims: tuple[str, ...], coords: Coords) -> LinExpr
                    expand(e.const, e.dims, dims, shape))
 
 
+def _flags(e: LinExpr, dims: tuple[str, ...] | None = None, repeated: Iterable[str] = ()) -> dict[str, Any]:
+    """``e``'s id properties for a result with the same rows over ``dims`` (default ``e.dims``):
+    dimensions the result gains by broadcasting, and ``repeated`` ones, join ``rep``."""
+    dims = e.dims if dims is None else dims
+    rep = None if e.rep is None else e.rep | (set(dims) - set(e.dims)) | set(repeated)
+    return {"distinct": e.distinct, "rep": None if rep is None else frozenset(rep) & frozenset(dims),
+            "fams": e.fams}
+
+
+def _joined(parts: list[LinExpr], dims: tuple[str, ...]) -> dict[str, Any]:
+    """Properties of the term-wise union of ``parts`` over ``dims``: distinct when each part is and
+    their families are pairwise disjoint; an id repeats only where its own part repeats it."""
+    fams: frozenset[int] | None = frozenset()
+    disjoint = True
+    for e in parts:
+        if fams is None or e.fams is None:
+            fams, disjoint = None, False
+            break
+        disjoint = disjoint and fams.isdisjoint(e.fams)
+        fams = fams | e.fams
+    distinct = disjoint and all(e.distinct for e in parts)
+    rep: frozenset[str] | None = frozenset()
+    for e in parts:
+        if rep is None or e.rep is None or not disjoint:
+            rep = None
+            break
+        rep = rep | e.rep | (frozenset(dims) - frozenset(e.dims))
+    return {"distinct": distinct, "rep": rep, "fams": fams}
+
+
 def linsum(*terms: Any) -> LinExpr:
     """``terms[0] + terms[1] + ...`` with one concatenation of the term arrays instead of one per ``+``.
 
@@ -158,7 +192,7 @@ def linsum(*terms: Any) -> LinExpr:
     coef = np.concatenate([expand(e.coef, e.dims, dims, shape, 1) for e in exprs], axis=-1)
     vars_ = np.concatenate([expand(e.vars, e.dims, dims, shape, 1) for e in exprs], axis=-1)
     const = sum((expand(e.const, e.dims, dims, shape) for e in exprs), np.zeros(shape))
-    out = LinExpr(dims, coords, coef, vars_, const)
+    out = LinExpr(dims, coords, coef, vars_, const, **_joined(exprs, dims))
     for c in consts:
         out = out + c
     return out
@@ -171,10 +205,17 @@ def as_operand(x: Any) -> Any:
 class LinExpr(ExprOps):
     """A linear expression family: ``coef``/``vars`` of shape ``shape + (n_terms,)``, ``const`` of ``shape``."""
 
-    __slots__ = ("coef", "const", "coords", "dims", "vars")
+    __slots__ = ("coef", "const", "coords", "dims", "distinct", "fams", "rep", "vars")
 
     def __init__(self, dims: tuple[str, ...], coords: Coords, coef: np.ndarray, vars: np.ndarray,
-                 const: np.ndarray | float = 0.0) -> None:
+                 const: np.ndarray | float = 0.0, *, distinct: bool = False, rep: frozenset[str] | None = None,
+                 fams: frozenset[int] | None = None) -> None:
+        #: what is *known* of the variable ids, so that the compiler can skip its duplicate search:
+        #: ``distinct``: no id twice within one entry (row); ``rep``: the dimensions along which an id
+        #: may repeat (two entries holding the same id differ only in these coordinates; ``None``:
+        #: unknown); ``fams``: the variable families the ids come from (offsets), ``None`` if unknown.
+        #: The defaults claim nothing; only operations that preserve a property pass it on.
+        self.distinct, self.rep, self.fams = distinct, rep, fams
         self.dims = tuple(dims)
         self.coords = {d: coords[d] for d in self.dims}
         shape = shape_of(self.dims, self.coords)
@@ -201,7 +242,8 @@ class LinExpr(ExprOps):
         coords = coords or {}
         shape = shape_of(dims, coords)
         return cls(dims, coords, np.zeros(shape + (0,)), np.zeros(shape + (0,), dtype=np.int32),
-                   np.broadcast_to(np.asarray(value, dtype=float), shape))
+                   np.broadcast_to(np.asarray(value, dtype=float), shape), distinct=True, rep=frozenset(),
+                   fams=frozenset())
 
     def __repr__(self) -> str:
         return f"LinExpr(dims={self.dims}, shape={self.shape}, terms={self.n_terms})"
@@ -217,9 +259,9 @@ class LinExpr(ExprOps):
             shape = shape_of(dims, coords)
             const = expand(self.const, self.dims, dims, shape) + expand(arr, d_dims, dims, shape)
             if dims == self.dims:
-                return LinExpr(dims, coords, self.coef, self.vars, const)
+                return LinExpr(dims, coords, self.coef, self.vars, const, **_flags(self))
             return LinExpr(dims, coords, expand(self.coef, self.dims, dims, shape, 1),
-                           expand(self.vars, self.dims, dims, shape, 1), const)
+                           expand(self.vars, self.dims, dims, shape, 1), const, **_flags(self, dims))
         dims, coords = union(self.dims, self.coords, other.dims, other.coords)
         shape = shape_of(dims, coords)
         coef = np.concatenate([expand(self.coef, self.dims, dims, shape, 1),
@@ -227,7 +269,7 @@ class LinExpr(ExprOps):
         vars_ = np.concatenate([expand(self.vars, self.dims, dims, shape, 1),
                                 expand(other.vars, other.dims, dims, shape, 1)], axis=-1)
         const = expand(self.const, self.dims, dims, shape) + expand(other.const, other.dims, dims, shape)
-        return LinExpr(dims, coords, coef, vars_, const)
+        return LinExpr(dims, coords, coef, vars_, const, **_joined([self, other], dims))
 
     def _scale(self, data: Any) -> LinExpr:
         arr, d_dims, d_coords = labeled(data, self.dims, self.coords)
@@ -239,7 +281,7 @@ class LinExpr(ExprOps):
         coef = expand(self.coef, self.dims, dims, shape, 1) * a[..., None]
         vars_ = expand(self.vars, self.dims, dims, shape, 1)
         const = expand(self.const, self.dims, dims, shape) * a
-        return LinExpr(dims, coords, coef, vars_, const)
+        return LinExpr(dims, coords, coef, vars_, const, **_flags(self, dims))
 
     def _sum(self, dims: str | tuple[str, ...] | list[str] | None) -> LinExpr:
         if dims is None:
@@ -258,7 +300,10 @@ class LinExpr(ExprOps):
         coef = coef.reshape(kshape + (-1,))
         vars_ = vars_.reshape(kshape + (-1,))
         const = np.transpose(self.const, order).reshape(kshape + (-1,)).sum(-1)
-        return LinExpr(keep, {d: self.coords[d] for d in keep}, coef, vars_, const)
+        # summing over dims along which no id repeats keeps every row's ids distinct
+        ok = self.distinct and self.rep is not None and not (self.rep & set(dims))
+        return LinExpr(keep, {d: self.coords[d] for d in keep}, coef, vars_, const, distinct=ok,
+                       rep=self.rep if ok else None, fams=self.fams)
 
     def _isel(self, indexers: dict[str, Any]) -> LinExpr:
         index: list[Any] = []
@@ -292,7 +337,9 @@ class LinExpr(ExprOps):
                 if not isinstance(ix, slice):
                     coef, vars_, const = (np.take(a, ix, axis=axis) for a in (coef, vars_, const))
                 axis += 1
-        return LinExpr(tuple(dims), coords, coef, vars_, const)
+        repeated = [d for d, ix in zip(self.dims, index, strict=True)
+                    if isinstance(ix, np.ndarray) and np.unique(ix).size != ix.size]
+        return LinExpr(tuple(dims), coords, coef, vars_, const, **_flags(self, tuple(dims), repeated))
 
     def _sel(self, labels: dict[str, Any]) -> LinExpr:
         indexers: dict[str, Any] = {}
@@ -326,14 +373,15 @@ class LinExpr(ExprOps):
         coef = np.where(m[..., None], expand(self.coef, self.dims, dims, shape, 1), 0.0)
         vars_ = np.where(m[..., None], expand(self.vars, self.dims, dims, shape, 1), -1)
         const = np.where(m, expand(self.const, self.dims, dims, shape), 0.0)
-        return LinExpr(dims, coords, coef, vars_, const)
+        return LinExpr(dims, coords, coef, vars_, const, **_flags(self, dims))
 
     def transpose(self, *dims: str) -> LinExpr:
         if sorted(dims) != sorted(self.dims):
             raise ModelError(f"transpose needs a permutation of {self.dims}")
         order = [self.dims.index(d) for d in dims]
         return LinExpr(dims, self.coords, np.transpose(self.coef, order + [len(dims)]),
-                       np.transpose(self.vars, order + [len(dims)]), np.transpose(self.const, order))
+                       np.transpose(self.vars, order + [len(dims)]), np.transpose(self.const, order),
+                       **_flags(self, tuple(dims)))
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, x: np.ndarray) -> np.ndarray:

@@ -146,7 +146,7 @@ def compile_model(model: Model) -> StandardForm:
         k = int(keep.sum())
         row_index = np.full(size, -1, dtype=np.int64)
         row_index[keep] = n_rows + np.arange(k)
-        if T > 1 and _has_duplicates(var, valid):
+        if T > 1 and not e.distinct and _has_duplicates(var, valid):  # distinct: known to hold no repeats
             r = np.broadcast_to(np.arange(k)[:, None], var.shape)[valid]
             m = sp.csr_matrix((coef[valid], (r, var[valid])), shape=(k, n))
             m.sum_duplicates()

@@ -59,7 +59,8 @@ class VarFamily(ExprOps):
 
     def to_expr(self) -> LinExpr:
         shape = self.shape
-        return LinExpr(self.dims, self.coords, np.ones(shape + (1,)), self.ids[..., None], np.zeros(shape))
+        return LinExpr(self.dims, self.coords, np.ones(shape + (1,)), self.ids[..., None], np.zeros(shape),
+                       distinct=True, rep=frozenset(), fams=frozenset({self.offset}))
 
     def values(self, x: np.ndarray) -> np.ndarray:
         """This family's slice of a full solution vector, shaped over its dimensions."""
