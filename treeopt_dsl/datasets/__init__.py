@@ -2,130 +2,161 @@
 
 >>> from treeopt_dsl.datasets import load
 >>> d = load("breast-cancer")
->>> d.X.shape, d.classes
-((569, 30), ('benign', 'malignant'))
+>>> d.X.shape, d.classes, int((d.y == 1).sum())
+((569, 30), ('benign', 'malignant'), 212)
 
-``load(name)`` looks the name up in this order: ``breast-cancer`` (bundled: scikit-learn's copy,
-malignant = +1, needs no data directory); a dataset of the data directory's ``MANIFEST.toml``;
-a path to a ``.csv`` file (give ``label=``). The data directory is, in order of precedence, the
-``data_dir=`` argument, the environment variable ``TREEOPT_DATA_DIR``, or ``../shared/data`` next
-to the repository (or to the current directory) when it exists. Files are read in place, never
-copied.
+``load(name_or_path)`` resolves, in order:
+
+1. ``"breast-cancer"``: bundled (scikit-learn's copy of WDBC, malignant = +1); needs no data directory.
+2. a path to a ``.csv`` file (or any existing file given as a path): header row, ``label=`` names
+   the label column, text columns are one-hot encoded, missing values are an error.
+3. a dataset of the data directory's ``MANIFEST.toml`` (``variant=`` picks another encoding of it).
+   Rows with a missing value are **dropped**; their number is ``meta["dropped_missing"]``.
+   Multiclass sets need ``positive=`` (that class versus the rest).
+
+The data directory is, in order of precedence, the ``data_dir=`` argument, the environment variable
+``TREEOPT_DATA_DIR``, or ``../shared/data`` next to the repository (or next to the current
+directory) when it holds a ``MANIFEST.toml``. Files are read in place, never copied.
+
+Every loaded dataset carries ``meta["source"]`` (where it came from), ``meta["positive"]`` (which
+raw label is +1), ``meta["dropped_missing"]``, and ``Dataset.groups`` (the original column of
+every feature column; one-hot columns of one categorical attribute share a group).
 """
 
 from __future__ import annotations
 
+import difflib
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ..data import Dataset
 from ..errors import DataError
-from .manifest import frame_to_dataset, load_entry, read_manifest
+from .bundled import BUNDLED, breast_cancer
+from .csvfile import load_csv
+from .frames import label_key
+from .manifest import MANIFEST, describe, entry_spec, load_entry, read_manifest
 
 ENV = "TREEOPT_DATA_DIR"
-BUNDLED = ("breast-cancer",)
 
 
-def find_data_dir(explicit: str | Path | None = None) -> Path | None:
-    """The data directory: ``explicit`` > ``$TREEOPT_DATA_DIR`` > ``../shared/data`` when present."""
-    if explicit is not None:
+def _candidates() -> list[Path]:
+    """``../shared/data`` next to the repository root (parent of the package dir) and next to the cwd."""
+    repo = Path(__file__).resolve().parents[2]
+    out = []
+    for base in (repo, Path.cwd()):
+        p = (base / ".." / "shared" / "data").resolve()
+        if p not in out:
+            out.append(p)
+    return out
+
+
+def data_dir(explicit: str | Path | None = None) -> Path | None:
+    """The data directory: ``explicit`` > ``$TREEOPT_DATA_DIR`` > ``../shared/data`` when present; else None.
+
+    An explicit directory or ``TREEOPT_DATA_DIR`` that does not exist is an error (a typo should not
+    silently fall back to another directory); the ``../shared/data`` fallback counts only if it holds
+    a ``MANIFEST.toml``.
+    """
+    if explicit is not None and str(explicit) != "":
         p = Path(explicit).expanduser()
         if not p.is_dir():
-            raise DataError(f"data directory {p} does not exist")
+            raise DataError(f"data directory {p} does not exist (given as data_dir= / --data-dir)")
         return p
-    env = os.environ.get(ENV)
+    env = os.environ.get(ENV, "")
     if env:
         p = Path(env).expanduser()
         if not p.is_dir():
-            raise DataError(f"{ENV}={env} is not a directory")
+            raise DataError(f"{ENV}={env} is not a directory; set it to the folder holding {MANIFEST}")
         return p
-    repo = Path(__file__).resolve().parents[2]
-    for base in (repo, Path.cwd()):
-        p = (base / ".." / "shared" / "data").resolve()
-        if (p / "MANIFEST.toml").is_file():
+    for p in _candidates():
+        if (p / MANIFEST).is_file():
             return p
     return None
 
 
-def breast_cancer() -> Dataset:
-    """scikit-learn's copy of WDBC (569 x 30); malignant = +1 (scikit-learn codes it 0)."""
-    from sklearn.datasets import load_breast_cancer
+find_data_dir = data_dir
 
-    raw = load_breast_cancer()
-    labels = np.where(raw.target == 0, "malignant", "benign")
-    d = Dataset.from_arrays(raw.data, labels, feature_names=list(raw.feature_names), positive="malignant",
-                            name="breast-cancer")
-    d.meta.update(source="scikit-learn (bundled)", positive="malignant", dropped_missing=0)
-    return d
+
+def _is_path(name_or_path: str | Path) -> bool:
+    if isinstance(name_or_path, Path):
+        return True
+    text = str(name_or_path)
+    if text.lower().endswith((".csv", ".csv.gz", ".csv.bz2", ".csv.zip", ".csv.xz")):
+        return True
+    return (os.sep in text or (os.altsep is not None and os.altsep in text)) and Path(text).expanduser().is_file()
+
+
+def _unknown(text: str, names: list[str], directory: Path | None) -> DataError:
+    close = difflib.get_close_matches(text, names, n=3, cutoff=0.6)
+    close += [n for n in names if n not in close and (text.lower() in n.lower() or n.lower() in text.lower())][:3]
+    shown = ", ".join(sorted(names)[:30]) + (" ..." if len(names) > 30 else "")
+    where = (f"in {directory / MANIFEST}" if directory is not None
+             else f"(no data directory found: set {ENV} or pass data_dir= / --data-dir)")
+    return DataError(f"unknown dataset {text!r} {where}" + (f"; did you mean {close}?" if close else "")
+                     + f"; available: {shown}; a CSV file needs a path ending in .csv and label=; "
+                     f"to use another data collection set {ENV}=/path/to/dir (with a {MANIFEST})")
 
 
 def load(name_or_path: str | Path, *, data_dir: str | Path | None = None, label: Any = None,
          positive: Any = None, variant: str | None = None) -> Dataset:
-    """A validated binary :class:`~treeopt_dsl.data.Dataset` (labels ±1, mapping kept in ``classes``)."""
+    """A validated binary :class:`~treeopt_dsl.data.Dataset` (labels ±1; the raw labels in ``classes``).
+
+    ``name_or_path``: ``"breast-cancer"`` (bundled), a manifest name (``"pima"``, ``"heart"``,
+    ...), or a CSV path. ``data_dir``: the data directory (default: see the module doc).
+    ``label``: the label column of a CSV file. ``positive``: the raw label (or list of labels) to map
+    to +1, every other label to -1; required for multiclass sets, optional otherwise (manifest
+    sets default to the manifest's ``positive``, e.g. the disease; CSV files to the larger label).
+    ``variant``: another encoding of a manifest set (``list_datasets()`` lists them).
+
+    Manifest sets drop rows with missing values (``meta["dropped_missing"]``); CSV files with missing
+    values are rejected.
+    """
     text = str(name_or_path)
-    if text in BUNDLED and variant is None:
-        return breast_cancer()
-    if text.lower().endswith((".csv", ".csv.gz")) or (os.sep in text and Path(text).is_file()):
-        return load_csv(text, label=label, positive=positive)
+    if not isinstance(name_or_path, Path) and text in BUNDLED:
+        if variant is not None:
+            raise DataError(f"the bundled dataset {text!r} has no variants (got variant={variant!r})")
+        if label is not None:
+            raise DataError(f"label= is for CSV files; the bundled {text!r} has its labels")
+        d = breast_cancer()
+        if positive is None or label_key(positive) == "malignant":
+            return d
+        if label_key(positive) != "benign":
+            raise DataError(f"positive class {positive!r} does not occur in {text!r}; "
+                            "its classes are 'benign' and 'malignant'")
+        return replace(d, y=-d.y, classes=("malignant", "benign"),
+                       meta={**d.meta, "positive": "+1 = benign, -1 = malignant (positive= chosen by the caller)"})
+    if _is_path(name_or_path):
+        if variant is not None:
+            raise DataError(f"variant= is for manifest datasets, not for the file {text}")
+        return load_csv(name_or_path, label=label, positive=positive)
     directory = find_data_dir(data_dir)
-    if directory is None:
-        raise DataError(f"unknown dataset {text!r}: only {list(BUNDLED)} is bundled and no data directory was "
-                        f"found; set {ENV} (or --data-dir) to a directory with a MANIFEST.toml, or give a .csv path")
-    entries = read_manifest(directory)
+    entries = read_manifest(directory) if directory is not None else {}
     if text not in entries:
-        close = [n for n in entries if text.lower() in n.lower() or n.lower() in text.lower()][:5]
-        hint = f"; did you mean {close}?" if close else f"; available: {', '.join(sorted(entries)[:25])} ..."
-        raise DataError(f"unknown dataset {text!r} in {directory}/MANIFEST.toml{hint}")
+        if Path(text).expanduser().is_file():
+            return load_csv(text, label=label, positive=positive)
+        raise _unknown(text, [*BUNDLED, *entries], directory)
+    if label is not None:
+        raise DataError(f"label= is for CSV files; dataset {text!r} takes its label column from {MANIFEST}")
+    assert directory is not None
     return load_entry(directory, entries[text], positive=positive, variant=variant)
 
 
-def load_csv(path: str | Path, label: Any, positive: Any = None) -> Dataset:
-    """A CSV file with a header row; ``label`` names the label column; text columns are one-hot encoded."""
-    import pandas as pd
-
-    p = Path(path)
-    if not p.is_file():
-        raise DataError(f"CSV file {p} does not exist")
-    if label is None:
-        raise DataError(f"{p.name}: give the label column (--label COLUMN / label=...)")
-    try:
-        df = pd.read_csv(p)
-    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
-        raise DataError(f"cannot read {p}: {exc}") from None
-    if label not in df.columns:
-        raise DataError(f"label column {label!r} is not in {p.name}; its columns are {list(df.columns)}")
-    if df.isna().any().any():
-        bad = [c for c in df.columns if df[c].isna().any()]
-        raise DataError(f"{p.name} has missing values (NaN) in {bad}; fill or drop them first")
-    classes = sorted(df[label].astype(str).unique())
-    if positive is None and len(classes) != 2:
-        raise DataError(f"a binary classifier needs two classes in {label!r}, found {len(classes)}: {classes[:8]}"
-                        + ("; choose the positive class with --positive" if len(classes) > 2 else ""))
-    if positive is None:
-        positive = classes[1]
-    spec = {"name": p.stem, "source": str(p), "positive": [positive], "task": "binary",
-            "negative": [c for c in classes if c != str(positive)], "to_pm1": f"+1 = {positive}"}
-    return frame_to_dataset(df, label, spec, None, p.stem)
-
-
 def list_datasets(data_dir: str | Path | None = None) -> list[dict[str, Any]]:
-    """The bundled set and every manifest entry: name, title, rows, features, task, source."""
-    rows: list[dict[str, Any]] = [{"name": "breast-cancer", "title": "Breast Cancer Wisconsin (scikit-learn copy)",
-                                   "n_rows": 569, "n_features": 30, "task": "binary", "source": "bundled"}]
+    """The bundled set and every manifest entry: name, title, n_rows, n_features, task, source, variants.
+
+    ``n_features`` counts the original columns (before one-hot encoding), as the manifest does;
+    ``source`` is ``"bundled"`` or ``"manifest"``. Without a data directory only the bundled set is listed.
+    """
+    rows = [dict(v) for v in BUNDLED.values()]
     directory = find_data_dir(data_dir)
     if directory is not None:
-        for name, e in sorted(read_manifest(directory).items()):
-            rows.append({"name": name, "title": e.get("title", ""), "n_rows": e.get("n_rows"),
-                         "n_features": e.get("n_features"), "task": e.get("task"), "source": "manifest",
-                         "variants": sorted(e.get("variants", {}))})
+        rows += [describe(e) for _, e in sorted(read_manifest(directory).items())]
     return rows
 
 
 load_dataset = load
-data_dir = find_data_dir
 
-__all__ = ["BUNDLED", "ENV", "breast_cancer", "data_dir", "find_data_dir", "list_datasets", "load", "load_csv",
-           "load_dataset"]
+__all__ = ["BUNDLED", "ENV", "MANIFEST", "breast_cancer", "data_dir", "entry_spec", "find_data_dir",
+           "list_datasets", "load", "load_csv", "load_dataset", "load_entry", "read_manifest"]

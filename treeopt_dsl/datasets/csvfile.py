@@ -1,0 +1,42 @@
+"""A user's CSV file: header row, a label column, numeric or text features."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..data import Dataset
+from ..errors import DataError
+from .frames import frame_to_dataset
+
+
+def load_csv(path: str | Path, label: Any, positive: Any = None) -> Dataset:
+    """Load a comma-separated file with a header row as a binary :class:`Dataset`.
+
+    ``label`` names the label column (an int is taken as a 0-based column index when no column has
+    that name). With two classes the larger label is +1 (numeric order for numbers, text order
+    otherwise: ``yes`` over ``no``, 1 over 0) unless ``positive=`` names it; with more classes
+    ``positive=`` is required (one versus rest). Text feature columns are one-hot encoded
+    (``Dataset.groups``, ``meta["categorical"]``). Missing values (empty fields, ``NA``, ``NaN``)
+    are an error that names the rows and columns: fill or drop them first.
+    """
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise DataError(f"CSV file {p} does not exist")
+    if label is None:
+        raise DataError(f"{p.name}: give the label column (label=... / --label COLUMN)")
+    try:
+        df = pd.read_csv(p)
+    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
+        raise DataError(f"cannot read {p} as CSV: {exc}") from None
+    if label not in df.columns and not (isinstance(label, int) and 0 <= label < df.shape[1]):
+        hint = ""
+        if df.shape[1] == 1 and any(ch in str(df.columns[0]) for ch in ";\t|"):
+            hint = " (the file does not look comma-separated)"
+        raise DataError(f"label column {label!r} is not in {p.name}; its columns are {list(df.columns)[:40]}{hint}")
+    spec = {"name": p.stem, "label": label, "task": "binary", "auto_binary": True}
+    meta = {"source": f"CSV file {p}", "title": p.name, "variant": None, "task": "binary"}
+    return frame_to_dataset(df, label, spec, name=p.stem, positive=positive, missing="error", header=True,
+                            meta=meta)
