@@ -71,6 +71,16 @@ class Backend:
     def solve(self, sf: StandardForm, solver: str, options: SolveOptions) -> RawResult:  # pragma: no cover
         raise NotImplementedError
 
+    def require_class(self, sf: StandardForm, solver: str) -> None:
+        """Refuse a model of a class this backend does not solve with ``solver`` (instead of silently
+        dropping its quadratic part or its integrality and answering another problem)."""
+        from treeopt_dsl.errors import CapabilityError
+
+        pc = sf.problem_class
+        if pc not in self.classes_for(solver):
+            raise CapabilityError(f"{solver} through backend {self.name!r} cannot solve a {pc} model "
+                                  f"(it solves {', '.join(sorted(self.classes_for(solver)))})")
+
 
 def relative_gap(objective: float | None, bound: float | None) -> float | None:
     """``|obj - bound| / max(1e-10, |obj|)``, the convention HiGHS and Gurobi report."""

@@ -57,6 +57,7 @@ class HighsBackend(Backend):
     def solve(self, sf: StandardForm, solver: str, options: SolveOptions) -> RawResult:
         import highspy
 
+        self.require_class(sf, solver)
         t0 = time.perf_counter()
         h = self.load(sf)
         seen: list[str] = []  # log lines, kept to confirm that a MIP start was accepted

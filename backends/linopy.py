@@ -19,9 +19,13 @@ highs      dual bound and gap        yes (``.sol``)    direct API
 gurobi     dual bound and gap        yes (``.mst``)    direct API; pip licence size limit
 scip       from ``solver_model``     no (linopy logs   LP file; MIQP supported
                                      "not implemented")
-cbc        gap parsed from the log,  no (``-basisI``   LP file; no quadratic objectives;
-           bound derived from it     is an LP basis)   time-limit status parsed from CBC
+cbc        bound from CBC's log      no (``-basisI``   MPS file; no quadratic objectives;
+           ("Lower bound:")          is an LP basis)   status read from CBC's solution file
 =========  ========================  ================  ====================================
+
+Rows without terms never reach the solver (linopy drops them): one whose bounds exclude 0 makes the
+model infeasible, which :func:`row_activity` finds before any solve (shared with the pyomo backend,
+as are :func:`families` and :func:`column_families`, the family layout of both builders).
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from treeopt_dsl.errors import CapabilityError, ModelTooLarge, SolverNotAvailable
+from treeopt_dsl.errors import CapabilityError, ModelError, ModelTooLarge, SolverNotAvailable
 from treeopt_dsl.ir import StandardForm
 from treeopt_dsl.result import Status
 
@@ -95,10 +99,75 @@ def to_linopy(sf: StandardForm) -> Any:
     and labels, so ``model.variables["w"].solution`` after a solve is indexed like the formulation);
     constraints after the row families (entries the compiler dropped as free rows are masked); the
     objective is ``c.x + ½ xᵀQx``, minimized -- without the constant ``sf.c0``, which linopy's solver
-    interfaces reject (add it to ``model.objective.value`` yourself). Add constraints by hand and
-    call ``model.solve(...)`` as with any linopy model.
+    interfaces reject (add it to ``model.objective.value`` yourself). Columns and rows of a hand-made
+    form that no family covers go to the flat families ``x`` / ``c`` (dimension ``_col`` / ``_row``,
+    labelled by position). A row without terms is left out (linopy drops it anyway); one whose
+    bounds exclude 0 raises :class:`ModelError`, since the model would silently lose it. Add
+    constraints by hand and call ``model.solve(...)`` as with any linopy model.
     """
     return _build(sf)[0]
+
+
+Family = tuple[str, tuple[str, ...], dict[str, Any], np.ndarray]
+
+
+def families(blocks: list[Any], n: int, generic: str, dim: str) -> list[Family]:
+    """``(name, dims, coords, position)`` of each block -- ``position`` holds the column (or compiled
+    row, ``-1`` = dropped) of every entry, shaped like the family -- plus one flat family named
+    ``generic`` (dimension ``dim``, labels = positions) for whatever no block covers, as in a
+    hand-made standard form. Shared by the linopy and pyomo builders."""
+    out: list[Family] = []
+    covered = np.zeros(n, dtype=bool)
+    for b in blocks:
+        pos = b.index if b.index is not None else b.offset + np.arange(b.size)
+        pos = np.asarray(pos, dtype=np.int64).reshape(b.shape)
+        covered[pos[pos >= 0]] = True
+        out.append((b.name, tuple(b.dims), dict(b.coords), pos))
+    rest = np.flatnonzero(~covered)
+    if rest.size:
+        taken = {f[0] for f in out}
+        while generic in taken:
+            generic += "_"
+        out.append((generic, (dim,), {dim: rest}, rest))
+    return out
+
+
+def column_families(sf: StandardForm) -> list[Family]:
+    """:func:`families` of the columns, with a family of mixed integrality split in two (the
+    uncovered columns of a hand-made form may mix them; a linopy or pyomo family has one domain)."""
+    out: list[Family] = []
+    for name, dims, coords, pos in families(sf.columns, sf.n_cols, "x", "_col"):
+        ints = sf.integrality[pos].astype(bool)
+        if ints.all() or not ints.any():
+            out.append((name, dims, coords, pos))
+        elif len(dims) == 1 and dims[0] == "_col":
+            out.append((name, dims, {dims[0]: pos[~ints]}, pos[~ints]))
+            out.append((f"{name}_int", dims, {dims[0]: pos[ints]}, pos[ints]))
+        else:
+            raise ModelError(f"column family {name!r} mixes integer and continuous columns")
+    return out
+
+
+def row_activity(sf: StandardForm) -> tuple[np.ndarray, np.ndarray]:
+    """Which rows a modelling layer must carry (terms and at least one finite side), and the term-less
+    rows whose bounds exclude 0 (``0 >= 1``: the model is infeasible; linopy and pyomo drop term-less
+    rows, so the backends settle these before building)."""
+    A = sf.A.tocsr()
+    has_terms = np.asarray(abs(A).sum(axis=1)).ravel() > 0
+    bounded = np.isfinite(sf.row_lower) | np.isfinite(sf.row_upper)
+    impossible = ~has_terms & ((sf.row_lower > 1e-9) | (sf.row_upper < -1e-9))
+    return has_terms & bounded, impossible
+
+
+def check_empty_rows(sf: StandardForm) -> None:
+    """Raise :class:`ModelError` naming a row without terms whose bounds exclude 0 (the export cannot
+    carry it: linopy and pyomo drop such rows, the exported model would be wrongly feasible)."""
+    _, impossible = row_activity(sf)
+    if impossible.any():
+        i = int(np.flatnonzero(impossible)[0])
+        name = sf.row_names()[i] if sf.rows else f"c{i}"
+        raise ModelError(f"row {name!r} has no terms but needs {sf.row_lower[i]:g} <= 0 <= {sf.row_upper[i]:g}: "
+                         "the model is infeasible as written")
 
 
 def _build(sf: StandardForm) -> tuple[Any, np.ndarray]:
@@ -107,28 +176,30 @@ def _build(sf: StandardForm) -> tuple[Any, np.ndarray]:
     import pandas as pd
     import xarray as xr
 
+    check_empty_rows(sf)
     m = linopy.Model()
     labels = np.full(sf.n_cols, -1, dtype=np.int64)
-    for b in sf.columns:
-        sl = slice(b.offset, b.offset + b.size)
-        coords = [pd.Index(b.coords[d], name=d) for d in b.dims]
+    for name, dims, cs, pos in column_families(sf):
+        coords = [pd.Index(cs[d], name=d) for d in dims]
 
-        def da(a: np.ndarray, coords: list = coords, b: Any = b) -> xr.DataArray:
-            return xr.DataArray(a.reshape(b.shape), coords=coords, dims=b.dims)
+        def da(a: np.ndarray, coords: list = coords, dims: tuple = dims) -> xr.DataArray:
+            return xr.DataArray(a, coords=coords, dims=dims)
 
-        v = m.add_variables(lower=da(sf.col_lower[sl]), upper=da(sf.col_upper[sl]), name=b.name,
-                            integer=bool(sf.integrality[sl].any()))
-        labels[sl] = np.asarray(v.labels.values).ravel()
+        v = m.add_variables(lower=da(sf.col_lower[pos]), upper=da(sf.col_upper[pos]), name=name,
+                            integer=bool(sf.integrality[pos].any()))
+        labels[pos] = np.asarray(v.labels.values)
 
     A = sf.A.tocsr()
-    for b in sf.rows:
-        idx = (b.index if b.index is not None else b.offset + np.arange(b.size)).ravel()
+    carried, _ = row_activity(sf)
+    for name, dims, cs, pos in families(sf.rows, sf.n_rows, "c", "_row"):
+        shape = pos.shape
+        idx = pos.ravel()
+        size = idx.size
         ent = np.flatnonzero(idx >= 0)
         rows = idx[ent]
         sub = A[rows]
         counts = np.diff(sub.indptr)
         T = max(int(counts.max()) if counts.size else 0, 1)
-        size = b.size
         vars_ = np.full((size, T), -1, dtype=np.int64)
         coeffs = np.full((size, T), np.nan)
         r_of_nz = np.repeat(ent, counts)
@@ -139,7 +210,7 @@ def _build(sf: StandardForm) -> tuple[Any, np.ndarray]:
         up = np.full(size, np.inf)
         lo[ent], up[ent] = sf.row_lower[rows], sf.row_upper[rows]
         active = np.zeros(size, dtype=bool)
-        active[ent] = True
+        active[ent] = carried[rows]
         eq = active & (lo == up)
         has_up = active & ~eq & np.isfinite(up)
         only_lo = active & ~eq & ~np.isfinite(up) & np.isfinite(lo)
@@ -147,19 +218,18 @@ def _build(sf: StandardForm) -> tuple[Any, np.ndarray]:
         rhs = np.where(eq | only_lo, lo, np.where(has_up, up, 0.0))
         mask = eq | has_up | only_lo
         ranged = has_up & np.isfinite(lo)
-        shape = b.shape
-        coords = {d: pd.Index(b.coords[d], name=d) for d in b.dims}
-        dims = (*b.dims, "_term")
+        coords = {d: pd.Index(cs[d], name=d) for d in dims}
+        tdims = (*dims, "_term")
         expr = linopy.LinearExpression(
-            xr.Dataset({"coeffs": (dims, coeffs.reshape(*shape, T)), "vars": (dims, vars_.reshape(*shape, T))},
+            xr.Dataset({"coeffs": (tdims, coeffs.reshape(*shape, T)), "vars": (tdims, vars_.reshape(*shape, T))},
                        coords=coords), m)
 
-        def arr(a: np.ndarray, b: Any = b, shape: tuple = shape, coords: dict = coords) -> xr.DataArray:
-            return xr.DataArray(a.reshape(shape), coords=coords, dims=b.dims)
+        def arr(a: np.ndarray, dims: tuple = dims, shape: tuple = shape, coords: dict = coords) -> xr.DataArray:
+            return xr.DataArray(a.reshape(shape), coords=coords, dims=dims)
 
-        m.add_constraints(expr, arr(sign), arr(rhs), name=b.name, mask=arr(mask))
+        m.add_constraints(expr, arr(sign), arr(rhs), name=name, mask=arr(mask))
         if ranged.any():
-            m.add_constraints(expr, ">=", arr(np.where(ranged, lo, 0.0)), name=f"{b.name}__lower", mask=arr(ranged))
+            m.add_constraints(expr, ">=", arr(np.where(ranged, lo, 0.0)), name=f"{name}__lower", mask=arr(ranged))
 
     nz = np.flatnonzero(sf.c)
     if nz.size == 0 and sf.n_cols and not sf.is_quadratic:
@@ -183,10 +253,9 @@ def _build(sf: StandardForm) -> tuple[Any, np.ndarray]:
 
 def solution_vector(model: Any, sf: StandardForm) -> np.ndarray | None:
     """The solved linopy model's values as a standard-form column vector (``None`` without a solution)."""
-    x = np.empty(sf.n_cols)
-    for b in sf.columns:
-        sol = model.variables[b.name].solution
-        x[b.offset:b.offset + b.size] = np.asarray(sol.values, dtype=float).ravel()
+    x = np.full(sf.n_cols, np.nan)
+    for name, _, _, pos in column_families(sf):
+        x[pos] = np.asarray(model.variables[name].solution.values, dtype=float)
     return x if np.all(np.isfinite(x)) else None
 
 
@@ -286,6 +355,10 @@ class LinopyBackend(Backend):
         import linopy  # noqa: F401
 
         t0 = time.perf_counter()
+        if row_activity(sf)[1].any():  # linopy would drop the term-less row "0 >= 1" and solve the rest
+            return RawResult(Status.INFEASIBLE, None, None, None, None, time.perf_counter() - t0,
+                             "linopy: a row without terms excludes 0",
+                             False if options.warm_start is not None else None)
         m, col_labels = _build(sf)
         opts = _options(solver, options, sf.is_mip)
         direct = solver in ("highs", "gurobi")

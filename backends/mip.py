@@ -41,6 +41,7 @@ class MipBackend(Backend):
             import mip
         except (ImportError, OSError):
             raise SolverNotAvailable("CBC (python-mip) is not installed: `pip install treeopt-dsl[cbc]`") from None
+        self.require_class(sf, solver)
         t0 = time.perf_counter()
         with tempfile.TemporaryDirectory(prefix="treeopt-cbc-") as tmp:
             log_path = Path(tmp) / "cbc.log"

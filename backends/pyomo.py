@@ -28,8 +28,10 @@ from __future__ import annotations
 import contextlib
 import io
 import math
+import re
 import sys
 import time
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -40,7 +42,7 @@ from treeopt_dsl.result import Status
 
 from ._exe import find_executable
 from .base import Backend, RawResult, SolveOptions, relative_gap, status_of
-from .linopy import _feasible
+from .linopy import _feasible, check_empty_rows, column_families, families, row_activity
 
 _ALL = ("highs", "gurobi", "scip", "cbc", "ipopt")
 _CLASSES = {"highs": frozenset({"LP", "MILP", "QP"}), "gurobi": frozenset({"LP", "MILP", "QP", "MIQP"}),
@@ -48,6 +50,10 @@ _CLASSES = {"highs": frozenset({"LP", "MILP", "QP"}), "gurobi": frozenset({"LP",
             "ipopt": frozenset({"LP", "QP"})}
 _CONTRIB = {"highs": "highs", "gurobi": "gurobi_persistent", "scip": "scip_direct", "ipopt": "ipopt"}
 _BASE_FEATURES = frozenset({"time_limit", "gap", "threads", "log", "export"})
+_WARM = frozenset({"gurobi", "scip", "cbc"})
+#: what the solver logs when it used a MIP start (SCIP's log says nothing: a start it was given counts)
+_START_SEEN = {"gurobi": re.compile(r"Loaded user MIP start with objective|User MIP start produced solution"),
+               "cbc": re.compile(r"MIPStart provided solution with cost")}
 
 
 class _LogStream(io.TextIOBase):
@@ -77,7 +83,6 @@ class _LogStream(io.TextIOBase):
 
 def _tee(o: SolveOptions) -> Any:
     return _LogStream(o.log_callback, bool(o.verbose)) if o.log_callback is not None else bool(o.verbose)
-_WARM = frozenset({"gurobi", "scip", "cbc"})
 
 
 def _pyomo_installed() -> bool:
@@ -89,18 +94,18 @@ def _pyomo_installed() -> bool:
 
 
 # ---------------------------------------------------------------------------------------- export
-def _index(block: Any) -> tuple[list, bool]:
-    """The family's coordinates as Pyomo index keys (label tuples, a bare label for one dimension),
-    in the C order of the standard form. Falls back to integer positions if labels repeat."""
+def _index(dims: tuple[str, ...], coords: dict[str, Any]) -> list:
+    """A family's coordinates as Pyomo index keys (label tuples, a bare label for one dimension), in
+    the C order of the standard form. Falls back to integer positions if labels repeat."""
     import itertools
 
-    labels = [np.asarray(block.coords[d]).tolist() for d in block.dims]
+    labels = [np.asarray(coords[d]).tolist() for d in dims]
     keys = list(itertools.product(*labels))
     if len(set(keys)) != len(keys):
         keys = list(itertools.product(*[range(len(lab)) for lab in labels]))
-    if len(block.dims) == 1:
+    if len(dims) == 1:
         keys = [k[0] for k in keys]
-    return keys, True
+    return keys
 
 
 def _component_name(model: Any, name: str) -> str:
@@ -117,44 +122,54 @@ def to_pyomo(sf: StandardForm) -> Any:
     a label for one dimension, a tuple of labels for several, a scalar ``Var`` for none), one indexed
     ``Constraint`` per row family (indexed by the labels of its kept entries; ranged rows stay one
     ranged constraint), and ``objective`` = ``c.x + ½ xᵀQx + c0`` minimized. A family whose name is
-    already an attribute of ``ConcreteModel`` gets a trailing ``_``. ``model.x_cols`` lists the
-    variable of every standard-form column, so ``np.array([v.value for v in model.x_cols])`` is the
-    solution in the formulation's column order.
+    already an attribute of ``ConcreteModel`` gets a trailing ``_``; columns and rows of a hand-made
+    form that no family covers go to the flat families ``x`` / ``c``. Rows without terms (or without
+    a finite side) are left out; one that excludes 0 raises :class:`ModelError`. ``model.x_cols``
+    lists the variable of every standard-form column, so ``np.array([v.value for v in
+    model.x_cols])`` is the solution in the formulation's column order.
+
+    Pyomo builds a Python object per variable, row and term whatever the route (``Constraint(rule=)``,
+    ``LinearExpression``, or the ``pyomo.kernel`` ``matrix_constraint``, which lives in the separate
+    kernel modelling layer that ``pyomo.environ`` solvers and users' ``ConcreteModel`` code do not
+    mix with); each row here is one ``LinearExpression`` made straight from its CSR slice, one
+    comprehension per family, which skips Pyomo's expression generation.
     """
     import pyomo.environ as pe
     from pyomo.core.expr.numeric_expr import LinearExpression
 
+    check_empty_rows(sf)
     m = pe.ConcreteModel(name=sf.name)
     cols: list[Any] = [None] * sf.n_cols
     inf = math.inf
-    for b in sf.columns:
-        sl = slice(b.offset, b.offset + b.size)
-        integer = bool(sf.integrality[sl].any())
-        lo, up = sf.col_lower[sl], sf.col_upper[sl]
+    for fam, dims, coords, pos in column_families(sf):
+        flat = pos.ravel()
+        integer = bool(sf.integrality[flat].any())
+        lo, up = sf.col_lower[flat], sf.col_upper[flat]
         binary = integer and bool(np.all(lo >= 0) and np.all(up <= 1))
         domain = pe.Binary if binary else (pe.Integers if integer else pe.Reals)
-        name = _component_name(m, b.name)
-        if b.dims:
-            keys, _ = _index(b)
-            var = pe.Var(keys, domain=domain, dense=True)
-        else:
-            keys, var = [None], pe.Var(domain=domain)
+        name = _component_name(m, fam)
+        var = pe.Var(_index(dims, coords), domain=domain, dense=True) if dims else pe.Var(domain=domain)
         m.add_component(name, var)
         datas = list(var.values())
         for vd, lb, ub in zip(datas, lo.tolist(), up.tolist(), strict=True):
             vd.setlb(None if lb == -inf else lb)
             vd.setub(None if ub == inf else ub)
-        cols[sl] = datas
+        for j, vd in zip(flat.tolist(), datas, strict=True):
+            cols[j] = vd
     m.x_cols = cols  # plain attribute: the column -> VarData map
 
     A = sf.A.tocsr()
     ind, ptr, dat = A.indices, A.indptr, A.data
-    for b in sf.rows:
-        idx = (b.index if b.index is not None else b.offset + np.arange(b.size).reshape(b.shape)).ravel()
+    carried, _ = row_activity(sf)
+    for fam, dims, coords, pos in families(sf.rows, sf.n_rows, "c", "_row"):
+        idx = pos.ravel()
         ent = np.flatnonzero(idx >= 0)
-        if b.dims:
-            keys, _ = _index(b)
-            keys = [keys[e] for e in ent.tolist()]
+        ent = ent[carried[idx[ent]]]
+        if ent.size == 0:
+            continue
+        if dims:
+            all_keys = _index(dims, coords)
+            keys = [all_keys[e] for e in ent.tolist()]
         else:
             keys = [None]
         rows = idx[ent].tolist()
@@ -164,8 +179,8 @@ def to_pyomo(sf: StandardForm) -> Any:
         body = {k: (lw, LinearExpression(constant=0.0, linear_coefs=dat[ptr[r]:ptr[r + 1]].tolist(),
                                          linear_vars=[cols[j] for j in ind[ptr[r]:ptr[r + 1]].tolist()]), uw)
                 for k, r, lw, uw in zip(keys, rows, lo, up, strict=True)}
-        name = _component_name(m, b.name)
-        if b.dims:
+        name = _component_name(m, fam)
+        if dims:
             m.add_component(name, pe.Constraint(list(body), rule=lambda _m, *k, body=body: body[k[0] if len(k) == 1
                                                                                                else k]))
         else:
@@ -182,6 +197,19 @@ def to_pyomo(sf: StandardForm) -> Any:
         obj = obj + sum(q * cols[i] * cols[j] for q, i, j in zip(qc, U.row.tolist(), U.col.tolist(), strict=True))
     m.add_component(_component_name(m, "objective"), pe.Objective(expr=obj, sense=pe.minimize))
     return m
+
+
+def solution_vector(m: Any, sf: StandardForm) -> np.ndarray:
+    """The values of a model made by :func:`to_pyomo` as a standard-form column vector (NaN where a
+    variable has none). A column in no row and not in the objective never reaches the solver: any
+    value in its bounds is optimal, it gets the one nearest 0 (integral for an integer column)."""
+    vals = np.array([np.nan if vd.value is None else vd.value for vd in m.x_cols], dtype=float)
+    unused = np.isnan(vals) & (sf.c == 0) & (np.diff(sf.A.tocsc().indptr) == 0)
+    if sf.is_quadratic:
+        unused &= np.diff(sf.Q.tocsc().indptr) == 0
+    lo = np.where(sf.integrality > 0, np.ceil(sf.col_lower), sf.col_lower)
+    vals[unused] = np.clip(0.0, lo, sf.col_upper)[unused]
+    return vals
 
 
 # ---------------------------------------------------------------------------------------- backend
@@ -241,8 +269,13 @@ class PyomoBackend(Backend):
         if sf.problem_class not in self.classes_for(solver):
             raise CapabilityError(f"pyomo with {solver} cannot solve a {sf.problem_class} model")
         t0 = time.perf_counter()
+        if row_activity(sf)[1].any():  # pyomo cannot carry the term-less row "0 >= 1"
+            return RawResult(Status.INFEASIBLE, None, None, None, None, time.perf_counter() - t0,
+                             "pyomo: a row without terms excludes 0",
+                             False if options.warm_start is not None else None)
         m = to_pyomo(sf)
         accepted: bool | None = None
+        seen: list[str] = []  # log lines, kept to confirm that the solver used the start
         if options.warm_start is not None:
             accepted = solver in _WARM
             if accepted:
@@ -250,6 +283,15 @@ class PyomoBackend(Backend):
                 for vd, v in zip(m.x_cols, ws.tolist(), strict=True):
                     if math.isfinite(v):
                         vd.set_value(v, skip_validation=True)
+                if solver in _START_SEEN:  # listen to the log (and pass it on)
+                    user = options.log_callback
+
+                    def listen(line: str) -> None:
+                        seen.append(line)
+                        if user is not None:
+                            user(line)
+
+                    options = replace(options, log_callback=listen)
         try:
             if solver == "cbc":
                 out = self._solve_cbc(m, sf, options, accepted is True)
@@ -259,17 +301,12 @@ class PyomoBackend(Backend):
             if "size-limited" in str(exc) or "Model too large" in str(exc):
                 raise ModelTooLarge(f"gurobi's pip licence is size-limited: {exc}") from exc
             raise
+        if accepted and solver in _START_SEEN:
+            accepted = any(_START_SEEN[solver].search(line) for line in seen)
         status, has_x, obj_bound, message = out
         x = None
         if has_x:
-            vals = np.array([np.nan if vd.value is None else vd.value for vd in m.x_cols], dtype=float)
-            # a column in no row and not in the objective never reaches the solver: any value in its
-            # bounds is optimal, take the one nearest 0 (integral for an integer column)
-            unused = np.isnan(vals) & (sf.c == 0) & (np.diff(sf.A.tocsc().indptr) == 0)
-            if sf.is_quadratic:
-                unused &= np.diff(sf.Q.tocsc().indptr) == 0
-            lo = np.where(sf.integrality > 0, np.ceil(sf.col_lower), sf.col_lower)
-            vals[unused] = np.clip(0.0, lo, sf.col_upper)[unused]
+            vals = solution_vector(m, sf)
             x = vals if np.all(np.isfinite(vals)) else None
             if x is not None and status is not Status.OPTIMAL and not _feasible(sf, x):
                 x = None  # at a limit CBC may hand back the LP relaxation's point: not an incumbent
@@ -350,8 +387,15 @@ class PyomoBackend(Backend):
     # -------------------------------------------------------------------- CBC (shell interface)
     @staticmethod
     def _solve_cbc(m: Any, sf: StandardForm, o: SolveOptions, warm: bool) -> tuple[Status, bool, float | None, str]:
+        import pyomo.environ as pe
         from pyomo.opt import SolverFactory, SolverStatus, TerminationCondition
 
+        if next(m.component_data_objects(pe.Constraint, active=True), None) is None:
+            # without a row pyomo's LP file holds only its ONE_VAR_CONSTANT row, which CBC leaves out
+            # of its solution file, and pyomo then reads the column values as row values (none load):
+            # give CBC one harmless row on an extra column
+            m.treeopt_anchor_col = pe.Var(bounds=(0, 1))
+            m.treeopt_anchor_row = pe.Constraint(expr=m.treeopt_anchor_col <= 1)
         opt = SolverFactory("cbc", executable=find_executable("cbc"))
         if o.time_limit is not None:
             opt.options["sec"] = float(o.time_limit)

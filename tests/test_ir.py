@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from treeopt_dsl.errors import ModelError
-from treeopt_dsl.ir import Model
+from treeopt_dsl.ir import Constraint, Model, linsum
 
 FLOATS = st.floats(-10, 10, allow_nan=False, allow_infinity=False)
 
@@ -195,3 +195,385 @@ def test_errors_are_clear():
         x.sum("nope")
     with pytest.raises(ModelError, match="comparison"):
         m.add_constraints("bad", x.sum())
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Random families and random expression trees, against an xarray oracle evaluated on a batch of points.
+#
+# Every IR expression is built together with an oracle: a function of the families' values as xarray DataArrays
+# (with a leading batch dimension ``_pt``) that performs the same operation with xarray's own arithmetic. Evaluating
+# the oracle at the origin and at the unit vectors gives the expression's constant and its dense Jacobian, which must
+# equal the compiled constraint rows (and the objective's c, Q, c0) entry by entry.
+# ---------------------------------------------------------------------------------------------------------------
+
+POOL = ("i", "j", "k")
+PT = "_pt"
+SMALL = st.floats(-3, 3, allow_nan=False, allow_infinity=False).map(lambda v: round(v, 2))
+
+
+class Universe:
+    """A model with random families over a pool of named dimensions (shared coordinates)."""
+
+    def __init__(self, sizes: dict[str, int], coords: dict[str, np.ndarray]) -> None:
+        self.sizes, self.coords = sizes, coords
+        self.model = Model("random")
+        self.fams: list[tuple[str, tuple[str, ...]]] = []
+        self.expected: dict[str, tuple[np.ndarray, np.ndarray, int]] = {}
+
+    def oracle_values(self, X: np.ndarray) -> dict[str, xr.DataArray]:
+        """Each family's slice of every row of ``X`` (points), as a labeled DataArray over (_pt, *dims)."""
+        out = {}
+        for name, dims in self.fams:
+            f = self.model.variables[name]
+            block = X[:, f.offset:f.offset + f.size].reshape((X.shape[0],) + f.shape)
+            out[name] = xr.DataArray(block, dims=(PT,) + dims, coords={d: self.coords[d] for d in dims})
+        return out
+
+
+def _data(draw, dims: tuple[str, ...], sizes: dict[str, int], coords: dict[str, np.ndarray] | None,
+          elements=SMALL) -> xr.DataArray:
+    shape = tuple(sizes[d] for d in dims)
+    vals = draw(arrays(float, shape, elements=elements))
+    return xr.DataArray(vals, dims=dims, coords=None if coords is None else {d: coords[d] for d in dims})
+
+
+def _subset(draw, dims: tuple[str, ...], min_size: int = 0) -> tuple[str, ...]:
+    perm = draw(st.permutations(dims))
+    return tuple(perm[: draw(st.integers(min_size, len(dims)))])
+
+
+@st.composite
+def universes(draw) -> Universe:
+    sizes = {d: draw(st.integers(1, 3)) for d in POOL}
+    coords = {}
+    for d, n in sizes.items():
+        style = draw(st.sampled_from(["range", "shuffled", "str"]))
+        perm = draw(st.permutations(range(n)))
+        coords[d] = (np.arange(n) if style == "range" else np.array(perm) + 10 if style == "shuffled"
+                     else np.array([f"{d}{v}" for v in perm]))
+    U = Universe(sizes, coords)
+    for k in range(draw(st.integers(1, 3))):
+        name = f"v{k}"
+        dims = _subset(draw, POOL)
+        kind = draw(st.sampled_from(["continuous", "integer", "binary"]))
+        shape = tuple(sizes[d] for d in dims)
+        template = xr.DataArray(np.zeros(shape), dims=dims)
+
+        def bound(lo: bool, dims=dims, template=template):
+            rng_el = st.floats(-5, 0) if lo else st.floats(0, 5)
+            style = draw(st.sampled_from(["none", "scalar", "labeled", "plain"] if dims else ["none", "scalar"]))
+            if style == "none":
+                return None, np.full(template.shape, -np.inf if lo else np.inf)
+            if style == "scalar":
+                v = draw(rng_el)
+                return v, np.full(template.shape, v)
+            if style == "labeled":  # by name, any subset of the family's dimensions, any order
+                da = _data(draw, _subset(draw, dims), sizes, coords, rng_el)
+            else:  # a plain array matches the trailing dimensions by position
+                tail = dims[len(dims) - draw(st.integers(1, len(dims))):]
+                da = _data(draw, tail, sizes, None, rng_el)
+            want = xr.broadcast(da, template)[0].transpose(*dims).values
+            return (da if style == "labeled" else da.values), want
+
+        lo, lo_want = bound(True)
+        up, up_want = bound(False)
+        U.model.add_variables(name, dims, {d: coords[d] for d in dims}, kind=kind, lower=lo, upper=up)
+        if kind == "binary":
+            lo_want, up_want = np.maximum(lo_want, 0), np.minimum(up_want, 1)
+        U.fams.append((name, dims))
+        U.expected[name] = (lo_want, up_want, int(kind != "continuous"))
+    return U
+
+
+def _core(draw, U: Universe, depth: int):
+    """A random expression with the pool's coordinates (so any two can be combined), and its oracle."""
+    if depth == 0 or draw(st.integers(0, 4)) == 0:
+        name, _ = draw(st.sampled_from(U.fams))
+        return U.model.variables[name], (lambda V, name=name: V[name])
+    op = draw(st.sampled_from(["add", "sub", "neg", "scalar", "rscalar", "data", "plain", "const", "mask", "where",
+                               "sum", "dot", "div", "transpose", "linsum"]))
+    e, f = _core(draw, U, depth - 1)
+    dims = e.to_expr().dims
+    if op in ("add", "sub", "linsum"):
+        e2, f2 = _core(draw, U, depth - 1)
+        if op == "add":
+            return e + e2, lambda V: f(V) + f2(V)
+        if op == "sub":
+            return e - e2, lambda V: f(V) - f2(V)
+        s = draw(SMALL)
+        return linsum(e, e2 * 2.0, s), lambda V: f(V) + 2.0 * f2(V) + s
+    if op == "neg":
+        return -e, lambda V: -f(V)
+    if op in ("scalar", "rscalar"):
+        s = draw(SMALL | st.just(0.0))  # 0 coefficients must vanish from the matrix
+        return (e * s if op == "scalar" else np.float64(s) * e), lambda V: f(V) * s
+    if op in ("data", "mask", "const"):  # labeled data over any pool dimensions: new ones broadcast
+        el = st.sampled_from([0.0, 1.0]) if op == "mask" else SMALL
+        D = _data(draw, _subset(draw, POOL), U.sizes, U.coords, el)
+        if op == "const":
+            return (e + D, lambda V: f(V) + D) if draw(st.booleans()) else (e - D, lambda V: f(V) - D)
+        return e * D, lambda V: f(V) * D
+    if op == "where":
+        Mk = _data(draw, _subset(draw, POOL), U.sizes, U.coords, st.booleans()).astype(bool)
+        return e.to_expr().where(Mk), lambda V: f(V).where(Mk, 0.0)
+    if op == "div":
+        D = _data(draw, _subset(draw, POOL), U.sizes, U.coords, st.sampled_from([-2.0, 0.5, 4.0]))
+        return e / D, lambda V: f(V) / D
+    if not dims:  # the remaining operations need a dimension
+        return e, f
+    if op == "plain":  # numpy array: positional, against the trailing dimensions
+        tail = dims[len(dims) - draw(st.integers(1, len(dims))):]
+        D = _data(draw, tail, U.sizes, None)
+        return e * D.values, lambda V: f(V) * D
+    if op == "sum":
+        sub = _subset(draw, dims, 1)
+        return e.sum(list(sub)), lambda V: f(V).sum(list(sub))
+    if op == "dot":
+        d = draw(st.sampled_from(dims))
+        D = _data(draw, (d, *(x for x in _subset(draw, POOL) if x != d)), U.sizes, U.coords)
+        return e.dot(D, d), lambda V: (f(V) * D).sum(d)
+    perm = tuple(draw(st.permutations(dims)))
+    return e.to_expr().transpose(*perm), lambda V: f(V).transpose(PT, *perm)
+
+
+def _tail(draw, U: Universe, e, f, steps: int):
+    """Unary operations that change coordinates (selections, renames) or add private dimensions."""
+    for _ in range(steps):
+        e = e.to_expr()
+        dims = e.dims
+        op = draw(st.sampled_from(["sel", "sel_list", "isel_list", "isel_bool", "isel_int", "take", "rename",
+                                   "expand", "sum", "data", "where"]))
+        if op == "expand":
+            name = f"q{len(dims)}"
+            if name in dims:
+                continue
+            e, f = e.expand_dims(**{name: 2}), (lambda V, f=f, name=name: f(V).expand_dims({name: 2}))
+            continue
+        if not dims:
+            continue
+        d = draw(st.sampled_from(dims))
+        n, labels = len(e.coords[d]), e.coords[d]
+        if n == 0 or (op.startswith("sel") and np.unique(labels).size != n):  # label lookup needs unique labels
+            continue
+        if op == "sel":
+            lab = labels[draw(st.integers(0, n - 1))]
+            e, f = e.sel(**{d: lab}), (lambda V, f=f, d=d, lab=lab: f(V).sel({d: lab}))
+        elif op == "sel_list":
+            pick = labels[list(draw(st.permutations(range(n))))[: draw(st.integers(1, n))]]
+            e, f = e.sel(**{d: list(pick)}), (lambda V, f=f, d=d, pick=pick: f(V).sel({d: list(pick)}))
+        elif op == "isel_list":  # repeated positions: one id twice along d
+            idx = np.array(draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=4)))
+            e, f = e.isel(**{d: idx}), (lambda V, f=f, d=d, idx=idx: f(V).isel({d: idx}))
+        elif op == "isel_bool":
+            m = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)))
+            e, f = e.isel(**{d: m}), (lambda V, f=f, d=d, m=m: f(V).isel({d: np.flatnonzero(m)}))
+        elif op == "isel_int":
+            k = draw(st.integers(0, n - 1))
+            e, f = e.isel(**{d: k}), (lambda V, f=f, d=d, k=k: f(V).isel({d: k}))
+        elif op == "take":
+            idx = np.array(draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=3)))
+            new = f"t{len(dims)}"
+            if new in dims:
+                continue
+            nc = np.arange(idx.size) * 7
+            e = e.take(d, idx, new, nc)
+
+            def f(V, f=f, d=d, idx=idx, new=new, nc=nc):
+                return f(V).isel({d: idx}).rename({d: new}).assign_coords({new: nc})
+
+        elif op == "rename":
+            new = f"r{len(dims)}"
+            if new in dims:
+                continue
+            e, f = e.rename(**{d: new}), (lambda V, f=f, d=d, new=new: f(V).rename({d: new}))
+        elif op == "sum":
+            e, f = e.sum(d), (lambda V, f=f, d=d: f(V).sum(d))
+        elif op == "data":  # data over the current dimensions, unlabeled: matched by name and position
+            sub = _subset(draw, dims, 1)
+            D = _data(draw, sub, dict(zip(dims, e.shape, strict=True)), None)
+            e, f = e * D, (lambda V, f=f, D=D: f(V) * D)
+        else:
+            sub = _subset(draw, dims, 1)
+            Mk = _data(draw, sub, dict(zip(dims, e.shape, strict=True)), None, st.booleans()).astype(bool)
+            e, f = e.where(Mk), (lambda V, f=f, Mk=Mk: f(V).where(Mk, 0.0))
+    return e.to_expr(), f
+
+
+@st.composite
+def random_cases(draw):
+    U = draw(universes())
+    exprs = []
+    for _ in range(draw(st.integers(1, 3))):
+        e, f = _core(draw, U, draw(st.integers(0, 3)))
+        e, f = _tail(draw, U, e, f, draw(st.integers(0, 3)))
+        exprs.append((e, f, draw(st.sampled_from(["<=", ">=", "==", "ranged", "rhs_data"]))))
+    q1 = _core(draw, U, draw(st.integers(0, 2)))
+    q2 = _core(draw, U, draw(st.integers(0, 2)))
+    pts = draw(arrays(float, (3, U.model.n_vars), elements=FLOATS))
+    return U, exprs, q1, q2, pts, draw(SMALL)
+
+
+def _oracle(U: Universe, f, X: np.ndarray, dims: tuple[str, ...]) -> np.ndarray:
+    """The oracle on every row of ``X``, as an array (_pt, *dims)."""
+    out = f(U.oracle_values(X))
+    if not isinstance(out, xr.DataArray):
+        out = xr.DataArray(np.broadcast_to(out, (X.shape[0],)), dims=(PT,))
+    out = out.broadcast_like(xr.DataArray(np.zeros(X.shape[0]), dims=(PT,)))
+    assert set(out.dims) == {PT, *dims}
+    return out.transpose(PT, *dims).values
+
+
+@settings(max_examples=150, deadline=None)
+@given(case=random_cases())
+def test_random_expressions_compile_to_their_dense_jacobian(case):
+    """For random families and random expression trees, every compiled row equals the expression's gradient.
+
+    The oracle (xarray) gives the constant (value at 0) and the Jacobian (value at e_j minus value at 0); the
+    compiled rows must match both, the bounds must be the right-hand side minus the constant, rows must hold no
+    repeated column, and ``LinExpr.evaluate`` must agree with the oracle at random points.
+    """
+    U, exprs, _, _, pts, rhs = case
+    m, n = U.model, U.model.n_vars
+    basis = np.vstack([np.zeros(n), np.eye(n)])
+    checks = []
+    for k, (e, f, sense) in enumerate(exprs):
+        at = _oracle(U, f, np.vstack([basis, pts]), e.dims)
+        const, jac, at_pts = at[0], at[1:n + 1] - at[0], at[n + 1:]
+        for p, want in zip(pts, at_pts, strict=True):
+            np.testing.assert_allclose(e.evaluate(p), want, rtol=1e-9, atol=1e-9 * (1 + np.abs(want).max(initial=0)))
+        np.testing.assert_allclose(e.const, const, rtol=1e-12, atol=1e-12)
+        if sense == "<=":
+            con, lo, up = e <= rhs, -np.inf, rhs - const
+        elif sense == ">=":
+            con, lo, up = e >= rhs, rhs - const, np.inf
+        elif sense == "==":
+            con, lo, up = e == rhs, rhs - const, rhs - const
+        elif sense == "ranged":
+            con, lo, up = Constraint.ranged(rhs - 1.0, e, rhs + 1.0), rhs - 1.0 - const, rhs + 1.0 - const
+        else:  # a labeled right-hand side over the expression's own dimensions
+            R = xr.DataArray(np.linspace(-1, 1, const.size).reshape(const.shape), dims=e.dims)
+            con, lo, up = e <= R, -np.inf, R.values - const
+        m.add_constraints(f"c{k}", con)
+        checks.append((f"c{k}", jac, np.broadcast_to(lo, const.shape), np.broadcast_to(up, const.shape)))
+    sf = m.compile()
+    assert sf.A.indices.dtype == np.int32 and sf.A.indptr.dtype == np.int32 and sf.A.data.dtype == np.float64
+    assert sf.A.shape == (sum(b.size for b in sf.rows), n)
+    dense = sf.A.toarray()
+    for name, jac, lo, up in checks:
+        block = next(b for b in sf.rows if b.name == name)
+        rows = block.index.ravel()
+        assert np.all(rows >= 0)  # a comparison keeps every row
+        np.testing.assert_allclose(dense[rows], jac.reshape(n, -1).T, rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(sf.row_lower[rows], lo.ravel(), rtol=1e-12, atol=1e-9)
+        np.testing.assert_allclose(sf.row_upper[rows], up.ravel(), rtol=1e-12, atol=1e-9)
+    for r in range(sf.n_rows):  # duplicates merged, zeros dropped
+        cols = sf.A.indices[sf.A.indptr[r]:sf.A.indptr[r + 1]]
+        assert len(np.unique(cols)) == len(cols)
+    assert np.all(sf.A.data != 0.0)
+    # the columns: bounds (broadcast by name or position), kinds, binaries clipped to [0, 1]
+    for name, _ in U.fams:
+        fam = m.variables[name]
+        lo_want, up_want, integer = U.expected[name]
+        sl = slice(fam.offset, fam.offset + fam.size)
+        np.testing.assert_array_equal(sf.col_lower[sl], lo_want.ravel())
+        np.testing.assert_array_equal(sf.col_upper[sl], up_want.ravel())
+        assert np.all(sf.integrality[sl] == integer)
+
+
+@settings(max_examples=100, deadline=None)
+@given(case=random_cases())
+def test_random_objectives_compile_to_c_q_c0(case):
+    """``sum(e1) + sum(e1 * e2 * D)`` compiles to the c, Q (symmetric) and c0 computed from the oracle's gradients."""
+    U, _, (e1, f1), (e2, f2), pts, s = case
+    m, n = U.model, U.model.n_vars
+    D = xr.DataArray(np.linspace(0.5, 2.0, U.sizes["i"]), dims=("i",), coords={"i": U.coords["i"]})
+    m.add_objective(e1, "lin")
+    m.add_objective((e1 * e2) * D, "quad")
+    m.add_objective(s, "offset")
+    sf = m.compile()
+    basis = np.vstack([np.zeros(n), np.eye(n)])
+    V = U.oracle_values(basis)
+    o1, o2 = f1(V), f2(V)
+    o1 = o1 if isinstance(o1, xr.DataArray) else xr.DataArray(np.full(n + 1, o1), dims=(PT,))
+    o2 = o2 if isinstance(o2, xr.DataArray) else xr.DataArray(np.full(n + 1, o2), dims=(PT,))
+    a0, b0 = o1.isel({PT: 0}), o2.isel({PT: 0})
+    ga = (o1.isel({PT: slice(1, None)}) - a0).rename({PT: "col"})
+    gb = (o2.isel({PT: slice(1, None)}) - b0).rename({PT: "row"})
+    # (a0 + ga x)(b0 + gb x) D summed: Hessian ga gb' + gb ga', gradient ga b0 + gb a0, constant a0 b0
+    P = (ga * gb * D).transpose("row", "col", ...).values.reshape(n, n, -1).sum(-1)
+    Q_want = P + P.T
+    c_want = (ga.sum([d for d in ga.dims if d != "col"]).values
+              + (ga * b0 * D).sum([d for d in (ga * b0 * D).dims if d != "col"]).values
+              + (gb * a0 * D).sum([d for d in (gb * a0 * D).dims if d != "row"]).values)
+    c0_want = float(a0.sum()) + float((a0 * b0 * D).sum()) + s
+    Q = np.zeros((n, n)) if sf.Q is None else sf.Q.toarray()
+    scale = 1 + np.abs(Q_want).max(initial=0)
+    np.testing.assert_allclose(Q, Q_want, rtol=1e-9, atol=1e-9 * scale)
+    np.testing.assert_allclose(Q, Q.T)
+    np.testing.assert_allclose(sf.c, c_want, rtol=1e-9, atol=1e-9 * (1 + np.abs(c_want).max(initial=0)))
+    assert sf.c0 == pytest.approx(c0_want, rel=1e-9, abs=1e-9)
+    assert sf.is_quadratic == bool(np.any(Q_want != 0))
+    for p in pts:  # and the value: c·x + ½ x'Qx + c0 against the oracle at random points
+        Vp = U.oracle_values(p[None, :])
+        val = xr.DataArray(f1(Vp)).sum() + (xr.DataArray(f1(Vp)) * xr.DataArray(f2(Vp)) * D).sum() + s
+        assert sf.objective(p) == pytest.approx(float(val), rel=1e-9, abs=1e-7 * scale)
+        assert m.objective_value(p) == pytest.approx(float(val), rel=1e-9, abs=1e-7 * scale)
+
+
+def test_names_follow_family_and_positions_with_dropped_rows():
+    """``col_names``/``row_names``: ``family_<pos>_<pos>`` in C order (positions, not labels, which may hold any
+    character); rows dropped by ``Constraint.where`` have no name; a dimensionless family is just its name."""
+    m = Model("names")
+    w = m.add_variables("w", ("node", "feature"), {"node": ["a b", "c"], "feature": ["x:1", "y", "z"]})
+    s = m.add_variables("s", (), {})
+    keep = np.array([[True, False, True], [False, True, True]])
+    m.add_constraints("cap", (w <= 1).where(xr.DataArray(keep, dims=("node", "feature"))))
+    m.add_constraints("tot", w.sum("feature") + s >= 0)
+    sf = m.compile()
+    assert sf.col_names().tolist() == [f"w_{i}_{j}" for i in range(2) for j in range(3)] + ["s"]
+    kept = [f"cap_{i}_{j}" for i in range(2) for j in range(3) if keep[i, j]]
+    assert sf.row_names().tolist() == kept + ["tot_0", "tot_1"]
+    cap = next(b for b in sf.rows if b.name == "cap")
+    np.testing.assert_array_equal(cap.index >= 0, keep)
+    assert sf.integrality.dtype == np.int8
+
+
+def test_duplicate_terms_are_merged_and_cancelled_terms_vanish():
+    m = Model("dup")
+    x = m.add_variables("x", ("i",), {"i": 3})
+    e = x + x * 2.0 - x.isel(i=[0, 0, 1]).sum("i").expand_dims(i=3).sum("i") * 0.0 + x.isel(i=[2, 2, 2]).sum("i")
+    m.add_constraints("r", e - x * 3.0 <= 0)  # x_i (1 + 2 - 3) + 3 x_2: only the x_2 terms survive
+    sf = m.compile()
+    np.testing.assert_array_equal(sf.A.toarray(), [[0, 0, 3], [0, 0, 3], [0, 0, 3]])
+    assert sf.nnz == 3 and sf.A.indices.dtype == np.int32
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: a DataArray as the LEFT operand (D * x, D + x) is handled by xarray, "
+                   "which raises a bare ValueError instead of deferring to the expression (x * D works)")
+def test_dataarray_on_the_left_acts_like_on_the_right():
+    m = Model("left")
+    x = m.add_variables("x", ("a", "b"), {"a": 2, "b": 3})
+    D = xr.DataArray(np.arange(6.0).reshape(2, 3), dims=("a", "b"))
+    point = np.arange(6.0) + 1
+    np.testing.assert_allclose((D * x).evaluate(point), (x * D).evaluate(point))
+    np.testing.assert_allclose((D + x).evaluate(point), (x + D).evaluate(point))
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: VarFamily lacks where() and transpose(), which LinExpr has; x.where(mask) "
+                   "raises AttributeError while x.sel/isel/sum/dot work on the family directly")
+def test_family_where_and_transpose_like_an_expression():
+    m = Model("fam")
+    x = m.add_variables("x", ("a", "b"), {"a": 2, "b": 3})
+    mask = xr.DataArray([[True, False, True], [False, True, False]], dims=("a", "b"))
+    point = np.arange(6.0) + 1
+    np.testing.assert_allclose(x.where(mask).evaluate(point), np.where(mask.values, point.reshape(2, 3), 0.0))
+    np.testing.assert_allclose(x.transpose("b", "a").evaluate(point), point.reshape(2, 3).T)
+
+
+@pytest.mark.xfail(strict=True, reason="BUG (message): sel() of a label present twice (after isel with repeats) says "
+                   "'label ... not found' although the label is there; it should say the label is not unique")
+def test_sel_of_a_repeated_label_says_so():
+    m = Model("rep")
+    x = m.add_variables("x", ("a",), {"a": ["p", "q"]})
+    with pytest.raises(ModelError, match=r"(?i)unique|more than once|repeated|ambiguous"):
+        x.isel(a=[0, 0, 1]).sel(a="p")

@@ -1,18 +1,17 @@
 """scikit-learn classifiers: :class:`OptimalTreeClassifier` fits the registered tree formulations
-(OLCT, MARGOT, OCT, ...); :class:`RiskScoreClassifier` fits optimal risk scores (ORS).
+(OLCT, MARGOT, OCT, ...); :class:`RiskScoreClassifier` fits optimal risk scores (ORS, OGRS).
 
-:class:`OptimalTreeClassifier` follows the scikit-learn estimator conventions: ``__init__`` only
-stores its parameters (so ``get_params``/``set_params``/``clone``/``GridSearchCV`` work), ``fit``
-validates the data, builds the chosen formulation with
+Both follow the scikit-learn estimator conventions: ``__init__`` only stores its parameters (so
+``get_params``/``set_params``/``clone``/``GridSearchCV`` work), ``fit`` validates the data with
+:func:`sklearn.utils.validation.validate_data`, builds the chosen formulation with
 :func:`treeopt_dsl.formulations.get_formulation`, solves it to (proven) optimality or the time
-limit, and keeps the decoded tree in ``tree_``. It passes
-:func:`sklearn.utils.estimator_checks.check_estimator`.
+limit, and keeps the decoded model. Both pass :func:`sklearn.utils.estimator_checks.check_estimator`.
 
-The estimator is binary, like the papers (thesis §3.2): ``classes_[0]`` is the class mapped to
+The estimators are binary, like the papers (thesis §3.2): ``classes_[0]`` is the class mapped to
 ``-1`` and ``classes_[1]`` the one mapped to ``+1``. A sample reaching last-layer node ``t`` gets
-the score ``v = w_t·x + b_t``; it is predicted ``classes_[1]`` iff ``v`` exceeds the leaf threshold
-(``s(v) >= 0.5``, seed 000 line 589) and ``P(classes_[1] | x) = s(v)`` with ``s`` the logistic
-function (the calibrated reading of seed 000 lines 585-606).
+the score ``v = w_t·x + b_t``; it is predicted ``classes_[1]`` iff ``s(v) >= 0.5`` (seed 000 line
+589; ``v > eps/2`` for the 0-1 loss of OCT, (3.9)) and ``P(classes_[1] | x) = s(v)`` with ``s`` the
+logistic function (the calibrated reading of seed 000 lines 585-606).
 
 >>> from sklearn.datasets import load_breast_cancer
 >>> X, y = load_breast_cancer(return_X_y=True)
@@ -35,21 +34,26 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .data import Dataset
-from .errors import FormulationError, SolveError
-from .models.tree import sigmoid
+from .errors import DataError, FormulationError, SolveError
+from .models.tree import TreeModel, sigmoid
+from .result import Status
 
-#: estimator parameters forwarded to the formulation, with the estimator's defaults (= OLCT's)
-_FORMULATION_PARAMS: dict[str, Any] = {
-    "depth": 2, "C": 1.0, "tangents": "V0", "big_m": 100.0, "eps": 1e-5, "w_bound": None, "b_bound": None,
-    "scaling": "standard",
-}
+#: formulation parameters that are estimator parameters of OptimalTreeClassifier: every tree formulation
+#: declares them with these same defaults, so an estimator default never hides a formulation's own default
+_TREE_PARAMS: dict[str, Any] = {"depth": 2, "C": 1.0, "scaling": "standard"}
+
+#: fitted attributes cleared at the start of every fit (a failed refit must not leave a stale model)
+_FITTED = ("classes_", "model_", "tree_", "result_", "certificate_", "feature_influence_")
+
+_HALF_UP = float(np.nextafter(0.5, 1.0))
 
 
 class _SolvedClassifier(ClassifierMixin, BaseEstimator):
     """What every estimator here shares: validation, the solve, status warnings, prediction.
 
-    Subclasses give ``_spec()`` (the registered formulation), ``_start(X)`` (the warm start) and
-    ``_keep(result)`` (the fitted attributes); ``model_`` is the decoded model.
+    Subclasses give ``_spec()`` (the registered formulation), ``_start(previous)`` (the warm start)
+    and ``_keep(result)`` (their own fitted attributes); ``model_`` is the decoded model and
+    ``_decision(X)`` its signed score (``> 0``: ``classes_[1]``).
     """
 
     def __sklearn_tags__(self) -> Any:
@@ -59,10 +63,13 @@ class _SolvedClassifier(ClassifierMixin, BaseEstimator):
         tags.input_tags.sparse = False
         return tags
 
+    def __sklearn_is_fitted__(self) -> bool:
+        return hasattr(self, "model_")
+
     def _spec(self) -> Any:  # pragma: no cover - interface
         raise NotImplementedError
 
-    def _start(self, X: np.ndarray) -> Any:
+    def _start(self, previous: Any, n_features: int) -> Any:
         return None
 
     def _keep(self, result: Any) -> None:
@@ -79,11 +86,16 @@ class _SolvedClassifier(ClassifierMixin, BaseEstimator):
         """Solve the formulation on ``(X, y)``; ``y`` must hold exactly two classes.
 
         Raises ``ValueError`` for unusable data (NaN/inf, one class, more than two classes), a
-        ``FormulationError`` for bad parameters, and a ``SolveError`` when the solve ends without a
-        model (infeasible, unbounded, or the time limit before any feasible solution).
+        ``FormulationError`` (a ``ValueError``) for bad parameters, and a ``SolveError`` when the solve
+        ends without a model (infeasible, unbounded, or the time limit before any feasible solution).
+        A solve stopped by the time limit with a feasible tree keeps it and warns with a
+        :class:`~sklearn.exceptions.ConvergenceWarning` that states the optimality gap.
         """
         from .solve import failure_message
 
+        previous = getattr(self, "model_", None)
+        for name in _FITTED:
+            self.__dict__.pop(name, None)
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
         check_classification_targets(y)
         classes = np.unique(y)
@@ -94,20 +106,28 @@ class _SolvedClassifier(ClassifierMixin, BaseEstimator):
                              f"({classes.size} classes: {shown}); {type(self).__name__} is binary (the papers' "
                              "setting): pick one class against the rest (e.g. y == label)")
         if classes.size != 2:
-            raise ValueError(f"{type(self).__name__} needs two classes in y, found 1 class ({shown})")
+            raise DataError(f"{type(self).__name__} needs two classes in y, found 1 class ({shown}): "
+                            "a classifier cannot be trained on a single class")
         spec = self._spec()
         names = getattr(self, "feature_names_in_", None)
-        data = Dataset.from_arrays(X, y, feature_names=None if names is None else list(names),
+        data = Dataset.from_arrays(X, y, feature_names=None if names is None else [str(n) for n in names],
                                    positive=classes[1], name="fit")
         result = spec.solve(data, solver=self.solver, backend=self.backend, time_limit=self.time_limit,
                             gap=self.gap, threads=self.threads, seed=self._seed(), verbose=bool(self.verbose),
-                            warm_start=self._start(X))
+                            warm_start=self._start(previous, X.shape[1]))
+        if result.status is Status.TIME_LIMIT_NO_SOLUTION:
+            raise SolveError(f"the time limit ({self.time_limit} s) was reached before the solver found any "
+                             f"feasible {spec.name} model: raise time_limit, lower depth, or give a warm start "
+                             "(e.g. warm_start='cart')", result)
         if not result.status.has_solution or result.model is None:
             raise SolveError(failure_message(result), result)
-        if result.status.name != "OPTIMAL":
-            warnings.warn(f"the solver stopped at the time limit ({self.time_limit} s) with gap {result.gap}; "
-                          "the model is feasible but not proven optimal: raise time_limit", ConvergenceWarning,
-                          stacklevel=2)
+        if result.status is not Status.OPTIMAL:
+            gap = "unknown" if result.gap is None else f"{100.0 * result.gap:.3g}%"
+            bound = "unknown" if result.bound is None else f"{result.bound:.6g}"
+            warnings.warn(f"{type(self).__name__}: the solver stopped at the time limit ({self.time_limit} s) "
+                          f"with optimality gap {gap} (objective {result.objective:.6g}, bound {bound}); "
+                          "the model is feasible but not proven optimal: raise time_limit or set gap",
+                          ConvergenceWarning, stacklevel=2)
         self.classes_ = classes
         self.model_ = result.model
         self.result_ = result
@@ -115,52 +135,55 @@ class _SolvedClassifier(ClassifierMixin, BaseEstimator):
         self._keep(result)
         return self
 
+    def _decision(self, X: np.ndarray) -> np.ndarray:
+        """The model's signed score of validated ``X``: ``> 0`` means ``classes_[1]``."""
+        return self.model_.decision_function(X)
+
     def decision_function(self, X: Any) -> np.ndarray:
-        """The model's score minus its threshold: ``> 0`` means ``classes_[1]``. Shape ``(n_samples,)``."""
+        """Signed score, shape ``(n_samples,)``: ``> 0`` means ``classes_[1]`` (what ``predict`` returns)."""
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
-        return self.model_.decision_function(X) - float(getattr(self.model_, "leaf_threshold", 0.0))
+        return self._decision(X)
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """``[P(classes_[0]), P(classes_[1])]`` with ``P(classes_[1]) = s(decision_function)``."""
-        p = sigmoid(self.decision_function(X))
+        """``[P(classes_[0]), P(classes_[1])]`` with ``P(classes_[1]) = s(decision_function)``.
+
+        Columns follow ``classes_``; where ``s`` rounds a positive score to exactly 0.5 the
+        probability is nudged one ulp up so that ``argmax`` agrees with ``predict``.
+        """
+        d = self.decision_function(X)
+        p = sigmoid(d)
+        p = np.where((d > 0) & (p <= 0.5), _HALF_UP, p)
         return np.column_stack([1.0 - p, p])
 
     def predict(self, X: Any) -> np.ndarray:
-        """The class of each sample in the original label space."""
-        check_is_fitted(self)
-        return self.classes_[(self.decision_function(X) > 0).astype(np.intp)]
+        """The class of each sample, in the original label space (``y``'s labels)."""
+        positive = self.decision_function(X) > 0  # checks first that the estimator is fitted
+        return self.classes_[positive.astype(np.intp)]
 
 
 class OptimalTreeClassifier(_SolvedClassifier):
-    """Optimal (oblique) classification tree fitted by mixed-integer optimization.
+    """Optimal (oblique or axis-aligned) classification tree fitted by mixed-integer optimization.
 
     Parameters
     ----------
     formulation : str, default="olct"
-        A name from ``treeopt_dsl.formulations.REGISTRY``: ``olct`` (thesis (3.17)),
+        A tree formulation of ``treeopt_dsl.formulations.REGISTRY``: ``olct`` (thesis (3.17)),
         ``olct_univariate`` (Remark 2), ``margot``, ``margot_hfs``, ``margot_sfs``, ``oct``, ``octh``.
     depth : int, default=2
-        Number of branching levels ``d``; depth 1-2 solve in seconds on a few hundred samples.
+        Number of branching levels ``d`` (1-6); depth 1-2 solve in seconds on a few hundred samples.
     C : float or list of float, default=1.0
         Loss weight ``C_h`` (one number, or one per level) of the objective (seed 000 lines 612-616).
-    tangents : str, default="V0"
-        Tangent set of the piecewise-linear logistic loss (3.15): ``V0``..``V3`` or comma-separated points.
-    big_m : float or "derived", default=100.0
-        Big-M of the forwarding rows (3.7) and the loss rows.
-    eps : float, default=1e-5
-        Gap of the strict forwarding inequality (3.7b).
-    w_bound, b_bound : float, "auto" or None, default=None
-        Bounds ``|w_jt| <= w_bound`` and ``|b_t| <= b_bound`` (None: free).
     scaling : {"standard", "minmax", "none"}, default="standard"
-        Feature scaling fitted on the training data.
+        Feature scaling fitted on the training data (the coefficients of ``tree_`` act on scaled features).
     solver : str, default="highs"
         Solver name (see ``treeopt_dsl.backends.available_solvers()``).
     backend : str or None, default=None
         Backend that drives the solver (None: the first available one).
     time_limit : float or None, default=60.0
         Solver time limit in seconds. A fit that stops at the limit keeps the incumbent tree and warns
-        with a :class:`~sklearn.exceptions.ConvergenceWarning` (the tree is then not proven optimal).
+        with a :class:`~sklearn.exceptions.ConvergenceWarning` stating the gap (the tree is then not
+        proven optimal); a fit that stops before any feasible tree raises a ``SolveError``.
     gap : float or None, default=None
         Relative MIP gap at which the solver stops (None: the solver's default).
     threads : int or None, default=None
@@ -171,23 +194,17 @@ class OptimalTreeClassifier(_SolvedClassifier):
     verbose : bool, default=False
         Print the solver log.
     warm_start : bool, {"greedy", "cart"}, TreeModel or None, default=None
-        A start handed to the solver (completed to a feasible point by the blocks): ``greedy``
-        (node-by-node classifiers from the root), ``cart`` (a scikit-learn tree of the same depth),
+        A start handed to the solver (completed to a feasible point by the blocks): ``"greedy"``
+        (node-by-node classifiers from the root), ``"cart"`` (a scikit-learn tree of the same depth),
         or a fitted tree, e.g. ``tree_`` of a shallower estimator. ``True`` follows scikit-learn's
-        convention: start from this estimator's previous ``tree_`` when it has one (same number of
-        features), otherwise from nothing; ``False``/``None``: no start.
+        convention: start from this estimator's previous ``tree_`` when it has one that fits (same
+        number of features, depth at most ``depth``), otherwise from nothing; ``False``/``None``: no start.
     params : dict or None, default=None
-        Further parameters of the formulation that are not estimator parameters (e.g. ``alpha`` of
-        ``oct``, ``budget`` of ``margot_hfs``). Unknown names raise a ``FormulationError``
-        (a ``ValueError``).
-
-    Notes
-    -----
-    The formulation parameters above (``depth`` .. ``scaling``) are passed to the formulation when
-    it declares them. One left at the estimator's default lets the formulation use *its own* default
-    (these coincide for ``olct``; e.g. ``olct_univariate`` and ``oct`` default to a derived big-M and
-    bounded weights). Setting a non-default value for a parameter the formulation does not declare
-    raises a ``FormulationError``.
+        Further parameters of the formulation, by the names it declares (``spec.params``), e.g.
+        ``{"big_m": 50.0}``, ``{"tangents": "V3"}`` (olct), ``{"alpha": 0.1}`` (oct),
+        ``{"budget": 2}`` (margot_hfs), ``{"w_bound": None}``. Parameters not given keep the
+        formulation's own defaults (``big_m`` and the weight bounds differ between formulations).
+        Unknown names raise a ``FormulationError`` (a ``ValueError``) at ``fit``.
 
     Attributes
     ----------
@@ -195,6 +212,8 @@ class OptimalTreeClassifier(_SolvedClassifier):
         The two labels in sorted order; ``classes_[1]`` is the positive class (+1).
     tree_ : TreeModel
         The decoded tree (coefficients act on scaled features; ``tree_.scaler`` maps raw inputs).
+    model_ : TreeModel
+        The same object as ``tree_`` (the name every estimator of this module shares).
     result_ : SolveResult
         Status, objective, bound, gap, timings and sizes of the solve.
     certificate_ : Certificate
@@ -205,22 +224,24 @@ class OptimalTreeClassifier(_SolvedClassifier):
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Feature names, when ``X`` has string column names (e.g. a DataFrame).
+
+    Notes
+    -----
+    ``predict`` equals ``tree_.predict`` (``s(v) >= 0.5`` at the reached last-layer node, or
+    ``v > eps/2`` for the 0-1 loss); ``decision_function`` is ``v`` minus that leaf threshold, with an
+    exact tie ``v = 0`` of the ``s(v) >= 0.5`` rule returned as the smallest positive float, so that
+    scikit-learn's reading (``decision_function > 0`` means ``classes_[1]``) gives the same classes.
+    ``predict_proba`` is ``s(decision_function)``: calibrated log-odds for the logistic loss of OLCT;
+    for the hinge (MARGOT) and 0-1 (OCT, OCT-H: ``|w| <= 1``, scores near 0) losses it only ranks samples.
     """
 
-    def __init__(self, formulation: str = "olct", depth: int = 2, C: Any = 1.0, tangents: Any = "V0",
-                 big_m: Any = 100.0, eps: float = 1e-5, w_bound: float | None = None, b_bound: Any = None,
-                 scaling: str = "standard", solver: str = "highs", backend: str | None = None,
-                 time_limit: float | None = 60.0, gap: float | None = None, threads: int | None = None,
-                 random_state: Any = None, verbose: bool = False, params: dict[str, Any] | None = None,
-                 warm_start: Any = None) -> None:
+    def __init__(self, formulation: str = "olct", depth: int = 2, C: Any = 1.0, scaling: str = "standard",
+                 solver: str = "highs", backend: str | None = None, time_limit: float | None = 60.0,
+                 gap: float | None = None, threads: int | None = None, random_state: Any = None,
+                 verbose: bool = False, warm_start: Any = None, params: dict[str, Any] | None = None) -> None:
         self.formulation = formulation
         self.depth = depth
         self.C = C
-        self.tangents = tangents
-        self.big_m = big_m
-        self.eps = eps
-        self.w_bound = w_bound
-        self.b_bound = b_bound
         self.scaling = scaling
         self.solver = solver
         self.backend = backend
@@ -229,45 +250,55 @@ class OptimalTreeClassifier(_SolvedClassifier):
         self.threads = threads
         self.random_state = random_state
         self.verbose = verbose
-        self.params = params
         self.warm_start = warm_start
+        self.params = params
 
     # ------------------------------------------------------------------ fitting
     def _spec(self) -> Any:
-        """The formulation spec from the estimator's parameters and ``params`` (see the class Notes)."""
+        """The formulation spec from ``formulation``, ``depth``, ``C``, ``scaling`` and ``params``."""
         from treeopt_dsl.formulations import REGISTRY, get_formulation
 
-        key = str(self.formulation).lower().replace("-", "_")
+        if not isinstance(self.formulation, str):
+            raise FormulationError(f"formulation must be a name, got {self.formulation!r}")
+        key = self.formulation.lower().replace("-", "_")
+        trees = sorted(k for k, cls in REGISTRY.items() if "depth" in {p.name for p in cls.params})
         if key not in REGISTRY:
-            get_formulation(self.formulation)  # raises FormulationError listing the names
-        declared = {p.name for p in REGISTRY[key].params}
-        chosen: dict[str, Any] = {}
-        for name, default in _FORMULATION_PARAMS.items():
-            value = getattr(self, name)
-            at_default = _same(value, default)
-            if name in declared and (not at_default or name in ("depth", "scaling")):
-                chosen[name] = value
-            elif name not in declared and not at_default:
-                raise FormulationError(
-                    f"formulation {key!r} has no parameter {name!r} (set to {value!r}); leave it at its default "
-                    f"{default!r}; {key!r} declares {sorted(declared)}")
+            raise FormulationError(f"unknown formulation {self.formulation!r}; tree formulations: {', '.join(trees)}")
+        if key not in trees:
+            raise FormulationError(f"{key!r} is not a tree formulation (use RiskScoreClassifier for risk scores); "
+                                   f"tree formulations: {', '.join(trees)}")
+        if self.params is not None and not isinstance(self.params, dict):
+            raise FormulationError(f"params must be a dict of formulation parameters or None, got {self.params!r}")
         extra = dict(self.params or {})
-        clash = sorted(set(extra) & set(_FORMULATION_PARAMS))
+        clash = sorted(set(extra) & set(_TREE_PARAMS))
         if clash:
             raise FormulationError(f"set {clash} through the estimator's own parameters, not through params=")
-        return get_formulation(key, **chosen, **extra)  # unknown names in params raise FormulationError
+        if not isinstance(self.depth, numbers.Integral) or isinstance(self.depth, bool):
+            raise FormulationError(f"depth must be an integer from 1 to 6, got {self.depth!r}")
+        # unknown names in params raise a FormulationError naming the formulation's parameters
+        return get_formulation(key, depth=int(self.depth), C=self.C, scaling=self.scaling, **extra)
+
+    def _start(self, previous: Any, n_features: int) -> Any:
+        ws = self.warm_start
+        if ws is None or ws is False:
+            return None
+        if ws is True:  # scikit-learn's convention: continue from the previous fit when it applies
+            ok = (isinstance(previous, TreeModel) and previous.W.shape[1] == n_features
+                  and isinstance(self.depth, numbers.Integral) and previous.topology.depth <= self.depth)
+            return previous if ok else None
+        return ws
 
     def _keep(self, result: Any) -> None:
         self.tree_ = result.model
         self.feature_influence_ = self.tree_.feature_influence()
 
-    def _start(self, X: np.ndarray) -> Any:
-        if self.warm_start is None or self.warm_start is False:
-            return None
-        if self.warm_start is True:
-            prev = getattr(self, "tree_", None)
-            return prev if prev is not None and prev.W.shape[1] == X.shape[1] else None
-        return self.warm_start
+    def _decision(self, X: np.ndarray) -> np.ndarray:
+        """``v - leaf_threshold`` at the reached node, ties of the ``>= 0`` rule made positive (class Notes)."""
+        v = self.tree_.decision_function(X)
+        lt = float(self.tree_.leaf_threshold)
+        if lt > 0:
+            return v - lt  # v > lt  <=>  v - lt > 0 exactly in floating point
+        return np.where(v == 0.0, np.finfo(float).smallest_normal, v)
 
     # ------------------------------------------------------------------ explanation
     def explain(self, max_terms: int = 6) -> str:
@@ -342,16 +373,3 @@ class RiskScoreClassifier(_SolvedClassifier):
             T = int(min(self.T, getattr(self, "n_features_in_", self.T)))  # one rule per feature at most (4.9)
             return get_formulation("ogrs", T=T, **common)
         raise FormulationError(f"formulation must be 'ors' or 'ogrs', got {self.formulation!r}")
-
-
-
-def _same(a: Any, b: Any) -> bool:
-    """``a == b`` for parameter values (numbers, strings, None, lists) without numpy truth errors."""
-    if a is None or b is None:
-        return a is b
-    if isinstance(a, str) or isinstance(b, str):
-        return isinstance(a, str) and isinstance(b, str) and a == b
-    try:
-        return bool(np.array_equal(np.asarray(a, dtype=float), np.asarray(b, dtype=float)))
-    except (TypeError, ValueError):
-        return False

@@ -3,9 +3,9 @@
 Each function takes a :class:`~treeopt_dsl.ir.StandardForm`, a built formulation or an IR
 ``Model`` and returns the *native* model, with names derived from the formulation's families and
 coordinates (``w_0_3``: family ``w``, node 0, feature 3), so that constraints can be added by hand
-and the model solved with the library's own API. :func:`values_from_names` maps a native solution
-(a ``name -> value`` mapping) back to the formulation's column vector, which
-``built.decode(x)`` turns into a fitted model.
+and the model solved with the library's own API. :func:`from_native` maps the solved native model
+back to the formulation's column vector (:func:`values_from_names` does it from a ``name -> value``
+mapping), which ``built.decode(x)`` turns into a fitted model.
 
 >>> from treeopt_dsl.export import to_pyomo                      # doctest: +SKIP
 >>> m = to_pyomo(built); m.my_cut = pyo.Constraint(expr=m.w[0, 3] <= 1)   # doctest: +SKIP
@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from .errors import ModelError
 from .io import as_standard_form, write_mps
 
 
@@ -86,7 +87,10 @@ def to_mip(obj: Any, solver_name: str = "CBC") -> Any:
 
 
 def values_from_names(obj: Any, values: Mapping[str, float]) -> np.ndarray:
-    """The column vector of a native solution given as ``{column name: value}`` (NaN where absent)."""
+    """The column vector of a native solution given as ``{column name: value}`` (NaN where absent).
+
+    Names are those of :func:`to_highs`, :func:`to_mip` and :func:`to_gurobi` (the LP/MPS writers'
+    names: ``StandardForm.col_names()`` made safe for every file format)."""
     from .io._text import names
 
     sf = as_standard_form(obj)
@@ -94,4 +98,37 @@ def values_from_names(obj: Any, values: Mapping[str, float]) -> np.ndarray:
     return np.array([values.get(n, np.nan) for n in cn.tolist()], dtype=float)
 
 
-__all__ = ["to_gurobi", "to_highs", "to_linopy", "to_mip", "to_pyomo", "values_from_names"]
+def from_native(obj: Any, native: Any) -> np.ndarray:
+    """The column vector of a *solved* native model made by one of the ``to_*`` functions of ``obj``
+    (NaN for a column without a value), ready for ``built.decode(x)`` or ``sf.objective(x)``.
+
+    Columns are found by name (HiGHS, python-mip, Gurobi: columns added by hand are ignored), by
+    family and coordinates (linopy) or through ``model.x_cols`` (pyomo).
+    """
+    sf = as_standard_form(obj)
+    lib = type(native).__module__.split(".")[0]
+    if lib == "linopy":
+        from treeopt_dsl.backends.linopy import column_families
+
+        x = np.full(sf.n_cols, np.nan)
+        for name, _, _, pos in column_families(sf):
+            x[pos] = np.asarray(native.variables[name].solution.values, dtype=float)
+        return x
+    if lib == "pyomo":
+        from treeopt_dsl.backends.pyomo import solution_vector
+
+        return solution_vector(native, sf)
+    if lib == "highspy":
+        n = native.getNumCol()
+        names = [native.getColName(j)[1] for j in range(n)]
+        return values_from_names(sf, dict(zip(names, native.getSolution().col_value, strict=True)))
+    if lib == "mip":
+        return values_from_names(sf, {v.name: (np.nan if v.x is None else v.x) for v in native.vars})
+    if lib == "gurobipy":
+        vs = native.getVars()
+        return values_from_names(sf, dict(zip(native.getAttr("VarName", vs), native.getAttr("X", vs), strict=True)))
+    raise ModelError(f"from_native: a {type(native).__module__}.{type(native).__name__} is not a model made by "
+                     "to_linopy, to_pyomo, to_highs, to_mip or to_gurobi")
+
+
+__all__ = ["from_native", "to_gurobi", "to_highs", "to_linopy", "to_mip", "to_pyomo", "values_from_names"]

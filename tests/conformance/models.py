@@ -153,13 +153,136 @@ def equality_heavy(n: int = 6, seed: int = 3) -> Case:
 
 
 def bounds_only() -> Case:
-    """No rows: min c.x over a box, optimum Σ min(c lo, c up); one integer column."""
+    """No rows: min c.x over a box (a continuous family and an integer family with fractional bounds);
+    optimum Σ min(c lo, c up) with the integer bounds rounded inwards."""
     m = Model("bounds_only")
     c = np.array([2.0, -1.5, 0.0, 3.0])
     lo, up = np.array([-1.0, 0.0, -2.0, 0.5]), np.array([4.0, 2.5, 2.0, 7.0])
     x = m.add_variables("x", ("i",), {"i": 4}, lower=xr.DataArray(lo, dims="i"), upper=xr.DataArray(up, dims="i"))
+    ci = np.array([1.0, -2.0, 0.5])
+    loi, upi = np.array([-1.5, 0.2, 0.3]), np.array([2.7, 3.9, 4.0])
+    z = m.add_variables("z", ("j",), {"j": 3}, kind="integer", lower=xr.DataArray(loi, dims="j"),
+                        upper=xr.DataArray(upi, dims="j"))
     m.add_objective(x.dot(xr.DataArray(c, dims="i"), "i"), "obj")
-    return Case(m, Status.OPTIMAL, float(np.minimum(c * lo, c * up).sum()))
+    m.add_objective(z.dot(xr.DataArray(ci, dims="j"), "j"), "obj_int")
+    best = np.minimum(c * lo, c * up).sum() + np.minimum(ci * np.ceil(loi), ci * np.floor(upi)).sum()
+    return Case(m, Status.OPTIMAL, float(best))
+
+
+def _lp_brute(c: np.ndarray, G: np.ndarray, h: np.ndarray) -> float:
+    """min c.x s.t. G x <= h (bounded, full column rank) by enumerating every vertex."""
+    n, best = len(c), np.inf
+    for S in itertools.combinations(range(len(h)), n):
+        M = G[list(S)]
+        if abs(np.linalg.det(M)) < 1e-9:
+            continue
+        x = np.linalg.solve(M, h[list(S)])
+        if np.all(G @ x <= h + 1e-9):
+            best = min(best, float(c @ x))
+    return best
+
+
+_RR = np.array([[1.0, 1, 0], [0, 1, -1], [1, 0, 1]])
+_RLO, _RHI = np.array([1.0, -1, 0]), np.array([2.0, 3, 4])
+_RC = np.array([1.0, -1, 2])
+
+
+def ranged_rows() -> Case:
+    """A family of three ranged rows ``lo <= R x <= hi`` over a box: at the optimum one row sits at its
+    upper side and another at its lower side (vertex enumeration gives the answer)."""
+    m = Model("ranged")
+    x = m.add_variables("x", ("i",), {"i": 3}, lower=-5, upper=5)
+    R = xr.DataArray(_RR, dims=("r", "i"), coords={"r": ["a", "b", "c"], "i": np.arange(3)})
+    lab = {"r": ["a", "b", "c"]}
+    from treeopt_dsl.ir import Constraint
+
+    m.add_constraints("band", Constraint.ranged(xr.DataArray(_RLO, dims="r", coords=lab), (x * R).sum("i"),
+                                                xr.DataArray(_RHI, dims="r", coords=lab)))
+    m.add_objective(x.dot(xr.DataArray(_RC, dims="i"), "i"), "obj")
+    G = np.vstack([_RR, -_RR, np.eye(3), -np.eye(3)])
+    h = np.concatenate([_RHI, -_RLO, np.full(3, 5.0), np.full(3, 5.0)])
+    return Case(m, Status.OPTIMAL, _lp_brute(_RC, G, h))
+
+
+def free_rows() -> Case:
+    """Rows without bounds: a family whose middle entries are dropped (``where``), so the compiled
+    rows skip them, plus an explicit ``-inf <= a.x <= inf`` row in the standard form that a backend
+    must accept and ignore. Without the free rows the model is the ranged case, same optimum."""
+    from dataclasses import replace
+
+    import scipy.sparse as sp
+
+    m = Model("free_rows")
+    x = m.add_variables("x", ("i",), {"i": 3}, lower=-5, upper=5)
+    R = np.vstack([_RR[:1], [[3.0, -7, 1]], _RR[1:2], [[-2.0, 5, 4]], _RR[2:]])  # rows 1 and 3 are cut (free)
+    lo = np.concatenate([_RLO[:1], [0.0], _RLO[1:2], [0.0], _RLO[2:]])
+    hi = np.concatenate([_RHI[:1], [0.0], _RHI[1:2], [0.0], _RHI[2:]])
+    lab = {"r": np.arange(5)}
+    from treeopt_dsl.ir import Constraint
+
+    con = Constraint.ranged(xr.DataArray(lo, dims="r", coords=lab),
+                            (x * xr.DataArray(R, dims=("r", "i"), coords={**lab, "i": np.arange(3)})).sum("i"),
+                            xr.DataArray(hi, dims="r", coords=lab))
+    m.add_constraints("band", con.where(xr.DataArray([True, False, True, False, True], dims="r", coords=lab)))
+    m.add_objective(x.dot(xr.DataArray(_RC, dims="i"), "i"), "obj")
+    sf = m.compile()
+    assert sf.n_rows == 3  # the two cut entries are gone
+    A = sp.vstack([sf.A, sp.csr_matrix(np.array([[1.0, 1.0, 1.0]]))], format="csr")
+    A.indices, A.indptr = A.indices.astype(np.int32), A.indptr.astype(np.int32)
+    sf = replace(sf, A=A, row_lower=np.append(sf.row_lower, -np.inf), row_upper=np.append(sf.row_upper, np.inf))
+    return Case(sf, Status.OPTIMAL, ranged_rows().objective)
+
+
+def bare_standard_form() -> Case:
+    """The ranged case as a hand-made standard form without family blocks (no names, no coordinates):
+    backends and exports fall back to generic names and must still solve every row and column."""
+    from dataclasses import replace
+
+    case = ranged_rows()
+    return Case(replace(case.sf, columns=[], rows=[]), Status.OPTIMAL, case.objective)
+
+
+def empty_rows() -> Case:
+    """Rows whose coefficients are all zero: ``0 <= 3`` (feasible, a backend must not choke on a row
+    without terms) next to the knapsack; the optimum is the knapsack's."""
+    case = milp_gap()
+    m = case.model
+    assert isinstance(m, Model)
+    x = m["x"]
+    m.add_constraints("nothing", 0 * x.sum() <= 3)
+    m.add_constraints("nothing_eq", 0 * x.sum() == 0)
+    sf = m.compile()
+    assert np.all(np.diff(sf.A.indptr)[-2:] == 0)
+    return Case(m, Status.OPTIMAL, case.objective)
+
+
+def empty_row_infeasible() -> Case:
+    """An LP that is infeasible only through a row without terms: ``0 >= 1``."""
+    m = Model("empty_infeasible")
+    v = m.add_variables("v", ("k",), {"k": 2}, lower=0, upper=1)
+    m.add_constraints("ok", v.sum() <= 2)
+    m.add_constraints("never", 0 * v.sum() >= 1)
+    m.add_objective(v.sum(), "obj")
+    return Case(m, Status.INFEASIBLE, None)
+
+
+def objective_constant() -> Case:
+    """The knapsack MILP plus a constant 41.5 in the objective: objective and bound carry the constant."""
+    case = milp_gap()
+    m = case.model
+    assert isinstance(m, Model)
+    m.add_objective(41.5, "fixed_cost")
+    assert m.compile().c0 == 41.5
+    return Case(m, Status.OPTIMAL, case.objective + 41.5)
+
+
+def objective_constant_lp() -> Case:
+    """The LP case minus a constant 2.25: an LP's reported objective carries the constant too."""
+    case = lp()
+    m = case.model
+    assert isinstance(m, Model)
+    m.add_objective(-2.25, "offset")
+    return Case(m, Status.OPTIMAL, case.objective - 2.25)
 
 
 # ---------------------------------------------------------------------------- market split
@@ -223,6 +346,9 @@ def warm_start() -> Case:
 CASES: dict[str, Callable[[], Case]] = {
     "lp": lp, "milp_gap": milp_gap, "qp": qp, "miqp": miqp, "infeasible": infeasible,
     "infeasible_milp": infeasible_milp, "unbounded": unbounded, "equality_heavy": equality_heavy,
-    "bounds_only": bounds_only, "time_limit_incumbent": time_limit_incumbent,
+    "bounds_only": bounds_only, "ranged_rows": ranged_rows, "free_rows": free_rows,
+    "bare_standard_form": bare_standard_form, "empty_rows": empty_rows,
+    "empty_row_infeasible": empty_row_infeasible, "objective_constant": objective_constant,
+    "objective_constant_lp": objective_constant_lp, "time_limit_incumbent": time_limit_incumbent,
     "time_limit_no_incumbent": time_limit_no_incumbent, "warm_start": warm_start,
 }

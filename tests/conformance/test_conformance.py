@@ -1,10 +1,11 @@
-"""Every installed (backend, solver) pair against the battery in :mod:`models`.
+"""Every (backend, solver) pair of ``available_solvers()`` against the battery in :mod:`models`.
 
-Pairs come from ``treeopt_dsl.backends.BACKENDS`` (a backend module added later joins by itself).
-A pair that cannot take a model's problem class is *not* skipped: its test asserts that the registry
-refuses it with ``CapabilityError``; a pair without warm-start support asserts that the backend
-reports the start as not accepted. Only a solver that is not installed here is skipped, with the
-pip extra in the reason.
+Pairs are read from ``treeopt_dsl.backends.available_solvers()`` at collection time (a backend
+module added later joins by itself). A pair that cannot take a model's problem class is *not*
+skipped: its test asserts that the registry refuses it with ``CapabilityError`` (and
+:func:`test_backend_refuses_class` that the backend itself does, when called directly); a pair
+without warm-start support asserts that the backend reports the start as not accepted. Only a
+solver that is not installed here is skipped, with the pip extra in the reason.
 """
 
 from __future__ import annotations
@@ -12,36 +13,29 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from treeopt_dsl.backends import BACKENDS, SolveOptions, get_backend
+from treeopt_dsl.backends import BACKENDS, SolveOptions, available_solvers, get_backend
 from treeopt_dsl.errors import CapabilityError
 from treeopt_dsl.result import Status
 
 from .models import CASES, Case
 
-PAIRS = [(b, s) for b in BACKENDS for s in b.solvers]
-PAIR_IDS = [f"{b.name}-{s}" for b, s in PAIRS]
+ROWS = available_solvers()
+PAIR_IDS = [f"{r['backend']}-{r['solver']}" for r in ROWS]
 SLOW = {"time_limit_incumbent", "time_limit_no_incumbent"}
+#: one model of each problem class, for the refusal test
+BY_CLASS = {"LP": "lp", "MILP": "milp_gap", "QP": "qp", "MIQP": "miqp"}
 
 
-def _installed(backend: type, solver: str) -> bool:
-    check = getattr(backend, "solver_available", None)
-    return bool(check(solver)) if check is not None else bool(backend.available())
+def _backend_class(row: dict) -> type:
+    """The class behind a row (several backends share the name ``direct``: match the solver too)."""
+    return next(b for b in BACKENDS if b.name == row["backend"] and row["solver"] in b.solvers)
 
 
-def _classes(backend: type, solver: str) -> frozenset[str]:
-    f = getattr(backend, "classes_for", None)
-    return f(solver) if f is not None else backend.problem_classes
-
-
-def _features(backend: type, solver: str) -> frozenset[str]:
-    f = getattr(backend, "features_for", None)
-    return f(solver) if f is not None else backend.features
-
-
-def _require(backend: type, solver: str) -> None:
-    if not _installed(backend, solver):
-        pytest.skip(f"{solver} through backend {backend.name!r} is not installed here: "
-                    f"`pip install treeopt-dsl[{backend.extra}]`"
+def _require(row: dict) -> None:
+    if not row["installed"]:
+        solver = row["solver"]
+        pytest.skip(f"{solver} through backend {row['backend']!r} is not installed here: "
+                    f"`pip install treeopt-dsl[{row['extra']}]`"
                     + (f" plus an `{solver}` executable on PATH" if solver == "ipopt" else ""))
 
 
@@ -61,17 +55,18 @@ def _params() -> list:
     out = []
     for name in CASES:
         marks = [pytest.mark.slow] if name in SLOW else []
-        for (b, s), pid in zip(PAIRS, PAIR_IDS, strict=True):
-            out.append(pytest.param(b, s, name, id=f"{pid}-{name}", marks=marks))
+        for row, pid in zip(ROWS, PAIR_IDS, strict=True):
+            out.append(pytest.param(row, name, id=f"{pid}-{name}", marks=marks))
     return out
 
 
-@pytest.mark.parametrize(("backend", "solver", "name"), _params())
-def test_battery(backend: type, solver: str, name: str) -> None:
-    _require(backend, solver)
+@pytest.mark.parametrize(("row", "name"), _params())
+def test_battery(row: dict, name: str) -> None:
+    _require(row)
+    backend, solver = _backend_class(row), row["solver"]
     case = CASES[name]()
     sf = case.sf
-    if sf.problem_class not in _classes(backend, solver):
+    if sf.problem_class not in row["problem_classes"]:
         # unsupported: the registry must say so before any work
         with pytest.raises(CapabilityError):
             get_backend(solver, backend.name, sf)
@@ -79,7 +74,7 @@ def test_battery(backend: type, solver: str, name: str) -> None:
     be = get_backend(solver, backend.name, sf)
     assert isinstance(be, backend)
     opts = dict(case.options)
-    honours_start = "warm_start" in _features(backend, solver)
+    honours_start = "warm_start" in row["features"]
     if case.warm_start is not None and not honours_start:
         opts["time_limit"] = 0.2  # only the report is checked: keep it short
     raw = be.solve(sf, solver, SolveOptions(warm_start=case.warm_start, **opts))
@@ -97,8 +92,30 @@ def test_battery(backend: type, solver: str, name: str) -> None:
             assert raw.bound <= raw.objective + 1e-6 * (1 + abs(raw.objective))
         if raw.status is Status.OPTIMAL and raw.gap is not None:
             assert raw.gap <= 1e-4 + 1e-9
+        if raw.status is Status.OPTIMAL and sf.is_mip and raw.bound is not None:  # the bound carries c0 too
+            assert raw.bound == pytest.approx(raw.objective, rel=1e-4, abs=1e-6)
     elif raw.status in (Status.INFEASIBLE, Status.TIME_LIMIT_NO_SOLUTION):
         assert raw.x is None and raw.objective is None  # (an unbounded LP may come with a feasible point)
+
+
+def _refusals() -> list:
+    out = []
+    for row, pid in zip(ROWS, PAIR_IDS, strict=True):
+        for pc, name in BY_CLASS.items():
+            if pc not in row["problem_classes"]:
+                out.append(pytest.param(row, name, id=f"{pid}-{pc}"))
+    return out
+
+
+@pytest.mark.parametrize(("row", "name"), _refusals())
+def test_backend_refuses_class(row: dict, name: str) -> None:
+    """Called directly (not through the registry), a backend refuses a class it does not claim with
+    ``CapabilityError`` -- instead of dropping the quadratic part or the integrality and answering
+    another problem."""
+    _require(row)
+    sf = CASES[name]().sf
+    with pytest.raises(CapabilityError):
+        _backend_class(row)().solve(sf, row["solver"], SolveOptions(time_limit=5))
 
 
 # ------------------------------------------------------------------------------- exports
@@ -184,13 +201,14 @@ def test_olct_same_optimum_everywhere(depth: int) -> None:
     ref = solve_built(built, "highs", "direct", time_limit=120)
     assert ref.status is Status.OPTIMAL and ref.certificate is not None and ref.certificate.ok
     checked = []
-    for b, s in PAIRS:
-        if not _installed(b, s) or "MILP" not in _classes(b, s):
+    for row in ROWS:
+        b, s = row["backend"], row["solver"]
+        if not row["installed"] or "MILP" not in row["problem_classes"]:
             continue
-        r = solve_built(built, s, b.name, time_limit=120, gap=1e-9)
-        assert r.status is Status.OPTIMAL, (b.name, s, r.status, r.message)
-        assert r.objective == pytest.approx(ref.objective, rel=1e-5, abs=1e-6), (b.name, s)
+        r = solve_built(built, s, b, time_limit=120, gap=1e-9)
+        assert r.status is Status.OPTIMAL, (b, s, r.status, r.message)
+        assert r.objective == pytest.approx(ref.objective, rel=1e-5, abs=1e-6), (b, s)
         assert r.certificate is not None and r.certificate.objective_decoded == pytest.approx(
             r.objective, rel=1e-5, abs=1e-6)
-        checked.append((b.name, s))
+        checked.append((b, s))
     assert ("direct", "highs") in checked and len(checked) >= 2

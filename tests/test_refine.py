@@ -1,0 +1,153 @@
+"""Refinement of a logistic tree's last layer (thesis Remark 1, seed 000 lines 551-555; treeopt_dsl/refine.py).
+
+Each last-layer node is refitted as an l1-regularized logistic regression on the samples that reach it.
+The last layer does not route, so the exact objective
+``sum_h C_h sum_i log(1 + exp(-y_i v_{i, t_h(i)})) + sum_t ||w_t||_1`` (lines 612-616 with the exact loss)
+can only decrease, and every sample keeps its path.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+from treeopt_dsl import Dataset
+from treeopt_dsl.errors import FormulationError
+from treeopt_dsl.formulations import get_formulation
+from treeopt_dsl.refine import exact_objective, refine, refine_last_layer
+
+
+def _data(seed: int, n: int = 20) -> Dataset:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    return Dataset.from_arrays(X, np.where(X[:, 0] * X[:, 1] + 0.3 * rng.normal(size=n) > 0, 1, -1))
+
+
+def exact_by_hand(tree, X: np.ndarray, y: np.ndarray, C: object) -> float:
+    """The exact objective through the tree's public API on raw X: the nodes on each path (decision_path) and
+    their scores (scores), log-loss weighted by the node's level, plus the l1 norm of every hyperplane."""
+    on = tree.decision_path(X)
+    v = tree.scores(X)
+    level = tree.topology.level
+    Cs = np.broadcast_to(np.atleast_1d(np.asarray(C, dtype=float)), (tree.topology.depth,))
+    loss = np.log1p(np.exp(-y[:, None] * v)) * Cs[level - 1][None, :]
+    return float(loss[on].sum() + np.abs(tree.W).sum())
+
+
+def l1_logistic_optimum(X: np.ndarray, y: np.ndarray, C: float) -> float:
+    """min_{w, b} C sum_i log(1 + exp(-y_i (w.x_i + b))) + ||w||_1 by L-BFGS-B on w = w+ - w-, w+-, >= 0."""
+    p = X.shape[1]
+
+    def f(z: np.ndarray) -> tuple[float, np.ndarray]:
+        w, b = z[:p] - z[p:2 * p], z[-1]
+        m = y * (X @ w + b)
+        g = -C * y / (1.0 + np.exp(m))  # d/d(w.x+b) of C log(1 + exp(-m))
+        gw = X.T @ g
+        return float(C * np.logaddexp(0.0, -m).sum() + z[:2 * p].sum()), np.concatenate([gw + 1, 1 - gw, [g.sum()]])
+
+    r = minimize(f, np.zeros(2 * p + 1), jac=True, method="L-BFGS-B", bounds=[(0, None)] * (2 * p) + [(None, None)],
+                 options={"ftol": 1e-15, "gtol": 1e-11, "maxiter": 20000})
+    return float(r.fun)
+
+
+CASES = [(0, 1.0), (1, 1.0), (2, (0.5, 3.0)), (3, (2.0, 0.5))]
+
+
+@pytest.fixture(scope="module")
+def refined() -> dict:
+    out = {}
+    for seed, C in CASES:
+        d = _data(seed)
+        res = get_formulation("olct", depth=2, C=C).solve(d, time_limit=2)  # any incumbent will do
+        assert res.status.has_solution
+        out[seed] = (d, C, res, refine(res))
+    return out
+
+
+@pytest.mark.parametrize("seed,C", CASES)
+def test_refinement_never_increases_the_exact_objective(seed, C, refined):
+    d, C, res, tree = refined[seed]
+    Xs = res.built.ctx.data.X
+    before = exact_objective(res.model, Xs, d.y, C)
+    after = exact_objective(tree, Xs, d.y, C)
+    assert after <= before + 1e-9
+    # exact_objective is the thesis' objective: checked against an evaluation through the public API
+    assert before == pytest.approx(exact_by_hand(res.model, d.X, d.y, C), rel=1e-9)
+    assert after == pytest.approx(exact_by_hand(tree, d.X, d.y, C), rel=1e-9)
+
+
+def test_refinement_does_improve_the_surrogate_fit(refined):
+    """V0 is a crude under-estimator: on these instances refitting with the exact loss lowers the objective."""
+    gains = [exact_objective(res.model, res.built.ctx.data.X, d.y, C) - exact_objective(t, res.built.ctx.data.X, d.y, C)
+             for d, C, res, t in refined.values()]
+    assert sum(gains) > 1e-3
+
+
+@pytest.mark.parametrize("seed,C", CASES)
+def test_routing_and_upper_levels_are_unchanged(seed, C, refined):
+    """Only the last layer changes; every sample reaches the same last-layer node and predictions come from
+    the refitted classifier at that node."""
+    d, _C, res, tree = refined[seed]
+    topo = tree.topology
+    assert np.array_equal(tree.apply(d.X), res.model.apply(d.X))
+    assert np.array_equal(tree.W[topo.inner], res.model.W[topo.inner])
+    assert np.array_equal(tree.b[topo.inner], res.model.b[topo.inner])
+    last = topo.last[tree.apply(d.X)]
+    score = tree.scores(d.X)[np.arange(d.y.size), last]
+    assert np.array_equal(tree.predict(d.X), np.where(score >= 0, d.classes[1], d.classes[0]))
+
+
+def _nodes(d, res, tree):
+    """(node, samples reaching it, C_d, old (w, b), new (w, b)) for every last-layer node."""
+    Xs, y = res.built.ctx.data.X, d.y
+    C_last = float(np.atleast_1d(res.built.ctx.roles["loss"].C)[-1])
+    reach = tree.topology.last[tree.apply(Xs, scaled=True)]
+    for t in tree.topology.last:
+        rows = reach == t
+        yield t, Xs[rows], y[rows], C_last, (res.model.W[t], res.model.b[t]), (tree.W[t], tree.b[t])
+
+
+def _node_objective(X: np.ndarray, y: np.ndarray, C: float, wb: tuple) -> float:
+    w, b = wb
+    return float(C * np.logaddexp(0.0, -y * (X @ w + b)).sum() + np.abs(w).sum())
+
+
+@pytest.mark.parametrize("seed,C", CASES)
+def test_each_last_layer_node_is_no_worse_than_before(seed, C, refined):
+    """Node by node (weight C_d): the refitted classifier's exact l1-logistic objective on the samples reaching
+    it is at most the MILP's; a one-class node (infimum not attained) keeps its hyperplane."""
+    d, _C, res, tree = refined[seed]
+    for _t, X, y, C_last, old, new in _nodes(d, res, tree):
+        if np.unique(y).size < 2:
+            assert np.array_equal(new[0], old[0]) and new[1] == old[1]
+        assert _node_objective(X, y, C_last, new) <= _node_objective(X, y, C_last, old) + 1e-9
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "refine.py refine_last_layer (line 56): LogisticRegression(solver='saga', tol=1e-10) stops after 3-6 epochs "
+    "(n_iter_) on small or imbalanced nodes (7 vs 1 samples, or C_d = 0.5), with w = 0 and the intercept short of "
+    "its optimum, so the refit is rejected or kept well above the l1-logistic optimum Remark 1 asks for (e.g. "
+    "3.0703 vs 3.0142); without random_state the refit also varies from run to run"))
+def test_each_refitted_node_is_the_l1_logistic_optimum(refined):
+    """Remark 1: "exactly fit an l1-regularized logistic regression model at each node of the last layer" with
+    weight C_d; compared with an independent L-BFGS-B solution on the samples reaching the node."""
+    gaps = []
+    for seed, (d, _C, res, tree) in refined.items():
+        for t, X, y, C_last, _old, new in _nodes(d, res, tree):
+            if np.unique(y).size == 2:
+                node = _node_objective(X, y, C_last, new)
+                ref = l1_logistic_optimum(X, y, C_last)
+                if node > ref + 1e-6 * max(1.0, node):
+                    gaps.append((seed, int(t), node, ref))
+    assert gaps == [], gaps
+
+
+def test_refinement_is_for_logistic_trees_only():
+    d = _data(0, n=12)
+    res = get_formulation("oct", depth=1).solve(d, time_limit=5)
+    with pytest.raises(FormulationError, match="logistic"):
+        refine(res)
+    olct = get_formulation("olct", depth=1).solve(d, time_limit=5)
+    with pytest.raises(FormulationError, match="positive"):
+        refine_last_layer(olct.model, olct.built.ctx.data.X, d.y, C_last=0.0)
