@@ -6,7 +6,7 @@ Routes (Pyomo 6.10): HiGHS, Gurobi and SCIP through the new solver interface
 PySCIPOpt in-process, so no ``scip`` executable is needed); CBC through the classic ``cbc`` shell
 interface with the executable found on ``PATH`` or shipped by the ``cbcbox`` wheel; Ipopt through
 ``pyomo.contrib.solver``'s ``ipopt`` when an ``ipopt`` executable is on ``PATH`` (continuous models
-only).
+only; the nonlinear terms of an NLP are translated by :func:`pyomo_values`).
 
 =========  ====================  ==================================  ==============================
 solver     problem classes       warm start                          bound / gap
@@ -15,7 +15,7 @@ highs      LP, MILP, QP          no (the interface has no MIP start)  from the r
 gurobi     LP, MILP, QP, MIQP    yes (``warmstart_discrete_vars``)    from the results
 scip       LP, MILP, QP, MIQP    yes (``warmstart_discrete_vars``)    from the results
 cbc        LP, MILP              yes (``warmstart=True``)             lower bound of the results
-ipopt      LP, QP                no                                   none (a local method)
+ipopt      LP, QP, NLP           yes (the initial point)              none (a local method)
 =========  ====================  ==================================  ==============================
 
 Building a Pyomo model costs a Python object per variable, per row and per term: that is Pyomo's
@@ -47,7 +47,7 @@ from .linopy import _feasible, check_empty_rows, column_families, families, row_
 _ALL = ("highs", "gurobi", "scip", "cbc", "ipopt")
 _CLASSES = {"highs": frozenset({"LP", "MILP", "QP"}), "gurobi": frozenset({"LP", "MILP", "QP", "MIQP"}),
             "scip": frozenset({"LP", "MILP", "QP", "MIQP"}), "cbc": frozenset({"LP", "MILP"}),
-            "ipopt": frozenset({"LP", "QP"})}
+            "ipopt": frozenset({"LP", "QP", "NLP"})}
 _CONTRIB = {"highs": "highs", "gurobi": "gurobi_persistent", "scip": "scip_direct", "ipopt": "ipopt"}
 _BASE_FEATURES = frozenset({"time_limit", "gap", "threads", "log", "export"})
 _WARM = frozenset({"gurobi", "scip", "cbc"})
@@ -195,8 +195,64 @@ def to_pyomo(sf: StandardForm) -> Any:
         U = triu(sf.Q, format="coo")  # ½ xᵀQx = Σ_{i<j} Q_ij x_i x_j + Σ_i ½ Q_ii x_i²
         qc = (np.where(U.row == U.col, 0.5, 1.0) * U.data).tolist()
         obj = obj + sum(q * cols[i] * cols[j] for q, i, j in zip(qc, U.row.tolist(), U.col.tolist(), strict=True))
+    if sf.nonlinear or sf.nl_constraints:
+        xs = np.empty(sf.n_cols + 1, dtype=object)
+        xs[:-1] = cols
+        xs[-1] = 0.0  # id -1 (padding) reads 0, as in LinExpr.evaluate
+        for term in sf.nonlinear.values():
+            obj = obj + _total(pyomo_values(term, xs))
+        for name, con in sf.nl_constraints.items():
+            vals = np.asarray(pyomo_values(con.expr, xs), dtype=object).ravel()
+            body = {k: (None if lo == -inf else lo, v, None if up == inf else up)
+                    for k, (v, lo, up) in enumerate(zip(vals, con.lower.ravel().tolist(), con.upper.ravel().tolist(),
+                                                        strict=True))}
+            m.add_component(_component_name(m, name), pe.Constraint(list(body), rule=lambda _m, k, b=body: b[k]))
     m.add_component(_component_name(m, "objective"), pe.Objective(expr=obj, sense=pe.minimize))
     return m
+
+
+def pyomo_values(expr: Any, xs: np.ndarray) -> Any:
+    """An ``NLExpr`` as a numpy object array of Pyomo expressions over the variables ``xs`` (column
+    order, plus a trailing 0 for padding ids): the numpy evaluation rules applied to Pyomo objects,
+    so the Pyomo model computes exactly what the IR does (one Python object per entry, as Pyomo
+    needs anyway)."""
+    import pyomo.environ as pe
+
+    from treeopt_dsl.ir.labels import expand, shape_of
+
+    unary = {"exp": pe.exp, "log": pe.log, "log1p": lambda v: pe.log(1 + v), "neg": lambda v: -v,
+             "logistic": lambda v: 0.5 * (1 + pe.tanh(0.5 * v)), "softplus": lambda v: pe.log(1 + pe.exp(v))}
+
+    def visit(node: Any, args: tuple) -> Any:
+        op = node.op
+        if op == "linear":
+            e = node.args[0]
+            return (np.asarray(e.coef, dtype=float) * xs[e.vars]).sum(-1) + np.broadcast_to(e.const, e.shape)
+        if op == "quadratic":
+            q = node.args[0]
+            return (q.qcoef * xs[q.qi] * xs[q.qj]).sum(-1) + visit(type(node)("linear", (q.lin,), q.lin.dims,
+                                                                               q.lin.coords), ())
+        if op == "const":
+            return np.asarray(node.args[0], dtype=float)
+        if op in unary:
+            return np.frompyfunc(unary[op], 1, 1)(args[0])
+        shape = shape_of(node.dims, node.coords)
+        if op in ("+", "-", "*", "/"):
+            a, b = (expand(np.asarray(v, dtype=object), c.dims, node.dims, shape)
+                    for c, v in zip(node.args, args, strict=True))
+            return {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide}[op](a, b)
+        (child,) = node.args
+        v = np.asarray(args[0], dtype=object)
+        if node.reduce_dim is None:
+            return _total(v)
+        return (np.sum if op == "sum" else np.prod)(v, axis=child.dims.index(node.reduce_dim))
+
+    return expr.fold(visit)
+
+
+def _total(v: Any) -> Any:
+    """The sum of an object array's entries (a Pyomo expression), or ``v`` itself when it is one."""
+    return sum(np.asarray(v, dtype=object).ravel().tolist()) if isinstance(v, np.ndarray) else v
 
 
 def solution_vector(m: Any, sf: StandardForm) -> np.ndarray:
@@ -255,6 +311,7 @@ class PyomoBackend(Backend):
             f.add("seed")
         if solver == "ipopt":
             f -= {"gap"}
+            f.add("warm_start")
         return frozenset(f)
 
     @staticmethod
@@ -277,7 +334,7 @@ class PyomoBackend(Backend):
         accepted: bool | None = None
         seen: list[str] = []  # log lines, kept to confirm that the solver used the start
         if options.warm_start is not None:
-            accepted = solver in _WARM
+            accepted = solver in _WARM or solver == "ipopt"  # Ipopt starts from the variables' values
             if accepted:
                 ws = np.asarray(options.warm_start, dtype=float)
                 for vd, v in zip(m.x_cols, ws.tolist(), strict=True):
@@ -361,7 +418,7 @@ class PyomoBackend(Backend):
         sopts.update(o.extra)
         if sopts:
             kw["solver_options"] = sopts
-        if warm:
+        if warm and solver != "ipopt":
             kw["warmstart_discrete_vars"] = True
         if solver == "ipopt":
             kw["executable"] = find_executable("ipopt")

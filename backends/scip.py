@@ -65,7 +65,10 @@ class ScipBackend(Backend):
                     variables[int(v.name[1:])] = v
             if options.warm_start is not None:
                 ws = np.asarray(options.warm_start, dtype=float)
-                sol = m.createSol() if np.all(np.isfinite(ws)) else m.createPartialSol()
+                # a quadratic objective read from MPS gets SCIP's own variable (``qmatrixvar``) and row: a
+                # full solution would leave it at 0 and fail that row, so SCIP completes a partial one
+                own = m.getNVars() > sf.n_cols
+                sol = m.createSol() if np.all(np.isfinite(ws)) and not own else m.createPartialSol()
                 for j in np.flatnonzero(np.isfinite(ws)):
                     m.setSolVal(sol, variables[j], float(ws[j]))
                 m.addSol(sol)

@@ -52,8 +52,8 @@ def test_sklearn_compatible_oct(estimator, check):
 
 
 @pytest.mark.slow
-@parametrize_with_checks([RiskScoreClassifier(T=2, time_limit=10),
-                          RiskScoreClassifier(formulation="ogrs", T=1, time_limit=10, gap=0.05)])
+@parametrize_with_checks([RiskScoreClassifier(T=2, time_limit=120),
+                          RiskScoreClassifier(formulation="ogrs", T=1, time_limit=120, gap=0.05)])
 def test_risk_score_classifier_is_sklearn_compatible(estimator, check):
     check(estimator)
 

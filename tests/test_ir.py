@@ -559,8 +559,6 @@ def test_dataarray_on_the_left_acts_like_on_the_right():
     np.testing.assert_allclose((D + x).evaluate(point), (x + D).evaluate(point))
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: VarFamily lacks where() and transpose(), which LinExpr has; x.where(mask) "
-                   "raises AttributeError while x.sel/isel/sum/dot work on the family directly")
 def test_family_where_and_transpose_like_an_expression():
     m = Model("fam")
     x = m.add_variables("x", ("a", "b"), {"a": 2, "b": 3})
@@ -570,8 +568,6 @@ def test_family_where_and_transpose_like_an_expression():
     np.testing.assert_allclose(x.transpose("b", "a").evaluate(point), point.reshape(2, 3).T)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG (message): sel() of a label present twice (after isel with repeats) says "
-                   "'label ... not found' although the label is there; it should say the label is not unique")
 def test_sel_of_a_repeated_label_says_so():
     m = Model("rep")
     x = m.add_variables("x", ("a",), {"a": ["p", "q"]})

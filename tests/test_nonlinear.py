@@ -63,3 +63,46 @@ def test_reduce_over_unknown_dimension_is_an_error() -> None:
     v = m.add_variables("v", ("i",), {"i": 2})
     with pytest.raises(ModelError, match="cannot reduce"):
         nl.prod(v, "j")
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 4), st.data())
+def test_casadi_translation_evaluates_like_numpy(n: int, data: st.DataObject) -> None:
+    """Every node kind through the CasADi translator (gathers, sparse sums, products along a
+    dimension, a quadratic leaf, constants broadcast) gives the IR's numpy value."""
+    pytest.importorskip("casadi", reason="the NLP route needs `pip install treeopt-dsl[nlp]`")
+    import casadi as ca
+
+    from treeopt_dsl.backends.nlp import CasadiTranslator
+
+    m = Model()
+    a = m.add_variables("a", ("node", "feature"), {"node": 3, "feature": 2})
+    mu = m.add_variables("mu", ("node",), {"node": 3})
+    X = data.draw(arrays(float, (n, 2), elements=finite))
+    D = xr.DataArray(data.draw(arrays(float, (3, 2), elements=st.floats(0.1, 2))), dims=("node", "leaf"))
+    x = data.draw(arrays(float, (m.n_vars,), elements=st.floats(-1, 1)))
+    lin = a.dot(xr.DataArray(X, dims=("sample", "feature")), "feature") - mu
+    e = nl.prod(nl.logistic(lin * 1.5) * D + 0.5, "node")  # (sample, leaf)
+    e = e / (1.0 + nl.exp(-e)) - nl.log1p(e) + nl.softplus(e * 0.3) - nl.log(e + 2.0)
+    quad = (mu * mu) * 0.7 + mu
+    total = nl.nlsum(e, "sample").sum() + nl.nlsum(quad * nl.logistic(mu), "node") - nl.prod(-nl.exp(mu), "node")
+    xs = ca.SX.sym("x", m.n_vars)
+    tr = CasadiTranslator(xs, m.n_vars)
+    for expr in (e, total):
+        f = ca.Function("f", [xs], [tr(expr)])
+        got = np.asarray(f(x)).ravel()
+        np.testing.assert_allclose(got, np.ravel(expr.evaluate(x)), rtol=1e-10, atol=1e-12)
+
+
+def test_nonlinear_constraints_travel_beside_the_standard_form() -> None:
+    m = Model()
+    v = m.add_variables("v", ("i",), {"i": 2}, lower=-1, upper=1)
+    m.add_constraints("lin", v.sum() <= 1)
+    c = m.add_constraints("curve", nl.exp(v) >= xr.DataArray([1.0, 2.0], dims=("i",)))
+    x = np.array([0.0, 0.0])
+    np.testing.assert_allclose(c.violation(x), [0.0, 1.0])
+    assert m.max_violation(x) == pytest.approx(1.0)
+    sf = m.compile()
+    assert sf.problem_class == "NLP" and sf.A.shape == (1, 2) and set(sf.nl_constraints) == {"curve"}
+    with pytest.raises(ModelError, match=r"already exists|taken"):
+        m.add_constraints("lin", nl.exp(v) <= 3.0)

@@ -124,11 +124,6 @@ def test_each_last_layer_node_is_no_worse_than_before(seed, C, refined):
         assert _node_objective(X, y, C_last, new) <= _node_objective(X, y, C_last, old) + 1e-9
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "refine.py refine_last_layer (line 56): LogisticRegression(solver='saga', tol=1e-10) stops after 3-6 epochs "
-    "(n_iter_) on small or imbalanced nodes (7 vs 1 samples, or C_d = 0.5), with w = 0 and the intercept short of "
-    "its optimum, so the refit is rejected or kept well above the l1-logistic optimum Remark 1 asks for (e.g. "
-    "3.0703 vs 3.0142); without random_state the refit also varies from run to run"))
 def test_each_refitted_node_is_the_l1_logistic_optimum(refined):
     """Remark 1: "exactly fit an l1-regularized logistic regression model at each node of the last layer" with
     weight C_d; compared with an independent L-BFGS-B solution on the samples reaching the node."""

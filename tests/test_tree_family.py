@@ -570,7 +570,8 @@ def test_olct_sfs_depth2_term_is_alpha_max_l0_floor():
 
 
 # ------------------------------------------------------------------------------------------ 6. axis-aligned
-RULE = re.compile(r"node (\d+) \[level (\d+)\]: (?:go right|predict \+1) if (\w+) ([<>]) (\S+)$")
+RULE = re.compile(r"node (\d+) \[level (\d+)\]: (?:go right|predict \+1) if (\w+) ([<>]=?) (\S+)$")
+OPS = {">": np.greater, "<": np.less, ">=": np.greater_equal, "<=": np.less_equal}
 
 
 def _axis_instance(seed: int, n: int = 20) -> tuple[np.ndarray, np.ndarray]:
@@ -629,14 +630,10 @@ def test_text_prints_each_threshold_in_original_units(name, seed):
         assert op == (">" if w > 0 else "<")
         assert X[:, j].min() - 3 * sd[j] < theta < X[:, j].max() + 3 * sd[j]  # raw units, not standardized
         clear = np.abs(X[:, j] - theta) > 1e-4 * max(abs(theta), 1.0)
-        rule = X[:, j] > theta if op == ">" else X[:, j] < theta
+        rule = OPS[op](X[:, j], theta)
         assert np.array_equal(rule[clear], (v[:, t] > EPS / 2)[clear])
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "models/tree.py TreeModel.text() (line 117) prints the cut with 6 significant digits ('{cut:.6g}'), but "
-    "(3.7b) puts training samples exactly at v = eps, i.e. sd*eps/(2|w|) from the cut in raw units, so the "
-    "printed rule sends them to the other side"))
 def test_text_rules_reproduce_the_model_on_every_training_sample():
     """The printed rules are the model: applied to the raw training data they route every sample as the
     model does at inner nodes and classify it as predict() does at the last layer (Remark 2's glass box)."""
@@ -651,17 +648,13 @@ def test_text_rules_reproduce_the_model_on_every_training_sample():
         last = tree.topology.last[tree.apply(X)]
         pred = tree.predict(X) == 1
         for t, j, op, theta in _printed_rules(tree):
-            rule = X[:, j] > theta if op == ">" else X[:, j] < theta
+            rule = OPS[op](X[:, j], theta)
             model = np.where(last == t, pred, rule) if t in tree.topology.last else v[:, t] > tree.threshold
             if not np.array_equal(rule, model):
                 mismatches.append((name, seed, t, theta))
     assert mismatches == [], mismatches
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "models/tree.py: predict() (line 69) classifies a logistic/hinge last-layer node by score >= 0 "
-    "(leaf_threshold 0), but text() (line 116) prints that node's cut at score = threshold (eps/2), so a "
-    "sample with score in [0, eps/2] is predicted +1 while the printed rule says otherwise"))
 def test_text_leaf_rule_matches_predict_at_the_boundary():
     """Minimal reproducer: a depth-1 logistic tree whose hyperplane passes through a training sample."""
     from treeopt_dsl.models.tree import TreeModel
@@ -671,7 +664,7 @@ def test_text_leaf_rule_matches_predict_at_the_boundary():
     tree = TreeModel(Topology(1), np.array([[1.0]]), np.array([-2.0]), ("x",), (-1, 1), sc, threshold=EPS / 2,
                      leaf_threshold=0.0)
     (_t, j, op, theta), = _printed_rules(tree)
-    rule = X[:, j] > theta if op == ">" else X[:, j] < theta
+    rule = OPS[op](X[:, j], theta)
     assert np.array_equal(rule, tree.predict(X) == 1)
 
 

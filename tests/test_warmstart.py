@@ -151,11 +151,6 @@ def test_bad_starts_are_refused_with_actionable_errors(solved):
         start_point(built, deep)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "warmstart.py _feasible (line 93, the halving loop): a start that breaks an l0 budget cannot be fixed by "
-    "scaling, but after 30 halvings |w| = 9.3e-10 falls below L0's ZERO_TOL (1e-9, regularizers.py line 18) and "
-    "the 1e-7 feasibility tolerance, so a dense start is silently replaced by a constant tree (every sample "
-    "routed left) instead of raising FormulationError"))
 def test_a_start_breaking_the_l0_budget_is_refused_not_shrunk(solved):
     """OCT has ||w_t||_0 <= 1 (3.14); hyperplanes using three features are not a start for it. Scaling them down
     (the module's remedy for bounds and big-M rows) cannot help: the start must be refused, or its routing kept."""
@@ -171,10 +166,6 @@ def test_a_start_breaking_the_l0_budget_is_refused_not_shrunk(solved):
 
 
 @pytest.mark.solver("scip")
-@pytest.mark.xfail(strict=True, reason=(
-    "backends/scip.py (warm start, lines 66-71): for an MIQP SCIP's MPS reader adds the objective variable "
-    "'qmatrixvar' and the row 'qmatrix'; the start leaves qmatrixvar at 0, so SCIP logs 'all 1 solutions "
-    "given by solution candidate storage are infeasible' for a start that satisfies every row of the model"))
 def test_scip_accepts_a_feasible_margot_start(solved):
     _d, built, opt, _shallow = _solved(solved, "margot")
     x0 = start_point(built, "greedy")

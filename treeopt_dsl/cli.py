@@ -5,6 +5,7 @@
     treeopt solve   FORMULATION --data D [...] [--solver S] [--backend B] [--time-limit SEC] [--gap G]
                                 [--threads K] [--warm-start greedy|cart] [--json]
     treeopt fit     FORMULATION --data D [...] [--test-size 0.2] [--seed S] [--json]
+    treeopt path    FORMULATION --data D [...] --lambda-l GRID [--lambda-g GRID] [--n-starts K] [--plot F.png]
 
 Errors (unknown formulation, bad data, missing solver, bad parameter) exit with status 2 and one
 line on stderr; a solve that ends without a solution exits with status 1. ``--debug`` shows the
@@ -53,7 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     for name, help_ in (("compile", "build the model and report its size; write it as .lp/.mps"),
                         ("solve", "solve on all of the (sampled) data"),
-                        ("fit", "split, solve on the training part, report train/test metrics")):
+                        ("fit", "split, solve on the training part, report train/test metrics"),
+                        ("path", "a regularization path (S-ORCT): multistart at every (lambda_L, lambda_G), "
+                                 "each pair warm-started from the previous one")):
         c = sub.add_parser(name, help=help_)
         c.add_argument("formulation")
         g = c.add_argument_group("data")
@@ -73,7 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
             c.add_argument("--no-names", action="store_true", help="write x0.., c0.. instead of readable names")
             continue
         o = c.add_argument_group("solver")
-        o.add_argument("--solver", default="highs", help="highs (default), cbc, gurobi, scip, ipopt")
+        o.add_argument("--solver", default=None,
+                       help="highs, cbc, gurobi, scip, ipopt (default: the formulation's, highs or ipopt)")
         o.add_argument("--backend", help="force a backend (default: the fastest capable one)")
         o.add_argument("--time-limit", type=float, default=None, help="seconds")
         o.add_argument("--gap", type=float, default=None, help="relative MIP gap at which to stop")
@@ -84,8 +88,15 @@ def build_parser() -> argparse.ArgumentParser:
         v.add_argument("--quiet", "-q", action="store_true", help="print only the result")
         v.add_argument("--verbose", "-v", action="store_true", help="show the solver's log on stderr")
         v.add_argument("--log", help="write the solver's log to this file")
-        if name == "fit":
-            c.add_argument("--test-size", type=float, default=0.2, help="fraction held out (default 0.2)")
+        if name in ("fit", "path"):
+            c.add_argument("--test-size", type=float, default=0.2 if name == "fit" else 0.25,
+                           help="fraction held out (default 0.2; path: 0.25 as seed 001)")
+        if name == "path":
+            c.add_argument("--lambda-l", default="0", help="lambda_L grid: comma-separated values, or 'paper' "
+                           "(0 then 2^r / (p |tau_B|), r = -12..3, seed 001 line 398)")
+            c.add_argument("--lambda-g", default="0", help="lambda_G grid: values or 'paper' (0 then 2^r / p)")
+            c.add_argument("--n-starts", type=int, default=20, help="random initial points at the first pair")
+            c.add_argument("--plot", help="save sparsity and accuracy along the path to this image (matplotlib)")
     return p
 
 
@@ -136,10 +147,14 @@ def _params(args: argparse.Namespace) -> dict[str, Any]:
     return params
 
 
-def _data(args: argparse.Namespace) -> Any:
+def _data(args: argparse.Namespace, spec: Any = None) -> Any:
+    """The dataset of ``--data``; every class kept when the formulation handles several (``--positive``
+    makes it binary)."""
     from .datasets import load
 
-    d = load(args.data, data_dir=args.data_dir, label=args.label, positive=args.positive, variant=args.variant)
+    multiclass = bool(getattr(spec, "multiclass", False)) and args.positive is None
+    d = load(args.data, data_dir=args.data_dir, label=args.label, positive=args.positive, variant=args.variant,
+             multiclass=multiclass)
     if args.sample is not None:
         if args.sample < 4:
             raise UsageError("--sample needs at least 4 rows")
@@ -162,14 +177,18 @@ def _progress(args: argparse.Namespace) -> tuple[Any, Any]:
 def _solve(spec: Any, data: Any, args: argparse.Namespace) -> Any:
     progress, log_file = _progress(args)
     try:
-        res = spec.solve(data, solver=args.solver, backend=args.backend, time_limit=args.time_limit, gap=args.gap,
-                         threads=args.threads, seed=args.seed, log_callback=progress,
+        res = spec.solve(data, solver=_solver(spec, args), backend=args.backend, time_limit=args.time_limit,
+                         gap=args.gap, threads=args.threads, seed=args.seed, log_callback=progress,
                          warm_start=None if args.warm_start == "none" else args.warm_start)
     finally:
         progress.close()
         if log_file is not None:
             log_file.close()
     return res
+
+
+def _solver(spec: Any, args: argparse.Namespace) -> str:
+    return args.solver or getattr(spec, "default_solver", "highs")
 
 
 def _summary(res: Any) -> list[str]:
@@ -196,8 +215,11 @@ def metrics(model: Any, data: Any) -> dict[str, float]:
     y = data.labels_of(data.y)
     pred = model.predict(data.X)
     out = {"accuracy": float(accuracy_score(y, pred)), "balanced_accuracy": float(balanced_accuracy_score(y, pred))}
-    if len(np.unique(data.y)) == 2:
+    present = np.unique(data.class_index)
+    if present.size == 2 and data.n_classes == 2:
         out["auc"] = float(roc_auc_score(data.y > 0, model.predict_proba(data.X)[:, 1]))
+    elif present.size == data.n_classes > 2:  # one versus rest, averaged over classes
+        out["auc"] = float(roc_auc_score(data.class_index, model.predict_proba(data.X), multi_class="ovr"))
     return out
 
 
@@ -257,7 +279,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     from .formulations import get_formulation
 
     spec = get_formulation(args.formulation, **_params(args))
-    data = _data(args)
+    data = _data(args, spec)
     t = time.perf_counter()
     built = spec.build(data)
     sf = built.compile()
@@ -297,7 +319,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     from .formulations import get_formulation
 
     spec = get_formulation(args.formulation, **_params(args))
-    data = _data(args)
+    data = _data(args, spec)
     res = _solve(spec, data, args)
     extra = _write(res.built, args.output) if res.built is not None else {}
     if res.model is not None:
@@ -315,7 +337,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     if not 0 < args.test_size < 1:
         raise UsageError(f"--test-size must be in (0, 1), got {args.test_size}")
     spec = get_formulation(args.formulation, **_params(args))
-    data = _data(args)
+    data = _data(args, spec)
     train, test = data.split(args.test_size, seed=args.seed)
     res = _solve(spec, train, args)
     extra: dict[str, Any] = {"n_train": train.n_samples, "n_test": test.n_samples}
@@ -332,8 +354,61 @@ def cmd_fit(args: argparse.Namespace) -> int:
     return _finish(res, spec, data, args, extra)
 
 
+def _grid(text: str, kind: str, spec: Any, data: Any) -> list[float]:
+    """``paper`` (seed 001 line 398: 0, then 2^r / (p |tau_B|) or 2^r / p for r = -12..3) or values."""
+    if text.strip().lower() == "paper":
+        p = data.n_features
+        scale = p * (2 ** int(spec.values.get("depth", 1)) - 1) if kind == "l" else p
+        return [0.0] + [2.0**r / scale for r in range(-12, 4)]
+    try:
+        return [float(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        raise UsageError(f"--lambda-{kind} takes comma-separated numbers or 'paper', got {text!r}") from None
+
+
+def cmd_path(args: argparse.Namespace) -> int:
+    from .formulations import get_formulation
+    from .multistart import plot_path, regularization_path
+
+    params = _params(args)
+    spec = get_formulation(args.formulation, **params)
+    if not {"lambda_l", "lambda_g"} <= set(spec.values):
+        raise UsageError(f"{spec.name} has no lambda_l / lambda_g parameters; `treeopt path` walks S-ORCT's grid")
+    if args.n_starts < 1:
+        raise UsageError("--n-starts must be at least 1")
+    data = _data(args, spec)
+    train, test = data.split(args.test_size, seed=args.seed)
+    lam_l, lam_g = _grid(args.lambda_l, "l", spec, data), _grid(args.lambda_g, "g", spec, data)
+    quiet = args.quiet or args.json
+
+    def show(pt: Any) -> None:
+        if not quiet:
+            r = pt.to_dict()
+            print(f"lambda_L {r['lambda_l']:<10.4g} lambda_G {r['lambda_g']:<10.4g} {r['status']:<9} "
+                  f"obj {r['objective'] if r['objective'] is None else round(r['objective'], 5)!s:<9} "
+                  f"dL {r.get('delta_l', float('nan')):5.1f}% dG {r.get('delta_g', float('nan')):5.1f}% "
+                  f"train {r.get('train_accuracy', float('nan')):.3f} test {r.get('test_accuracy', float('nan')):.3f} "
+                  f"{r['time_per_start_s']:.2f} s/start", flush=True)
+
+    path = regularization_path(lambda lo, gl: get_formulation(spec.name, **{**params, "lambda_l": lo, "lambda_g": gl}),
+                               train, lam_l, lam_g, n_starts=args.n_starts, seed=args.seed, test=test,
+                               solver=_solver(spec, args), backend=args.backend, time_limit=args.time_limit,
+                               on_point=show)
+    out: dict[str, Any] = {"formulation": spec.name, "params": spec.values, "data": _data_info(data),
+                           "n_train": train.n_samples, "n_test": test.n_samples,
+                           "path": [p.to_dict() for p in path]}
+    if args.plot:
+        plot_path(path).savefig(args.plot, dpi=120)
+        out["plot"] = args.plot
+        if not quiet:
+            print(f"wrote {args.plot}")
+    if args.json:
+        _print_json(out)
+    return 0 if all(p.result.status.has_solution for p in path) else 1
+
+
 COMMANDS = {"formulations": cmd_formulations, "solvers": cmd_solvers, "datasets": cmd_datasets,
-            "compile": cmd_compile, "solve": cmd_solve, "fit": cmd_fit}
+            "compile": cmd_compile, "solve": cmd_solve, "fit": cmd_fit, "path": cmd_path}
 
 
 def main(argv: list[str] | None = None) -> int:

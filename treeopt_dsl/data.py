@@ -19,26 +19,31 @@ from .errors import DataError
 
 @dataclass(frozen=True)
 class Dataset:
-    """Features ``X`` (n x p, finite float64), labels ``y`` in {-1, +1}, and their metadata.
+    """Features ``X`` (n x p, finite float64), labels ``y``, and their metadata.
 
-    ``classes[0]`` is the original label mapped to -1 and ``classes[1]`` the one mapped to +1.
+    Two classes (every formulation): ``y`` in {-1, +1}, ``classes[0]`` is the original label mapped
+    to -1 and ``classes[1]`` the one mapped to +1. ``K > 2`` classes (only for the formulations that
+    handle them, e.g. S-ORCT; made by ``from_arrays(..., multiclass=True)``): ``y`` holds the class
+    codes ``0..K-1`` of ``classes`` (sorted labels). :attr:`class_index` is ``0..K-1`` in both cases.
     """
 
     X: np.ndarray
     y: np.ndarray
     feature_names: tuple[str, ...]
-    classes: tuple[Any, Any] = (-1, 1)
+    classes: tuple[Any, ...] = (-1, 1)
     name: str = "data"
     groups: tuple[int, ...] | None = None
     meta: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_arrays(cls, X: Any, y: Any, feature_names: Sequence[str] | None = None,
-                    positive: Any = None, name: str = "data") -> Dataset:
+                    positive: Any = None, name: str = "data", multiclass: bool = False) -> Dataset:
         """Validate and wrap raw arrays.
 
-        ``y`` must hold exactly two distinct labels. The one mapped to +1 is ``positive`` if given,
-        otherwise the larger label in sorted order (so {0, 1} and {-1, 1} map 1 to +1).
+        ``y`` must hold exactly two distinct labels (or, with ``multiclass=True``, at least two: more
+        than two are kept as class codes, see the class docstring). The one mapped to +1 is
+        ``positive`` if given, otherwise the larger label in sorted order (so {0, 1} and {-1, 1} map
+        1 to +1).
 
         >>> d = Dataset.from_arrays([[0.0], [1.0]], ["no", "yes"], positive="yes")
         >>> d.y.tolist(), d.classes
@@ -53,6 +58,11 @@ class Dataset:
         if y_raw.dtype.kind == "f" and not np.all(np.isfinite(y_raw)):
             raise DataError("y contains NaN or inf")
         labels = np.unique(y_raw)
+        if multiclass and labels.size > 2:
+            if positive is not None:
+                raise DataError("positive= makes the task binary; leave it out for multiclass data")
+            codes = np.searchsorted(labels, y_raw).astype(np.int64)
+            return cls(X, codes, _names(feature_names, X.shape[1]), tuple(_plain(v) for v in labels), name)
         if labels.size != 2:
             shown = ", ".join(map(repr, labels[:6].tolist())) + (" ..." if labels.size > 6 else "")
             raise DataError(
@@ -79,8 +89,26 @@ class Dataset:
     def n_features(self) -> int:
         return self.X.shape[1]
 
+    @property
+    def n_classes(self) -> int:
+        return len(self.classes)
+
+    @property
+    def class_index(self) -> np.ndarray:
+        """Class of every sample as ``0..K-1`` (the position in ``classes``)."""
+        return (self.y > 0).astype(np.int64) if self.n_classes == 2 else np.asarray(self.y, dtype=np.int64)
+
+    def require_binary(self, who: str) -> None:
+        """Raise a :class:`DataError` naming ``who`` when the data have more than two classes."""
+        if self.n_classes != 2:
+            raise DataError(f"{who} is a binary classifier and {self.name!r} has {self.n_classes} classes "
+                            f"{list(self.classes)[:8]}: choose the positive class (one versus rest), e.g. "
+                            f"--positive {self.classes[0]}")
+
     def labels_of(self, y_pm: np.ndarray) -> np.ndarray:
-        """Map {-1, +1} back to the original labels."""
+        """Map {-1, +1} (two classes) or class codes (``K > 2``) back to the original labels."""
+        if self.n_classes > 2:
+            return np.asarray(self.classes)[np.asarray(y_pm, dtype=np.int64)]
         return np.where(np.asarray(y_pm) > 0, np.asarray(self.classes[1], dtype=object),
                         np.asarray(self.classes[0], dtype=object)).astype(type(self.classes[1])) \
             if isinstance(self.classes[1], str) else np.where(np.asarray(y_pm) > 0, self.classes[1], self.classes[0])
@@ -109,15 +137,20 @@ class Dataset:
 
 
 def _stratified(y: np.ndarray, n: int, seed: int) -> np.ndarray:
+    """``n`` row indices drawn without replacement, each class in proportion (largest remainders) and,
+    when ``n`` allows, every class present. Loops over classes only."""
     rng = np.random.default_rng(seed)
-    out = []
-    classes = np.unique(y)
-    for k, c in enumerate(classes):
-        idx = np.flatnonzero(y == c)
-        share = round(n * idx.size / y.size) if k < classes.size - 1 else n - sum(len(o) for o in out)
-        share = int(min(max(share, 1 if idx.size else 0), idx.size))
-        out.append(rng.choice(idx, size=share, replace=False))
-    return np.concatenate(out)
+    classes, counts = np.unique(y, return_counts=True)
+    quota = n * counts / counts.sum()
+    share = np.minimum(np.maximum(np.floor(quota).astype(np.int64), 1 if n >= classes.size else 0), counts)
+    while share.sum() > n:  # the forced ones overshot: take back where the share exceeds its quota most
+        k = int(np.argmax(np.where(share > 1, share - quota, -np.inf)))
+        share[k] -= 1
+    while share.sum() < n:  # hand out the rest by largest remainder
+        k = int(np.argmax(np.where(share < counts, quota - share, -np.inf)))
+        share[k] += 1
+    return np.concatenate([rng.choice(np.flatnonzero(y == c), size=int(k), replace=False)
+                           for c, k in zip(classes, share, strict=True)])
 
 
 def _plain(v: Any) -> Any:

@@ -30,8 +30,13 @@ _HIGHS = re.compile(rf"^\s*\S?\s+\d+\s+\d+\s+\d+\s+[\d.]+%\s+({_NUM})\s+({_NUM})
 _GUROBI = re.compile(rf"^\s*[H*]?\s*\d+\s+\d+\s+.*?\s(-|{_NUM})\s+({_NUM})\s+({_NUM}%|-)\s+\S+\s+(\d+)s\s*$")
 
 
+#: the line :func:`treeopt_dsl.multistart.solve_from` logs after every start of a multistart
+_MULTI = re.compile(rf"^treeopt multistart: start \d+/\d+ \S+ objective \S+ best ({_NUM}|-) time ([\d.]+)s\s*$")
+
+
 def parse_progress(line: str) -> tuple[float | None, float | None, float | None, float | None] | None:
-    """``(incumbent, bound, gap, seconds)`` from one line of HiGHS' or Gurobi's MIP log, or ``None``.
+    """``(incumbent, bound, gap, seconds)`` from one line of HiGHS' or Gurobi's MIP log (or of a
+    multistart), or ``None``.
 
     >>> parse_progress("H    0     0                       4.9767887    4.96727  0.19%     -    0s")
     (4.9767887, 4.96727, 0.0019, 0.0)
@@ -44,6 +49,10 @@ def parse_progress(line: str) -> tuple[float | None, float | None, float | None,
     if m:
         inc, bound, gap, secs = m.groups()
         return _f(inc), _f(bound), _pct(gap), float(secs)
+    m = _MULTI.match(line)
+    if m:  # a local NLP solver has no bound: the best objective over the starts so far
+        best, secs = m.groups()
+        return _f(best), None, None, float(secs)
     return None
 
 

@@ -77,6 +77,8 @@ class SolveResult:
     model: Any = field(default=None, repr=False)  # the decoded, fitted model
     built: Any = field(default=None, repr=False)
     warm_start_accepted: bool | None = None
+    #: one entry per start of a multistart solve (objective, status, runtime); the result is the best
+    starts: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def values(self) -> dict[str, Any]:
@@ -96,4 +98,5 @@ class SolveResult:
             "certificate": self.certificate.to_dict() if self.certificate else None,
             "message": self.message, "options": self.options,
             "warm_start_accepted": self.warm_start_accepted,
+            **({"starts": self.starts} if self.starts else {}),
         }

@@ -64,6 +64,10 @@ class FormulationSpec:
     summary: ClassVar[str]
     params: ClassVar[tuple[Param, ...]]
     scaling: ClassVar[str] = "standard"
+    #: whether the formulation handles more than two classes (S-ORCT); the others are binary
+    multiclass: ClassVar[bool] = False
+    #: the solver used when none is named (``treeopt ... --solver``)
+    default_solver: ClassVar[str] = "highs"
 
     def __init__(self, **params: Any) -> None:
         known = {p.name: p for p in self.params}
@@ -84,6 +88,8 @@ class FormulationSpec:
 
     def prepare(self, data: Dataset) -> Dataset:
         """Fit the paper's scaling on ``data`` (training data) and keep the scaler for decoding."""
+        if not self.multiclass:
+            data.require_binary(self.name)
         scaler = Scaler(self.values.get("scaling", self.scaling)).fit(data.X)
         return replace(scaler.apply(data), meta={**data.meta, "scaler": scaler})
 

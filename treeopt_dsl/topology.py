@@ -90,6 +90,27 @@ class Topology:
         out[has] = self.desc[child[has]]
         return out
 
+    @property
+    def n_leaves(self) -> int:
+        """Leaves ``tau_L`` below the last branching layer (``2**depth``; explicit in S-ORCT)."""
+        return 2**self.depth
+
+    @cached_property
+    def leaf_paths(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(N_L, N_R)`` as bool matrices (leaf x node): ``N_L[l, t]`` when leaf ``l``'s path takes the
+        left branch at node ``t`` (seed 001, notation of §2.1). Leaf ``l`` is tree node ``2**depth - 1 + l``."""
+        n_l = self.n_leaves
+        left = np.zeros((n_l, self.n_nodes), dtype=bool)
+        right = np.zeros((n_l, self.n_nodes), dtype=bool)
+        u = self.n_nodes + np.arange(n_l)
+        for _ in range(self.depth):  # one step up per level, vectorized over leaves
+            parent = (u - 1) // 2
+            is_left = u == 2 * parent + 1
+            left[np.arange(n_l), parent] = is_left
+            right[np.arange(n_l), parent] = ~is_left
+            u = parent
+        return left, right
+
     def mask(self, which: str, nodes: np.ndarray | None = None) -> xr.DataArray:
         """``desc``, ``left`` or ``right`` as a 0/1 DataArray over (node, last), optionally restricted."""
         m = getattr(self, which)

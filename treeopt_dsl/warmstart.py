@@ -82,6 +82,17 @@ def _feasible(built: Built, W: np.ndarray, b: np.ndarray) -> np.ndarray:
     w_fam, b_fam = ctx["w"], ctx["b"]
     if W.shape != w_fam.shape or b.shape != b_fam.shape:
         raise FormulationError(f"warm start shapes {W.shape}/{b.shape} do not match w {w_fam.shape} / b {b_fam.shape}")
+    budget = _budget(built)
+    if budget is not None:  # scaling cannot repair an l0 budget (3.14): refuse, do not shrink to a constant
+        from .blocks.regularizers import ZERO_TOL
+
+        used = (np.abs(W) > ZERO_TOL).sum(1)
+        if np.any(used > budget):
+            t = int(np.argmax(used))
+            raise FormulationError(f"the warm start uses {int(used[t])} features at node {t}; "
+                                   f"{built.formulation.name} allows {budget} per node (||w_t||_0 budget, (3.14))")
+    thr = built.ctx.numerics.eps / 2
+    routing = ctx.topo.route((ctx.data.X @ W.T + b) > thr)
     # fit the box bounds first: one positive factor per node keeps every decision the same
     room_w = np.minimum(np.abs(w_fam.upper), np.abs(w_fam.lower))
     room_b = np.minimum(np.abs(b_fam.upper), np.abs(b_fam.lower))
@@ -91,6 +102,8 @@ def _feasible(built: Built, W: np.ndarray, b: np.ndarray) -> np.ndarray:
     W, b = W * s[:, None], b * s
     x = np.full(model.n_vars, np.nan)
     for _ in range(40):
+        if not np.array_equal(ctx.topo.route((ctx.data.X @ W.T + b) > thr), routing):
+            break  # scaled down this far the start would route samples differently: it is no longer the start
         x[:] = np.nan
         x[w_fam.ids] = W
         x[b_fam.ids] = b
@@ -98,7 +111,8 @@ def _feasible(built: Built, W: np.ndarray, b: np.ndarray) -> np.ndarray:
         if model.max_violation(x) <= FEASIBILITY_TOL:
             return x
         W, b = W * 0.5, b * 0.5
-    raise FormulationError("could not make the warm start feasible for this model (check bounds and big-M)")
+    raise FormulationError("could not make the warm start feasible for this model without changing how it routes "
+                           "the training samples (check bounds and big-M)")
 
 
 # --------------------------------------------------------------------------- strategies

@@ -35,7 +35,7 @@ from ..data import Dataset
 from ..errors import DataError
 from .bundled import BUNDLED, breast_cancer
 from .csvfile import load_csv
-from .frames import label_key
+from .frames import ALL_CLASSES, label_key
 from .manifest import MANIFEST, describe, entry_spec, load_entry, read_manifest
 
 ENV = "TREEOPT_DATA_DIR"
@@ -100,8 +100,12 @@ def _unknown(text: str, names: list[str], directory: Path | None) -> DataError:
 
 
 def load(name_or_path: str | Path, *, data_dir: str | Path | None = None, label: Any = None,
-         positive: Any = None, variant: str | None = None) -> Dataset:
+         positive: Any = None, variant: str | None = None, multiclass: bool = False) -> Dataset:
     """A validated binary :class:`~treeopt_dsl.data.Dataset` (labels ±1; the raw labels in ``classes``).
+
+    ``multiclass=True`` (without ``positive``) keeps every class of a multiclass set (labels are
+    then the codes ``0..K-1`` of ``classes``, for the multiclass formulations such as S-ORCT);
+    binary sets load as usual.
 
     ``name_or_path``: ``"breast-cancer"`` (bundled), a manifest name (``"pima"``, ``"heart"``,
     ...), or a CSV path. ``data_dir``: the data directory (default: see the module doc).
@@ -113,6 +117,8 @@ def load(name_or_path: str | Path, *, data_dir: str | Path | None = None, label:
     Manifest sets drop rows with missing values (``meta["dropped_missing"]``); CSV files with missing
     values are rejected.
     """
+    if multiclass and positive is None:
+        positive = ALL_CLASSES
     text = str(name_or_path)
     if not isinstance(name_or_path, Path) and text in BUNDLED:
         if variant is not None:
@@ -120,7 +126,7 @@ def load(name_or_path: str | Path, *, data_dir: str | Path | None = None, label:
         if label is not None:
             raise DataError(f"label= is for CSV files; the bundled {text!r} has its labels")
         d = breast_cancer()
-        if positive is None or label_key(positive) == "malignant":
+        if positive is None or positive is ALL_CLASSES or label_key(positive) == "malignant":
             return d
         if label_key(positive) != "benign":
             raise DataError(f"positive class {positive!r} does not occur in {text!r}; "

@@ -81,6 +81,16 @@ _OPS = {">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt
 _NOT = {">=": "<", "<=": ">", ">": "<=", "<": ">=", "==": "!=", "!=": "=="}
 
 
+class _AllClasses:
+    """``positive=ALL_CLASSES``: keep every class (for the multiclass formulations, e.g. S-ORCT)."""
+
+    def __repr__(self) -> str:
+        return "ALL_CLASSES"
+
+
+ALL_CLASSES = _AllClasses()
+
+
 @dataclass(frozen=True)
 class Labels:
     """Labels mapped to ±1, with the (negative, positive) class names and a description of +1."""
@@ -104,6 +114,12 @@ def labels_to_pm1(raw: pd.Series, spec: dict[str, Any], positive: Any = None) ->
     keys, uniques = _keys(raw)
     ukeys = [label_key(u) for u in uniques]
     shown = _sorted(uniques)
+    if positive is ALL_CLASSES:  # every class kept as a code 0..K-1 (a binary task keeps its own ±1 mapping)
+        if spec.get("task") != "multiclass" and (spec.get("auto_binary") or "positive" in spec
+                                                 or spec.get("positive_rule")) and len(uniques) <= 2:
+            return labels_to_pm1(raw, spec, None)
+        codes = pd.Index([label_key(u) for u in shown]).get_indexer(keys).astype(np.int64)
+        return Labels(codes, tuple(shown), f"{len(shown)} classes {shown[:10]} (codes 0..{len(shown) - 1})")
     if positive is not None:
         want = [label_key(p) for p in _as_list(positive)]
         absent = [p for p, k in zip(_as_list(positive), want, strict=True) if k not in ukeys]
@@ -221,7 +237,7 @@ def frame_to_dataset(df: pd.DataFrame, label: Any, spec: dict[str, Any], *, name
                         f"data row(s) {(rows[:5] + 1).tolist()}, in column(s) {cols[:10]}; fill or drop them first")
     if n_bad:
         labelled = sub[lab].notna().to_numpy()
-        if labelled.any():
+        if labelled.any() and positive is not ALL_CLASSES:
             y_all = labels_to_pm1(sub[lab][labelled], {**spec, "name": name}, positive).y
             lost = bad_rows[labelled]
             dropped_by_class = {"+1": int((y_all[lost] == 1).sum()), "-1": int((y_all[lost] == -1).sum())}
@@ -232,6 +248,7 @@ def frame_to_dataset(df: pd.DataFrame, label: Any, spec: dict[str, Any], *, name
         raise DataError(f"dataset {name!r} has no row without missing values ({n_bad} rows had one)")
     lab_res = labels_to_pm1(sub[lab], {**spec, "name": name}, positive)
     y = lab_res.y
+    multi = len(lab_res.classes) > 2
     if np.all(y == y[0]):
         which = lab_res.classes[1] if y[0] == 1 else lab_res.classes[0]
         raise DataError(f"dataset {name!r}: every {'kept ' if n_bad else ''}row has the class {which!r}; "
@@ -255,7 +272,7 @@ def frame_to_dataset(df: pd.DataFrame, label: Any, spec: dict[str, Any], *, name
             names.append(cname)
             groups.append(g)
     X = np.hstack(blocks)
-    d = Dataset.from_arrays(X, y, feature_names=names, positive=1, name=name)
+    d = Dataset.from_arrays(X, y, feature_names=names, positive=None if multi else 1, name=name, multiclass=multi)
     info: dict[str, Any] = {**(meta or {}), "positive": lab_res.positive, "dropped_missing": n_bad,
                             "n_original_features": len(feat)}
     if n_bad:
@@ -276,6 +293,8 @@ def arrays_to_dataset(X: np.ndarray, raw_y: np.ndarray, spec: dict[str, Any], *,
     lab_res = labels_to_pm1(pd.Series(raw_y), {**spec, "name": name}, positive)
     if np.all(lab_res.y == lab_res.y[0]):
         raise DataError(f"dataset {name!r}: every row has the same class; a binary classifier needs both")
-    d = Dataset.from_arrays(X, lab_res.y, feature_names=feature_names, positive=1, name=name)
+    multi = len(lab_res.classes) > 2
+    d = Dataset.from_arrays(X, lab_res.y, feature_names=feature_names, positive=None if multi else 1, name=name,
+                            multiclass=multi)
     info = {**(meta or {}), "positive": lab_res.positive, "dropped_missing": 0, "n_original_features": X.shape[1]}
     return replace(d, classes=lab_res.classes, groups=tuple(range(X.shape[1])), meta=info)

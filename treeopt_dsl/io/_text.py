@@ -191,7 +191,7 @@ def text_lines(lines: list[str]) -> bytes:
 
 
 def check_linear(sf: StandardForm, fmt_name: str) -> None:
-    if sf.nonlinear:
+    if sf.nonlinear or sf.nl_constraints:
         from ..errors import CapabilityError
 
         raise CapabilityError(

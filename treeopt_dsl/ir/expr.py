@@ -99,6 +99,13 @@ class ExprOps:
     def isel(self, **indexers: Any) -> LinExpr:
         return self.to_expr()._isel(indexers)
 
+    def where(self, mask: Any) -> LinExpr:
+        """Keep entries where ``mask`` (broadcast by name) is true; elsewhere the expression is 0."""
+        return LinExpr.where(self.to_expr(), mask)
+
+    def transpose(self, *dims: str) -> LinExpr:
+        return LinExpr.transpose(self.to_expr(), *dims)
+
     def take(self, dim: str, index: Any, new_dim: str | None = None, new_coords: Any = None) -> LinExpr:
         """Pick entries of ``dim`` by position; with ``new_dim`` the picked axis is relabeled.
 
@@ -297,9 +304,11 @@ class LinExpr(ExprOps):
         coef = np.transpose(self.coef, order + [len(self.dims)])
         vars_ = np.transpose(self.vars, order + [len(self.dims)])
         kshape = coef.shape[:n_keep]
-        coef = coef.reshape(kshape + (-1,))
-        vars_ = vars_.reshape(kshape + (-1,))
-        const = np.transpose(self.const, order).reshape(kshape + (-1,)).sum(-1)
+        width = int(np.prod(coef.shape[n_keep:], dtype=np.int64))  # explicit: "-1" fails for empty families
+        coef = coef.reshape(kshape + (width,))
+        vars_ = vars_.reshape(kshape + (width,))
+        ct = np.transpose(self.const, order)
+        const = ct.reshape(kshape + (int(np.prod(ct.shape[n_keep:], dtype=np.int64)),)).sum(-1)
         # summing over dims along which no id repeats keeps every row's ids distinct
         ok = self.distinct and self.rep is not None and not (self.rep & set(dims))
         return LinExpr(keep, {d: self.coords[d] for d in keep}, coef, vars_, const, distinct=ok,
@@ -318,6 +327,12 @@ class LinExpr(ExprOps):
                 ix = np.asarray(ix)
                 if ix.dtype == bool:
                     ix = np.flatnonzero(ix)
+                n_d = len(self.coords[d])
+                if ix.ndim == 1 and ix.size == n_d and np.array_equal(ix, np.arange(n_d)):
+                    index.append(slice(None))  # every entry in order: no copy
+                    coords[d] = self.coords[d]
+                    dims.append(d)
+                    continue
                 index.append(ix)
                 coords[d] = self.coords[d][ix]
             else:
@@ -349,7 +364,10 @@ class LinExpr(ExprOps):
             c = self.coords[d]
             if np.ndim(lab) == 0:
                 hit = np.flatnonzero(c == lab)
-                if hit.size != 1:
+                if hit.size > 1:
+                    raise ModelError(f"label {lab!r} is not unique in dimension {d!r} (it appears {hit.size} times, "
+                                     "e.g. after isel with repeated positions): select by position with isel")
+                if hit.size == 0:
                     raise ModelError(f"label {lab!r} not found in dimension {d!r}")
                 indexers[d] = int(hit[0])
             else:
@@ -379,9 +397,13 @@ class LinExpr(ExprOps):
         if sorted(dims) != sorted(self.dims):
             raise ModelError(f"transpose needs a permutation of {self.dims}")
         order = [self.dims.index(d) for d in dims]
-        return LinExpr(dims, self.coords, np.transpose(self.coef, order + [len(dims)]),
-                       np.transpose(self.vars, order + [len(dims)]), np.transpose(self.const, order),
-                       **_flags(self, tuple(dims)))
+        if order == sorted(order):
+            return self
+        # one contiguous copy now: a transposed view would make every later selection, product and the
+        # compiler's row reshape copy (or stride through) the term arrays again
+        return LinExpr(dims, self.coords, np.ascontiguousarray(np.transpose(self.coef, order + [len(dims)])),
+                       np.ascontiguousarray(np.transpose(self.vars, order + [len(dims)])),
+                       np.ascontiguousarray(np.transpose(self.const, order)), **_flags(self, tuple(dims)))
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, x: np.ndarray) -> np.ndarray:
@@ -424,6 +446,8 @@ class QuadExpr:
         return cls(dims, coords, qi, qj, qcoef, lin)
 
     def __add__(self, other: Any) -> QuadExpr:
+        if getattr(other, "is_nonlinear", False):
+            return NotImplemented
         other = as_operand(other)
         if isinstance(other, QuadExpr):
             dims, coords = union(self.dims, self.coords, other.dims, other.coords)
@@ -442,6 +466,8 @@ class QuadExpr:
 
     def __mul__(self, data: Any) -> QuadExpr:
         """Scale by a number or by labeled data (broadcast by dimension name, like :class:`LinExpr`)."""
+        if getattr(data, "is_nonlinear", False):
+            return NotImplemented
         if np.ndim(data) == 0 and not hasattr(data, "dims"):
             s = float(data)
             return QuadExpr(self.dims, self.coords, self.qi, self.qj, self.qcoef * s, self.lin * s)

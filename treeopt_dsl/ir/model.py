@@ -11,7 +11,7 @@ from ..errors import ModelError
 from .constraints import Constraint
 from .expr import ExprOps, LinExpr, QuadExpr
 from .labels import as_coords
-from .nonlinear import NLExpr
+from .nonlinear import NLConstraint, NLExpr
 from .variables import Kind, VarFamily
 
 
@@ -35,6 +35,8 @@ class Model:
         self.objective: dict[str, LinExpr | QuadExpr] = {}
         #: nonlinear objective terms (NLExpr), for the NLP backends; the linear path ignores them
         self.nonlinear: dict[str, NLExpr] = {}
+        #: nonlinear constraint families (NLConstraint), for the NLP backends
+        self.nl_constraints: dict[str, NLConstraint] = {}
         self.n_vars = 0
 
     # ------------------------------------------------------------------ building
@@ -50,13 +52,19 @@ class Model:
         self.n_vars += fam.size
         return fam
 
-    def add_constraints(self, name: str, constraint: Constraint) -> Constraint:
+    def add_constraints(self, name: str, constraint: Constraint | NLConstraint) -> Constraint | NLConstraint:
         """Register a constraint family (made by ``expr <= rhs`` etc.) under ``name``."""
+        if isinstance(constraint, NLConstraint):
+            if name in self.constraints or name in self.nl_constraints or not name.isidentifier():
+                raise ModelError(f"constraint family name {name!r} is taken or not an identifier")
+            constraint.name = name
+            self.nl_constraints[name] = constraint
+            return constraint
         if not isinstance(constraint, Constraint):
             raise ModelError(f"add_constraints({name!r}, ...) needs a comparison such as `expr <= rhs`")
         if not name.isidentifier():
             raise ModelError(f"constraint family name {name!r} must be an identifier")
-        if name in self.constraints:
+        if name in self.constraints or name in self.nl_constraints:
             raise ModelError(f"constraint family {name!r} already exists")
         constraint.name = name
         self.constraints[name] = constraint
@@ -107,7 +115,7 @@ class Model:
     def max_violation(self, x: np.ndarray) -> float:
         """Largest violation of any row or column bound at ``x`` (integrality not included)."""
         worst = 0.0
-        for c in self.constraints.values():
+        for c in (*self.constraints.values(), *self.nl_constraints.values()):
             if c.size:
                 worst = max(worst, float(c.violation(x).max()))
         for f in self.variables.values():

@@ -94,6 +94,16 @@ class NLExpr:
     def __neg__(self) -> NLExpr:
         return NLExpr("neg", (self,), self.dims, self.coords)
 
+    # comparisons make nonlinear constraint families (``==`` stays identity: NLExpr is hashable)
+    def __le__(self, o: Any) -> NLConstraint:
+        return NLConstraint.from_sides(self, o, "<=")
+
+    def __ge__(self, o: Any) -> NLConstraint:
+        return NLConstraint.from_sides(self, o, ">=")
+
+    def equals(self, o: Any) -> NLConstraint:
+        return NLConstraint.from_sides(self, o, "==")
+
     def sum(self, dim: str | None = None) -> NLExpr:
         return _reduce("sum", self, dim)
 
@@ -120,6 +130,14 @@ class NLExpr:
                 return np.asarray(REDUCE[self.op](child.evaluate(x)))
             return REDUCE[self.op](child.evaluate(x), axis=child.dims.index(self.reduce_dim))
         raise ModelError(f"unknown nonlinear operation {self.op!r}")  # pragma: no cover
+
+    def fold(self, visit: Any) -> Any:
+        """Translate the tree bottom-up: ``visit(node, args)`` gets every node with its translated
+        arguments (``linear``/``quadratic``/``const`` nodes get ``()`` and read ``node.args[0]``).
+        The NLP backends use this to build their own expression graph (CasADi, Pyomo)."""
+        if self.op in ("linear", "quadratic", "const"):
+            return visit(self, ())
+        return visit(self, tuple(a.fold(visit) for a in self.args))
 
     def variables(self) -> np.ndarray:
         """Ids of the columns this expression depends on."""
@@ -183,3 +201,47 @@ def prod(e: Any, dim: str) -> NLExpr:
 
 def nlsum(e: Any, dim: str | None = None) -> NLExpr:
     return _reduce("sum", e, dim)
+
+
+class NLConstraint:
+    """A family of nonlinear rows ``lower <= expr <= upper`` over ``expr.dims`` (e.g. the class
+    performance constraints (8) of S-ORCT). Added with :meth:`Model.add_constraints`; they travel
+    beside the standard form (``StandardForm.nl_constraints``) for the NLP backends."""
+
+    def __init__(self, expr: NLExpr, lower: np.ndarray, upper: np.ndarray) -> None:
+        shape = shape_of(expr.dims, expr.coords)
+        self.expr = expr
+        self.lower = np.broadcast_to(np.asarray(lower, dtype=float), shape)
+        self.upper = np.broadcast_to(np.asarray(upper, dtype=float), shape)
+        self.name: str | None = None
+
+    @classmethod
+    def from_sides(cls, lhs: NLExpr, rhs: Any, sense: str) -> NLConstraint:
+        if isinstance(rhs, (NLExpr,)) or getattr(rhs, "to_expr", None) is not None:
+            return cls.from_sides(lhs - rhs, 0.0, sense)
+        arr, d_dims, _ = labeled(rhs, lhs.dims, lhs.coords)
+        shape = shape_of(lhs.dims, lhs.coords)
+        bound = expand(np.asarray(arr, dtype=float), d_dims, lhs.dims, shape)
+        if not np.all(np.isfinite(bound)):
+            raise ModelError("a constraint's right-hand side contains NaN or inf")
+        inf = np.full(shape, np.inf)
+        if sense == "<=":
+            return cls(lhs, -inf, bound)
+        if sense == ">=":
+            return cls(lhs, bound, inf)
+        return cls(lhs, bound, bound)
+
+    @property
+    def dims(self) -> tuple[str, ...]:
+        return self.expr.dims
+
+    @property
+    def size(self) -> int:
+        return int(self.lower.size)
+
+    def violation(self, x: np.ndarray) -> np.ndarray:
+        v = self.expr.evaluate(x)
+        return np.maximum(self.lower - v, 0.0) + np.maximum(v - self.upper, 0.0)
+
+    def __repr__(self) -> str:
+        return f"NLConstraint({self.name!r}, dims={self.dims}, size={self.size})"

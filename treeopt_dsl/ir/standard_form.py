@@ -57,6 +57,8 @@ class StandardForm:
     name: str = "treeopt"
     #: nonlinear objective terms (``NLExpr``), present only for NLP formulations
     nonlinear: dict = field(default_factory=dict)
+    #: nonlinear constraint families (``NLConstraint``), present only for NLP formulations
+    nl_constraints: dict = field(default_factory=dict)
 
     @property
     def n_cols(self) -> int:
@@ -80,7 +82,7 @@ class StandardForm:
 
     @property
     def problem_class(self) -> str:
-        if self.nonlinear:
+        if self.nonlinear or self.nl_constraints:
             return "MINLP" if self.is_mip else "NLP"
         return ("MI" if self.is_mip else "") + ("QP" if self.is_quadratic else "LP")
 
@@ -198,7 +200,7 @@ def compile_model(model: Model) -> StandardForm:
     if bad.any():
         raise ModelError("the constraint matrix contains NaN or inf coefficients")
     return StandardForm(A, row_lower, row_upper, col_lower, col_upper, integrality, c, c0, Q, columns, rows,
-                        model.name, dict(model.nonlinear))
+                        model.name, dict(model.nonlinear), dict(model.nl_constraints))
 
 
 def _has_duplicates(var: np.ndarray, valid: np.ndarray) -> bool:

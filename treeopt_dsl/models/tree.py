@@ -101,20 +101,20 @@ class TreeModel:
     def text(self, max_terms: int = 6) -> str:
         """A readable rendering: one line per node, the largest coefficients first."""
         lines = []
-        shift, scale = self.scaler.shift_, self.scaler.scale_
         for t in self.topology.nodes:
             h = int(self.topology.level[t])
             pad = "  " * (h - 1)
             w, b = self.W[t], self.b[t]
             used = np.flatnonzero(np.abs(w) > self.zero_tol)
-            role = "predict +1 if" if h == self.topology.depth else "go right if"
+            last = h == self.topology.depth
+            role = "predict +1 if" if last else "go right if"
             if used.size == 0:
                 cond = f"{b:+.4g} > 0  (constant node)"
             elif used.size == 1:
                 j = used[0]
-                # w (x - shift)/scale + b > thr  <=>  x > shift + scale (thr - b)/w  (flip if w < 0)
-                cut = shift[j] + scale[j] * (self.threshold - b) / w[j]
-                cond = f"{self.feature_names[j]} {'>' if w[j] > 0 else '<'} {cut:.6g}"
+                strict = not last or self.leaf_threshold > 0  # predict uses s(v) >= 0.5 for logistic/hinge
+                op = ('>' if w[j] > 0 else '<') + ('' if strict else '=')
+                cond = f"{self.feature_names[j]} {op} {self._printed_cut(t, j, last)}"
             else:
                 order = used[np.argsort(-np.abs(w[used]))]
                 terms = " ".join(f"{w[j]:+.3g}*{self.feature_names[j]}" for j in order[:max_terms])
@@ -124,6 +124,47 @@ class TreeModel:
         lines.append(f"(classes: -1 = {self.classes[0]!r}, +1 = {self.classes[1]!r}; "
                      f"oblique terms use standardized features)")
         return "\n".join(lines)
+
+    def _side(self, v: np.ndarray, last: bool) -> np.ndarray:
+        """The model's rule on scores ``v``: right at inner nodes, +1 at the last layer (as ``predict``)."""
+        if last:
+            return v > self.leaf_threshold if self.leaf_threshold > 0 else v >= 0.0
+        return v > self.threshold
+
+    def _printed_cut(self, t: int, j: int, last: bool) -> str:
+        """The threshold of a one-feature node in raw units, as text: the exact cut
+        ``x_j = shift + scale (thr - b) / w`` with the fewest significant digits (at least 6) that keep
+        every training sample on the side the model puts it (">"/"<" strictly; ">="/"<=" at a last-layer
+        node whose rule is ``v >= 0``).
+        (3.7b) puts training samples at ``v = eps`` from the hyperplane, a hair from the cut in raw
+        units, so plain rounding could print a rule that disagrees with the model on them."""
+        w, b = self.W[t, j], self.b[t]
+        shift, scale = self.scaler.shift_[j], self.scaler.scale_[j]
+        thr = (self.leaf_threshold if self.leaf_threshold > 0 else 0.0) if last else self.threshold
+        cut = shift + scale * (thr - b) / w
+        if self.X_train is None:
+            return f"{cut:.6g}"
+        xs = self.X_train[:, j]
+        side = self._side(w * xs + b, last)  # a one-feature node: v = w x_scaled + b
+        raw = xs * scale + shift
+        up = w > 0  # "x > theta" when w > 0, "x < theta" when w < 0
+        strict = not last or self.leaf_threshold > 0
+
+        def agrees(theta: float) -> bool:
+            if strict:
+                return bool(np.array_equal(raw > theta if up else raw < theta, side))
+            return bool(np.array_equal(raw >= theta if up else raw <= theta, side))
+
+        mids = [cut]
+        if side.any() and (~side).any():
+            lo, hi = (raw[~side].max(), raw[side].min()) if up else (raw[side].max(), raw[~side].min())
+            mids.append(0.5 * (lo + hi))
+        for digits in range(6, 18):
+            for c in mids:
+                text = f"{c:.{digits}g}"
+                if agrees(float(text)):
+                    return text
+        return repr(float(cut))
 
     def __str__(self) -> str:
         return self.text()

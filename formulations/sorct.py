@@ -1,0 +1,103 @@
+"""S-ORCT, the sparse optimal randomized classification tree (seed 001, lines 63-200; FORMULATIONS.md D).
+
+The smooth NLP (9)-(16): expected misclassification cost (1) + ``lambda_L`` times the l1 norm of
+every cut (local sparsity, the split ``a = a+ - a-`` of (13)) + ``lambda_G`` times the l_inf norm of
+every feature's coefficients across nodes (global sparsity, ``beta_j`` of (12)/(17)-(18)), with (2)-(6)
+and optionally the class performance constraints (8). The regularizers are the tree family's
+:class:`~treeopt_dsl.blocks.L1` and :class:`~treeopt_dsl.blocks.LInf` blocks, added only when their
+weight is positive (the paper's remark after (16): without local sparsity ``a`` is not split).
+
+Solved by Ipopt (``--solver ipopt``) from ``n_starts`` random initial points [20], best kept
+(lines 357-360); :func:`treeopt_dsl.multistart.regularization_path` walks the paper's grid.
+Features are scaled to [0, 1] on the training data (line 67), ``gamma = 512`` (line 397) and
+``W = 0.5`` off the diagonal (line 390) by default. ``rho`` (the experiments use 0.1, line 396) is
+off by default: give ``--param rho=0.1`` to reproduce the paper's runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from treeopt_dsl import blocks as B
+from treeopt_dsl.data import Dataset
+from treeopt_dsl.formulation import Formulation
+from treeopt_dsl.models.randomized import decode_randomized
+from treeopt_dsl.result import SolveResult
+from treeopt_dsl.spec import FormulationSpec, Param, floats, optional_float
+
+
+def _rho(text: str) -> Any:
+    return None if text.lower() in ("none", "") else floats(text)
+
+
+class SORCT(FormulationSpec):
+    name = "sorct"
+    summary = "S-ORCT: randomized tree (NLP, Ipopt), expected misclassification (1) + l1 local / linf global sparsity"
+    scaling = "minmax"
+    multiclass = True
+    default_solver = "ipopt"
+    params = (
+        Param("depth", 1, int, "depth D (the paper: 1 for two classes, 2 for three or four)"),
+        Param("gamma", 512.0, float, "slope of the logistic CDF F (line 397)"),
+        Param("lambda_l", 0.0, float, "local sparsity weight lambda_L (l1 of every cut)"),
+        Param("lambda_g", 0.0, float, "global sparsity weight lambda_G (l_inf of every feature across nodes)"),
+        Param("cost", 0.5, float, "misclassification cost W off the diagonal (line 390)"),
+        Param("rho", None, _rho, "class performance (8): rho_k, one number or one per class (none: off)"),
+        Param("n_starts", 20, int, "random initial points of the multistart (lines 357-360)"),
+        Param("max_iter", None, optional_float, "Ipopt iteration limit per start (none: 3000)"),
+        Param("scaling", "minmax", str, "feature scaling fitted on training data (the paper: [0, 1])"),
+    )
+
+    def formulation(self) -> Formulation:
+        v = self.values
+        blocks: list[B.Block] = [B.RandomizedSplit(gamma=float(v["gamma"]))]
+        if float(v["lambda_l"]) > 0:
+            blocks.append(B.L1(of="a", weight=float(v["lambda_l"])))
+        if float(v["lambda_g"]) > 0:
+            blocks.append(B.LInf(of="a", over="node", weight=float(v["lambda_g"])))
+        blocks += [B.LeafProbabilities(), B.LeafClasses(), B.ExpectedMisclassification(cost=float(v["cost"]))]
+        if v["rho"] is not None:
+            blocks.append(B.ClassPerformance(rho=v["rho"]))
+        return Formulation(self.name, blocks, decoder=decode_randomized, decisions=("a", "mu", "C"))
+
+    def solve(self, data: Dataset, solver: str = "ipopt", backend: str | None = None, **options: Any) -> SolveResult:
+        """Multistart solve: ``n_starts`` random points drawn with ``seed`` (a warm start, e.g. a fitted
+        model's decisions as a dict, replaces them), the best result returned."""
+        from treeopt_dsl.multistart import multistart
+
+        built = self.build(data)
+        if self.values["max_iter"] is not None:
+            options.setdefault("max_iter", int(self.values["max_iter"]))
+        seed = options.pop("seed", 0)
+        warm = options.pop("warm_start", None)
+        starts = None if warm is None else [warm]
+        return multistart(built, n_starts=int(self.values["n_starts"]), seed=seed, starts=starts, solver=solver,
+                          backend=backend, **options)
+
+
+def lambda_l_threshold(data: Dataset, cost: Any = 0.5, gamma: float = 512.0) -> float:
+    """Theorem 3 (seed 001, (21)): for depth 1 and two classes, ``a = 0`` is a stationary point of
+    S-ORCT once ``lambda_L`` reaches this value. ``data`` must be the *scaled* training data (the
+    formulation's ``prepare``), ``W`` the cost matrix.
+
+    Reading chosen: the bound as the proof derives it (lines 330-350),
+    ``1/(N p) max_{mu in {-1, 1}} f(-mu) max_j |W_12 sum_{I_1} x_ij - W_21 sum_{I_2} x_ij|``; the
+    displayed (21) drops the ``1/p`` that the cut ``a·x / p`` puts into every derivative, which
+    makes it ``p`` times larger (still valid, not tight). ``f(v) = gamma F(v)(1 - F(v))`` is the
+    density of the logistic CDF of slope ``gamma``; it is symmetric, so ``f(-mu) = f(mu)``. The
+    test suite checks that this value equals the largest ``||grad_a g(0, mu, C)||_inf`` computed by
+    automatic differentiation over ``mu in {-1, 1}`` and the two feasible ``C``.
+    """
+    from treeopt_dsl.blocks.randomized import cost_matrix, logistic_cdf
+
+    if data.n_classes != 2:
+        raise ValueError("Theorem 3 is stated for two classes")
+    W = cost_matrix(2, cost)
+    k = data.class_index
+    X = data.X
+    s1, s2 = X[k == 0].sum(0), X[k == 1].sum(0)
+    F = logistic_cdf(1.0, gamma)
+    f = gamma * F * (1.0 - F)
+    return float(f * np.max(np.abs(W[0, 1] * s1 - W[1, 0] * s2)) / (data.n_samples * data.n_features))

@@ -1,0 +1,163 @@
+"""Blocks of the sparse optimal randomized classification tree, S-ORCT (seed 001, lines 63-200).
+
+A sample goes left at branch node ``t`` with probability ``p_it = F(a_t·x_i / p - mu_t)``, ``F`` the
+logistic CDF with slope ``gamma`` (line 397); it reaches leaf ``t`` with the product of those
+probabilities along the path, ``P_it`` (line 110); every leaf holds class probabilities ``C_kt``
+(2)-(3), and the objective is the expected misclassification cost ``g`` (1). The sparsity terms of
+(1) in their smooth form (9)-(18) are the tree family's :class:`~treeopt_dsl.blocks.L1` (local,
+``a = a+ - a-``, (13)) and :class:`~treeopt_dsl.blocks.LInf` (global, ``beta_j >= |a_jt|`` as
+(17)-(18)) blocks attached to ``a``; (12) ``beta_j >= a+_jt + a-_jt`` and (17)-(18) coincide at every
+optimum with ``lambda_L > 0`` (then ``a+ a- = 0``), so LInf's rows serve for both.
+
+Every expression here is a labeled array expression (IR nonlinear nodes over ``sample``, ``node``,
+``leaf``, ``class``): nothing loops over samples.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from ..errors import FormulationError
+from ..formulation import Block, BuildContext
+from ..ir import nonlinear as nl
+from ..topology import NODE
+from .splits import FEATURE, SAMPLE
+
+LEAF, CLASS = "leaf", "class"
+
+
+def logistic_cdf(v: np.ndarray, gamma: float) -> np.ndarray:
+    """``F(v) = 1 / (1 + exp(-gamma v))`` (line 397), overflow-free; ``gamma = inf`` gives ``v >= 0``."""
+    v = np.asarray(v, dtype=float)
+    if np.isinf(gamma):
+        return (v >= 0).astype(float)
+    return 0.5 * (1.0 + np.tanh(0.5 * gamma * v))
+
+
+def leaf_probabilities(p_left: np.ndarray, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """``P[i, l] = prod_{t in N_L(l)} p[i, t] prod_{t in N_R(l)} (1 - p[i, t])`` with numpy (line 110)."""
+    factor = 1.0 - left + (left.astype(float) - right)[None] * p_left[:, None, :]
+    return np.prod(factor, axis=2)
+
+
+class RandomizedSplit(Block):
+    """Oblique cuts ``a_t`` in ``[-1, 1]^p`` (4) and locations ``mu_t`` in ``[-1, 1]`` (5), and the
+    probability of going left ``p_it = F(a_t·x_i / p - mu_t)`` with ``F`` the logistic CDF of slope
+    ``gamma`` [512] (lines 100-110, 397). Provides ``a`` (node x feature), ``mu`` (node) and
+    ``p_left`` (a nonlinear expression over sample x node) and ``gamma``. Features should lie in ``[0, 1]`` (the
+    formulation scales them, as the paper assumes, line 67)."""
+
+    provides = ("a", "mu", "p_left", "gamma")
+
+    def __init__(self, gamma: float = 512.0) -> None:
+        if not (np.isfinite(gamma) and gamma > 0):
+            raise FormulationError(f"gamma must be a positive number, got {gamma!r}")
+        self.gamma = float(gamma)
+
+    def build(self, ctx: BuildContext) -> None:
+        topo, data, m = ctx.topo, ctx.data, ctx.model
+        p = data.n_features
+        coords = {NODE: topo.nodes, FEATURE: np.arange(p)}
+        a = m.add_variables("a", (NODE, FEATURE), coords, lower=-1.0, upper=1.0)
+        mu = m.add_variables("mu", (NODE,), coords, lower=-1.0, upper=1.0)
+        X = xr.DataArray(data.X / p, dims=(SAMPLE, FEATURE))
+        v = (a.dot(X, FEATURE) - mu).transpose(SAMPLE, NODE)
+        for role, val in (("a", a), ("mu", mu), ("p_left", nl.logistic(v * self.gamma)), ("gamma", self.gamma)):
+            ctx.provide(role, val, "RandomizedSplit")
+
+
+class LeafProbabilities(Block):
+    """``P_it``, the probability that sample ``i`` falls into leaf ``t`` (line 110): the product over
+    the path of ``p`` (left branches, ``N_L(t)``) and ``1 - p`` (right branches, ``N_R(t)``), written
+    as one product over all branch nodes of ``1 - L + (L - R) p`` (off-path nodes contribute 1)."""
+
+    requires = ("p_left",)
+    provides = ("leaf_prob",)
+
+    def build(self, ctx: BuildContext) -> None:
+        topo = ctx.topo
+        left, right = topo.leaf_paths
+        coords = {LEAF: np.arange(topo.n_leaves), NODE: topo.nodes}
+        one_minus_l = xr.DataArray(1.0 - left, dims=(LEAF, NODE), coords=coords)
+        slope = xr.DataArray(left.astype(float) - right, dims=(LEAF, NODE), coords=coords)
+        factor = ctx["p_left"] * slope + one_minus_l
+        ctx.provide("leaf_prob", nl.prod(factor, NODE), "LeafProbabilities")
+
+
+class LeafClasses(Block):
+    """Class probabilities ``C_kt`` in ``[0, 1]`` (6) of every leaf, with (2) ``sum_k C_kt = 1`` and (3)
+    ``sum_t C_kt >= 1`` (every class labels some leaf). Theorem 1: some optimum has ``C`` integral;
+    the decoder reads the class of each leaf as ``argmax_k C_kt``."""
+
+    provides = ("C",)
+
+    def build(self, ctx: BuildContext) -> None:
+        topo, K, m = ctx.topo, ctx.data.n_classes, ctx.model
+        if topo.n_leaves < K:
+            raise FormulationError(f"(3) asks every one of the {K} classes to label a leaf, but depth "
+                                   f"{topo.depth} has {topo.n_leaves} leaves: use depth >= {int(np.ceil(np.log2(K)))}")
+        C = m.add_variables("C", (CLASS, LEAF), {CLASS: np.arange(K), LEAF: np.arange(topo.n_leaves)},
+                            lower=0.0, upper=1.0)
+        m.add_constraints("leaf_one_class", C.sum(CLASS) == 1.0)  # (2)
+        m.add_constraints("class_on_some_leaf", C.sum(LEAF) >= 1.0)  # (3)
+        ctx.provide("C", C, "LeafClasses")
+
+
+def cost_matrix(K: int, cost: Any = 0.5) -> np.ndarray:
+    """``W`` (K x K): a number is the cost of every error (0 on the diagonal; the paper uses 0.5,
+    line 390), or a full matrix ``W[y, k]`` (cost of predicting ``k`` for class ``y``)."""
+    W = np.asarray(cost, dtype=float)
+    if W.ndim == 0:
+        return float(W) * (1.0 - np.eye(K))
+    if W.shape != (K, K) or not np.all(np.isfinite(W)):
+        raise FormulationError(f"the cost matrix must be {K} x {K} and finite, got shape {W.shape}")
+    return W
+
+
+class ExpectedMisclassification(Block):
+    """The expected misclassification cost over the training sample (line 112), the first term of (1)
+    and (9): ``g = 1/N sum_i sum_t P_it sum_k W_{y_i k} C_kt``."""
+
+    requires = ("leaf_prob", "C")
+    provides = ("loss",)
+
+    def __init__(self, cost: Any = 0.5) -> None:
+        self.cost = cost
+
+    def build(self, ctx: BuildContext) -> None:
+        data = ctx.data
+        W = cost_matrix(data.n_classes, self.cost)
+        Wy = xr.DataArray(W[data.class_index], dims=(SAMPLE, CLASS))  # W_{y_i k}
+        expected = ctx["C"].dot(Wy, CLASS)  # sum_k W_{y_i k} C_kt over (leaf, sample)
+        g = nl.nlsum(ctx["leaf_prob"] * expected) * (1.0 / data.n_samples)
+        ctx.model.add_objective(g, "misclassification")
+        ctx.provide("loss", g, "ExpectedMisclassification")
+
+
+class ClassPerformance(Block):
+    """Expected correct classification of each controlled class (8):
+    ``sum_{i in I_k} sum_t P_it C_kt >= rho_k |I_k|`` (lines 146-150; ``rho_k = 0.1`` in the
+    experiments, line 396). ``rho`` is one number for every class or one per class."""
+
+    requires = ("leaf_prob", "C")
+    provides = ("class_performance",)
+
+    def __init__(self, rho: Any = 0.1) -> None:
+        self.rho = rho
+
+    def build(self, ctx: BuildContext) -> None:
+        data = ctx.data
+        K = data.n_classes
+        rho = np.broadcast_to(np.asarray(self.rho, dtype=float), (K,))
+        if np.any((rho < 0) | (rho > 1)):
+            raise FormulationError(f"rho must lie in [0, 1], got {self.rho!r}")
+        member = xr.DataArray((data.class_index[:, None] == np.arange(K)[None]).astype(float),
+                              dims=(SAMPLE, CLASS), coords={CLASS: np.arange(K)})
+        correct = nl.nlsum(nl.nlsum(ctx["leaf_prob"] * ctx["C"] * member, SAMPLE), LEAF)
+        counts = np.bincount(data.class_index, minlength=K).astype(float)
+        row = ctx.model.add_constraints("class_performance", correct >= xr.DataArray(rho * counts, dims=(CLASS,),
+                                                                                      coords={CLASS: np.arange(K)}))
+        ctx.provide("class_performance", row, "ClassPerformance")

@@ -1,0 +1,119 @@
+"""Fitted randomized trees (S-ORCT, seed 001): probabilistic routing, class probabilities per leaf."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from ..data import Scaler
+from ..errors import DataError
+from ..topology import Topology
+
+#: coefficients at most this large count as zero in the sparsity measures (Ipopt is an interior-point
+#: method: a coefficient the l1 term drives to its bound 0 ends near 1e-9, not at 0)
+ZERO_TOL = 1e-6
+
+
+@dataclass
+class RandomizedTreeModel:
+    """A depth-``D`` tree whose node ``t`` sends ``x`` left with probability
+    ``F(a_t·x / p - mu_t)`` (``F`` the logistic CDF of slope ``gamma``; ``gamma = inf`` is the
+    deterministic tree ``a_t·x / p - mu_t >= 0`` -> left) and whose leaf ``t`` assigns class ``k`` with
+    probability ``C[k, t]``.
+
+    ``predict_proba(x)[k] = sum_t C_kt P_xt`` (seed 001 lines 141-143); ``predict`` is the most
+    probable class. Coefficients act on features scaled to [0, 1] (``scaler``).
+    """
+
+    topology: Topology
+    A: np.ndarray  # node x feature
+    mu: np.ndarray  # node
+    C: np.ndarray  # class x leaf
+    gamma: float
+    classes: tuple[Any, ...]
+    feature_names: tuple[str, ...]
+    scaler: Scaler
+    zero_tol: float = ZERO_TOL
+    info: dict[str, Any] = field(default_factory=dict)
+
+    # ------------------------------------------------------------------ prediction
+    def _scaled(self, X: Any) -> np.ndarray:
+        Xs = self.scaler.transform(X)
+        if Xs.shape[1] != self.A.shape[1]:
+            raise DataError(f"X has {Xs.shape[1]} features, the model was fitted on {self.A.shape[1]}")
+        return Xs
+
+    def leaf_probabilities(self, X: Any) -> np.ndarray:
+        """``P[i, t]``: probability that sample ``i`` reaches leaf ``t`` (sample x leaf)."""
+        from ..blocks.randomized import leaf_probabilities, logistic_cdf
+
+        Xs = self._scaled(X)
+        v = Xs @ self.A.T / self.A.shape[1] - self.mu
+        left, right = self.topology.leaf_paths
+        return leaf_probabilities(logistic_cdf(v, self.gamma), left, right)
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Class probabilities (sample x class, columns in the order of ``classes``)."""
+        return self.leaf_probabilities(X) @ self.C.T
+
+    def predict(self, X: Any) -> np.ndarray:
+        return np.asarray(self.classes)[np.argmax(self.predict_proba(X), axis=1)]
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Two classes: ``P(classes[1]) - 1/2`` (> 0 predicts ``classes[1]``); more: the probabilities."""
+        proba = self.predict_proba(X)
+        return proba[:, 1] - 0.5 if proba.shape[1] == 2 else proba
+
+    # ------------------------------------------------------------------ derived models and measures
+    def deterministic(self) -> RandomizedTreeModel:
+        """The deterministic tree obtained by rounding: every node routes by ``a_t·x / p - mu_t >= 0``
+        (left; the limit ``gamma -> inf`` of ``F``), every leaf predicts ``argmax_k C_kt`` (Theorem 1)."""
+        C = np.zeros_like(self.C)
+        C[np.argmax(self.C, axis=0), np.arange(self.C.shape[1])] = 1.0
+        return replace(self, gamma=np.inf, C=C)
+
+    def used(self) -> np.ndarray:
+        """``|a_jt| > zero_tol`` (node x feature)."""
+        return np.abs(self.A) > self.zero_tol
+
+    def local_sparsity(self) -> float:
+        """``delta_L``: average percentage of features not used per branch node (lines 375-380)."""
+        return float(100.0 * np.mean(~self.used()))
+
+    def global_sparsity(self) -> float:
+        """``delta_G``: percentage of features used at no branch node (lines 381-385)."""
+        return float(100.0 * np.mean(~self.used().any(axis=0)))
+
+    def leaf_classes(self) -> np.ndarray:
+        return np.asarray(self.classes)[np.argmax(self.C, axis=0)]
+
+    def text(self, max_terms: int = 8) -> str:
+        """The tree as text: each node's cut on [0, 1]-scaled features, each leaf's class."""
+        p = self.A.shape[1]
+        lines = [f"randomized tree, depth {self.topology.depth}, F = logistic CDF with slope {self.gamma:g}; "
+                 f"local sparsity {self.local_sparsity():.1f}%, global sparsity {self.global_sparsity():.1f}%"]
+        for t in self.topology.nodes:
+            idx = np.flatnonzero(np.abs(self.A[t]) > self.zero_tol)
+            idx = idx[np.argsort(-np.abs(self.A[t, idx]))]
+            terms = " ".join(f"{self.A[t, j]:+.3g}*{self.feature_names[j]}" for j in idx[:max_terms])
+            more = f" (+{idx.size - max_terms} more)" if idx.size > max_terms else ""
+            lines.append(f"{'  ' * (self.topology.level[t] - 1)}node {t}: left w.p. F(({terms or '0'}{more})/{p} "
+                         f"{-self.mu[t]:+.4g})")
+        for leaf, cls in enumerate(self.leaf_classes()):
+            probs = ", ".join(f"{c}: {q:.2f}" for c, q in zip(self.classes, self.C[:, leaf], strict=True))
+            lines.append(f"leaf {leaf}: {cls}  (C = {probs})")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+def decode_randomized(ctx: Any, x: np.ndarray) -> RandomizedTreeModel:
+    """The fitted model of an S-ORCT solution vector."""
+    data = ctx.data
+    return RandomizedTreeModel(
+        topology=ctx.topo, A=ctx["a"].values(x), mu=ctx["mu"].values(x), C=ctx["C"].values(x),
+        gamma=float(ctx["gamma"]), classes=tuple(data.classes), feature_names=tuple(data.feature_names),
+        scaler=data.meta["scaler"])
