@@ -9,9 +9,10 @@ from .margot import MARGOT, MARGOT_HFS, MARGOT_SFS
 from .oct import OCT, OCTH
 from .olct import OLCT, UnivariateOLCT
 from .risk import OGRS, ORS
+from .sorct import SORCT
 
 REGISTRY: dict[str, type[FormulationSpec]] = {
-    cls.name: cls for cls in (OLCT, UnivariateOLCT, OCT, OCTH, MARGOT, MARGOT_HFS, MARGOT_SFS, ORS, OGRS)
+    cls.name: cls for cls in (OLCT, UnivariateOLCT, OCT, OCTH, MARGOT, MARGOT_HFS, MARGOT_SFS, ORS, OGRS, SORCT)
 }
 
 
@@ -23,5 +24,5 @@ def get_formulation(name: str, **params: object) -> FormulationSpec:
     return REGISTRY[key](**params)
 
 
-__all__ = ["MARGOT", "MARGOT_HFS", "MARGOT_SFS", "OCT", "OCTH", "OGRS", "OLCT", "ORS", "REGISTRY", "UnivariateOLCT",
-           "get_formulation"]
+__all__ = ["MARGOT", "MARGOT_HFS", "MARGOT_SFS", "OCT", "OCTH", "OGRS", "OLCT", "ORS", "REGISTRY", "SORCT",
+           "UnivariateOLCT", "get_formulation"]

@@ -10,6 +10,7 @@ from .losses import (
     logistic_loss,
     logistic_tangents,
 )
+from .randomized import ClassPerformance, ExpectedMisclassification, LeafClasses, LeafProbabilities, RandomizedSplit
 from .regularizers import L0, L1, LInf, SquaredL2
 from .routing import BigMForwarding, Routing
 from .rules import BinaryTimesInteger, RulePoints, RuleSelection, ThresholdRules, TotalScore
@@ -29,10 +30,15 @@ __all__ = [
     "BigMForwarding",
     "BinaryTimesInteger",
     "Block",
+    "ClassPerformance",
+    "ExpectedMisclassification",
     "HingeLoss",
     "IntegerScores",
     "LInf",
+    "LeafClasses",
+    "LeafProbabilities",
     "ObliqueSplit",
+    "RandomizedSplit",
     "Routing",
     "RulePoints",
     "RuleSelection",
