@@ -181,7 +181,7 @@ class SlackLoss(Block):
                 Mk = xr.DataArray(float(self.M))
             # xi >= a_k y_i v + c_k - M (1 - reach), written as "... - xi <= 0": the data factors y_i a_k
             # multiply the split once and the big term arrays are concatenated once
-            m.add_constraints(f"{self.name}_pieces", linsum(v * (y * slope), -(off * Mk), -xi_t) + inter <= 0)
+            m.add_constraints(f"{self.name}_pieces", linsum((v, y * slope), (off, -Mk), (xi_t, -1.0)) + inter <= 0)
             ctx.numerics.max_big_m = max(ctx.numerics.max_big_m, float(np.max(np.asarray(Mk))))
         C = xr.DataArray(self.weights(ctx), dims=(LEVEL,), coords={LEVEL: lv})
         m.add_objective(xi * C, self.name)

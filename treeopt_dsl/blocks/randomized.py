@@ -22,6 +22,7 @@ import xarray as xr
 
 from ..errors import FormulationError
 from ..formulation import Block, BuildContext
+from ..ir import affine
 from ..ir import nonlinear as nl
 from ..topology import NODE
 from .splits import FEATURE, SAMPLE
@@ -63,8 +64,7 @@ class RandomizedSplit(Block):
         coords = {NODE: topo.nodes, FEATURE: np.arange(p)}
         a = m.add_variables("a", (NODE, FEATURE), coords, lower=-1.0, upper=1.0)
         mu = m.add_variables("mu", (NODE,), coords, lower=-1.0, upper=1.0)
-        X = xr.DataArray(data.X / p, dims=(SAMPLE, FEATURE))
-        v = (a.dot(X, FEATURE) - mu).transpose(SAMPLE, NODE)
+        v = affine(a, xr.DataArray(data.X / p, dims=(SAMPLE, FEATURE)), FEATURE) - mu  # sample x node
         for role, val in (("a", a), ("mu", mu), ("p_left", nl.logistic(v * self.gamma)), ("gamma", self.gamma)):
             ctx.provide(role, val, "RandomizedSplit")
 

@@ -7,6 +7,7 @@ import xarray as xr
 
 from ..errors import FormulationError
 from ..formulation import Block, BuildContext
+from ..ir import affine
 from ..topology import NODE
 
 SAMPLE, FEATURE = "sample", "feature"
@@ -50,8 +51,7 @@ class ObliqueSplit(Block):
         coords = {NODE: topo.nodes, FEATURE: np.arange(data.n_features)}
         w = m.add_variables("w", (NODE, FEATURE), coords, lower=-W, upper=W)
         b = m.add_variables("b", (NODE,), coords, lower=-B, upper=B)
-        X = xr.DataArray(data.X, dims=(SAMPLE, FEATURE))
-        v = (w.dot(X, FEATURE) + b).transpose(SAMPLE, NODE)
+        v = affine(w, xr.DataArray(data.X, dims=(SAMPLE, FEATURE)), FEATURE, b)  # sample x node
         finite = np.isfinite(W) and np.isfinite(B)
         row = np.abs(data.X).sum(1) * W + B if finite else np.full(data.n_samples, np.inf)
         bound = xr.DataArray(np.repeat(row[:, None], topo.n_nodes, 1), dims=(SAMPLE, NODE),

@@ -184,25 +184,99 @@ def _joined(parts: list[LinExpr], dims: tuple[str, ...]) -> dict[str, Any]:
 
 
 def linsum(*terms: Any) -> LinExpr:
-    """``terms[0] + terms[1] + ...`` with one concatenation of the term arrays instead of one per ``+``.
-
-    Numbers and labeled data are added to the constant. Equal to the chained sum (tested).
+    """``terms[0] + terms[1] + ...`` with the term arrays written once into one buffer instead of one
+    concatenation per ``+``. A term is an expression, a number or labeled data (added to the constant),
+    or a pair ``(expression, factor)`` meaning ``expression * factor`` (a number or labeled data),
+    multiplied straight into the buffer. Equal to the chained sum (tested).
     """
-    exprs = [as_operand(t) for t in terms if isinstance(as_operand(t), LinExpr)]
-    consts = [t for t in terms if not isinstance(as_operand(t), LinExpr)]
-    if not exprs:
+    parts: list[tuple[LinExpr, Any]] = []  # (expression, labeled factor or None)
+    consts = []
+    for t in terms:
+        if isinstance(t, tuple) and len(t) == 2 and isinstance(as_operand(t[0]), LinExpr):
+            parts.append((as_operand(t[0]), t[1]))
+        elif isinstance(as_operand(t), LinExpr):
+            parts.append((as_operand(t), None))
+        else:
+            consts.append(t)
+    if not parts:
         raise ModelError("linsum needs at least one linear expression")
-    dims, coords = exprs[0].dims, exprs[0].coords
-    for e in exprs[1:]:
+    factors = []
+    dims, coords = parts[0][0].dims, parts[0][0].coords
+    for e, f in parts:
         dims, coords = union(dims, coords, e.dims, e.coords)
+        if f is None:
+            factors.append(None)
+            continue
+        arr, d_dims, d_coords = labeled(f, e.dims, e.coords)
+        if not np.all(np.isfinite(arr)):
+            raise ModelError("coefficients must be finite (found NaN or inf in data multiplying an expression)")
+        dims, coords = union(dims, coords, d_dims, d_coords)
+        factors.append((arr, d_dims))
     shape = shape_of(dims, coords)
-    coef = np.concatenate([expand(e.coef, e.dims, dims, shape, 1) for e in exprs], axis=-1)
-    vars_ = np.concatenate([expand(e.vars, e.dims, dims, shape, 1) for e in exprs], axis=-1)
-    const = sum((expand(e.const, e.dims, dims, shape) for e in exprs), np.zeros(shape))
+    widths = [e.n_terms for e, _ in parts]
+    coef = np.empty(shape + (sum(widths),))
+    vars_ = np.empty(shape + (sum(widths),), dtype=np.result_type(*[e.vars.dtype for e, _ in parts]))
+    const = np.zeros(shape)
+    start = 0
+    for (e, _), fac, width in zip(parts, factors, widths, strict=True):
+        sl = (Ellipsis, slice(start, start + width))
+        c = expand(e.coef, e.dims, dims, shape, 1)
+        if fac is None:
+            coef[sl] = c
+            const += expand(e.const, e.dims, dims, shape)
+        else:
+            a = expand(fac[0], fac[1], dims, shape)
+            np.multiply(c, a[..., None], out=coef[sl])
+            const += expand(e.const, e.dims, dims, shape) * a
+        vars_[sl] = expand(e.vars, e.dims, dims, shape, 1)
+        start += width
+    exprs = [e for e, _ in parts]
     out = LinExpr(dims, coords, coef, vars_, const, **_joined(exprs, dims))
     for c in consts:
         out = out + c
     return out
+
+
+def affine(w: Any, data: Any, dim: str, b: Any = None) -> LinExpr:
+    """``sum_dim w[..., dim] * data[..., dim] (+ b)`` -- e.g. the hyperplanes ``w_t·x_i + b_t`` of every
+    sample and node -- over the data's other dimensions followed by ``w``'s, with term arrays that are
+    broadcast *views* of the data and of the ids (the floor's layout: one row per (sample, node), the
+    features then ``b`` as terms; nothing is copied per node). Equal to
+    ``(w.dot(data, dim) + b).transpose(*data_rest, *w_rest)`` (tested).
+
+    ``w`` and ``b`` are variable families (``b`` over ``w``'s dimensions but ``dim``), ``data`` a
+    ``DataArray`` holding ``dim``.
+    """
+    import xarray as xr
+
+    if not isinstance(data, xr.DataArray) or dim not in data.dims or w.dims[-1:] != (dim,):
+        raise ModelError(f"affine needs w over (..., {dim!r}) and a DataArray holding {dim!r}")
+    w_rest = w.dims[:-1]
+    d_rest = tuple(str(d) for d in data.dims if d != dim)
+    if set(w_rest) & set(d_rest):
+        raise ModelError(f"affine: w and data share dimensions {sorted(set(w_rest) & set(d_rest))} besides {dim!r}")
+    if data.sizes[dim] != len(w.coords[dim]):
+        raise ModelError(f"data dimension {dim!r} has {data.sizes[dim]} entries, w has {len(w.coords[dim])}")
+    D = np.asarray(data.transpose(*d_rest, dim).values, dtype=float)
+    if not np.all(np.isfinite(D)):
+        raise ModelError("coefficients must be finite (found NaN or inf in data multiplying an expression)")
+    ids = w.ids
+    fams = frozenset({w.offset})
+    if b is not None:
+        if tuple(b.dims) != tuple(w_rest):
+            raise ModelError(f"affine: b must be over {w_rest}, got {b.dims}")
+        D = np.concatenate([D, np.ones(D.shape[:-1] + (1,))], axis=-1)
+        ids = np.concatenate([ids, b.ids[..., None]], axis=-1)
+        fams = fams | {b.offset}
+    nd, nw = len(d_rest), len(w_rest)
+    shape = D.shape[:-1] + ids.shape[:-1]
+    T = D.shape[-1]
+    coef = np.broadcast_to(D.reshape(D.shape[:-1] + (1,) * nw + (T,)), shape + (T,))
+    vars_ = np.broadcast_to(ids.reshape((1,) * nd + ids.shape), shape + (T,))
+    coords = {**{d: (np.asarray(data[d].values) if d in data.coords else np.arange(data.sizes[d])) for d in d_rest},
+              **{d: w.coords[d] for d in w_rest}}
+    return LinExpr(d_rest + w_rest, coords, coef, vars_, np.zeros(shape), distinct=True, rep=frozenset(d_rest),
+                   fams=frozenset(fams))
 
 
 def as_operand(x: Any) -> Any:
@@ -333,6 +407,11 @@ class LinExpr(ExprOps):
                     coords[d] = self.coords[d]
                     dims.append(d)
                     continue
+                if ix.ndim == 1 and ix.size and np.all(ix >= 0) and np.array_equal(ix, ix[0] + np.arange(ix.size)):
+                    index.append(slice(int(ix[0]), int(ix[0]) + ix.size))  # a run of entries: a view
+                    coords[d] = self.coords[d][ix]
+                    dims.append(d)
+                    continue
                 index.append(ix)
                 coords[d] = self.coords[d][ix]
             else:
@@ -349,7 +428,11 @@ class LinExpr(ExprOps):
             if isinstance(ix, int):
                 coef, vars_, const = (np.take(a, ix, axis=axis) for a in (coef, vars_, const))
             else:
-                if not isinstance(ix, slice):
+                if isinstance(ix, slice):
+                    if ix != slice(None):
+                        sl = (slice(None),) * axis + (ix,)
+                        coef, vars_, const = coef[sl], vars_[sl], const[sl]
+                else:
                     coef, vars_, const = (np.take(a, ix, axis=axis) for a in (coef, vars_, const))
                 axis += 1
         repeated = [d for d, ix in zip(self.dims, index, strict=True)
