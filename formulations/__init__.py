@@ -5,6 +5,7 @@ from __future__ import annotations
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.spec import FormulationSpec
 
+from .categorical import ODTCategorical
 from .margot import MARGOT, MARGOT_HFS, MARGOT_SFS
 from .oct import OCT, OCTH
 from .olct import OLCT, UnivariateOLCT
@@ -12,7 +13,8 @@ from .risk import OGRS, ORS
 from .sorct import SORCT
 
 REGISTRY: dict[str, type[FormulationSpec]] = {
-    cls.name: cls for cls in (OLCT, UnivariateOLCT, OCT, OCTH, MARGOT, MARGOT_HFS, MARGOT_SFS, ORS, OGRS, SORCT)
+    cls.name: cls for cls in (OLCT, UnivariateOLCT, OCT, OCTH, MARGOT, MARGOT_HFS, MARGOT_SFS, ORS, OGRS, SORCT,
+                             ODTCategorical)
 }
 
 
@@ -25,4 +27,4 @@ def get_formulation(name: str, **params: object) -> FormulationSpec:
 
 
 __all__ = ["MARGOT", "MARGOT_HFS", "MARGOT_SFS", "OCT", "OCTH", "OGRS", "OLCT", "ORS", "REGISTRY", "SORCT",
-           "UnivariateOLCT", "get_formulation"]
+           "ODTCategorical", "UnivariateOLCT", "get_formulation"]

@@ -1,0 +1,218 @@
+"""Fitted categorical decision trees (Günlük et al., seed 002): subset tests on grouped features.
+
+Every decision node tests one original attribute: "is its value in the set ``S``?" (§3, line 67);
+a sample with a value in ``S`` goes left. ``S`` reads as set membership in the attribute's
+categories ("odor in {almond, anise, none}") or, for a binned numeric attribute whose set is a
+run of the lowest / highest bins (§4.4), as a threshold ("age <= 37"). The leaves carry the fixed
+labels of the formulation (``B+`` = even leaf labels, the right leaf of every leaf-parent).
+
+The model applies to *raw* rows (the columns the dataset was loaded with, or the estimator's ``X``):
+the fitted :class:`~treeopt_dsl.categorical.GroupEncoder` maps them to the binary features first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..categorical import NONE_LEVEL, GroupEncoder
+from ..errors import FormulationError, SolverNotAvailable
+from ..shapes import Shape
+
+_TINY = float(np.finfo(float).smallest_normal)
+
+
+@dataclass
+class CategoricalTreeModel:
+    """A categorical decision tree of a fixed :class:`~treeopt_dsl.shapes.Shape`.
+
+    ``Z[k, j]`` is 1 when encoded feature ``j`` is in the subset of node ``k`` (the solver's ``z``,
+    rounded); ``node_group[k]`` is the group tested (the solver's ``v``). ``leaf_counts[b]`` are the
+    training samples of class -1 and +1 that reach leaf ``b``.
+    """
+
+    shape: Shape
+    encoder: GroupEncoder
+    Z: np.ndarray
+    node_group: np.ndarray
+    classes: tuple[Any, Any]
+    leaf_counts: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
+
+    # ---------------------------------------------------------------- evaluation
+    def goes_left(self, X: Any) -> np.ndarray:
+        """``L(i, k)`` (3) on raw rows: (sample, node) bool."""
+        A = self.encoder.transform_X(X)
+        return (A @ self.Z.T) > 0.5
+
+    def apply(self, X: Any) -> np.ndarray:
+        """Leaf position (0-based) reached by every raw row."""
+        return self.shape.route(self.goes_left(X))
+
+    def apply_encoded(self, A: np.ndarray) -> np.ndarray:
+        """Leaf position reached by rows of the binary encoding (the training data the model was built on)."""
+        return self.shape.route((np.asarray(A, dtype=float) @ self.Z.T) > 0.5)
+
+    @property
+    def leaf_sign(self) -> np.ndarray:
+        return self.shape.leaf_sign
+
+    def leaf_proba(self) -> np.ndarray:
+        """``P(+1)`` per leaf: the Laplace-smoothed share of positive training samples in the leaf, clipped
+        to the leaf's side of 1/2 so that the probabilities agree with the leaf's fixed label."""
+        n_neg, n_pos = self.leaf_counts[:, 0], self.leaf_counts[:, 1]
+        p = (n_pos + 1.0) / (n_neg + n_pos + 2.0)
+        half_up = float(np.nextafter(0.5, 1.0))
+        half_down = float(np.nextafter(0.5, 0.0))
+        return np.where(self.leaf_sign > 0, np.maximum(p, half_up), np.minimum(p, half_down))
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Log-odds of :meth:`leaf_proba` at the reached leaf: ``> 0`` exactly when the leaf predicts +1."""
+        p = self.leaf_proba()
+        score = np.log(p) - np.log1p(-p)
+        score = np.where(self.leaf_sign > 0, np.maximum(score, _TINY), np.minimum(score, -_TINY))
+        return score[self.apply(X)]
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Columns ``[P(classes[0]), P(classes[1])]`` (see :meth:`leaf_proba`)."""
+        p = self.leaf_proba()[self.apply(X)]
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X: Any) -> np.ndarray:
+        """The leaf label of every raw row, in the original class labels."""
+        pos = self.leaf_sign[self.apply(X)] > 0
+        return np.where(pos, self.classes[1], self.classes[0])
+
+    # ---------------------------------------------------------------- explanation
+    def left_levels(self, node: int) -> np.ndarray:
+        """Bool over the levels of the tested group: the subset ``S`` of node ``node`` (a label, 1-based)."""
+        k = node - 1
+        g = int(self.node_group[k])
+        start = int(self.encoder.offsets[g])
+        return self.Z[k, start:start + len(self.encoder.groups_[g].levels)] > 0.5
+
+    def condition(self, node: int) -> str:
+        """The test of ``node`` as text; a sample for which it holds goes left ("yes")."""
+        g = self.encoder.groups_[int(self.node_group[node - 1])]
+        left = self.left_levels(node)
+        if left.all():
+            return f"{g.name}: any value (every training sample goes left)"
+        if not left.any():
+            return f"{g.name}: no value (every sample goes right)"
+        rule = g.threshold_text(left)
+        if rule is not None:
+            if g.exact and len(g.levels) == 2:
+                return f"{g.name} = {g.levels[int(np.argmax(left))]}"
+            return rule
+        levels = np.array(g.levels, dtype=object)
+        if left.sum() <= (~left).sum() or NONE_LEVEL in levels[~left]:
+            return f"{g.name} in {{{', '.join(map(str, levels[left]))}}}"
+        return f"{g.name} not in {{{', '.join(map(str, levels[~left]))}}}"
+
+    def _leaf_text(self, b: int) -> str:
+        sign = int(self.leaf_sign[b])
+        cls = self.classes[1] if sign > 0 else self.classes[0]
+        n_neg, n_pos = (int(v) for v in self.leaf_counts[b]) if self.leaf_counts.size else (0, 0)
+        return (f"leaf {b + 1}: predict {cls!r} ({sign:+d})   [train: {n_neg} x {self.classes[0]!r}, "
+                f"{n_pos} x {self.classes[1]!r}]")
+
+    def text(self) -> str:
+        """The tree as indented text: each node's test, then its yes (left) and no (right) branches."""
+        lines: list[str] = []
+
+        def walk(child: tuple[str, int], pad: str, edge: str) -> None:
+            kind, i = child
+            if kind == "leaf":
+                lines.append(f"{pad}{edge}{self._leaf_text(i)}")
+                return
+            lines.append(f"{pad}{edge}node {i + 1}: {self.condition(i + 1)} ?")
+            lc, rc = self.shape.children[i]
+            walk(lc, pad + "    ", "yes -> ")
+            walk(rc, pad + "    ", "no  -> ")
+
+        walk(("node", 0), "", "")
+        lines.append(f"(shape {self.shape.name}; a sample whose value is in the set goes to 'yes' (left); "
+                     f"classes: -1 = {self.classes[0]!r}, +1 = {self.classes[1]!r})")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.text()
+
+    def plot(self, ax: Any = None, fontsize: float = 8.0, wrap: int = 28) -> Any:
+        """Draw the tree like the paper's Figure 4 (tests in boxes, yes/no edges, leaves by class).
+
+        Needs matplotlib (``pip install treeopt-dsl[plot]``). Returns the matplotlib axes.
+        """
+        try:
+            import matplotlib.pyplot as plt
+        except ImportError:  # pragma: no cover - matplotlib is installed in the test environment
+            raise SolverNotAvailable("plotting a tree needs matplotlib: pip install 'treeopt-dsl[plot]'") from None
+        import textwrap
+
+        shape = self.shape
+        pos: dict[tuple[str, int], tuple[float, float]] = {}
+        order = [0]
+
+        def place(child: tuple[str, int], depth: int) -> float:
+            kind, i = child
+            if kind == "leaf":
+                x = float(order[0])
+                order[0] += 1
+            else:
+                lc, rc = shape.children[i]
+                x = (place(lc, depth + 1) + place(rc, depth + 1)) / 2.0
+            pos[child] = (x, -float(depth))
+            return x
+
+        place(("node", 0), 0)
+        if ax is None:
+            _, ax = plt.subplots(figsize=(max(6.0, 1.9 * shape.n_leaves), 1.6 * (shape.depth + 1)))
+        colors = {1: "#f4b6b6", -1: "#b6d7f4"}
+        for k, (lc, rc) in enumerate(shape.children):
+            x0, y0 = pos[("node", k)]
+            for child, word in ((lc, "yes"), (rc, "no")):
+                x1, y1 = pos[child]
+                ax.plot([x0, x1], [y0, y1], color="0.4", lw=1, zorder=1)
+                ax.text((x0 + x1) / 2, (y0 + y1) / 2, word, fontsize=fontsize - 1, ha="center", va="center",
+                        color="0.3", bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none"}, zorder=2)
+        for (kind, i), (x, y) in pos.items():
+            if kind == "node":
+                label = textwrap.fill(self.condition(i + 1) + " ?", wrap)
+                box = {"boxstyle": "round,pad=0.3", "fc": "#f2f2f2", "ec": "0.3"}
+            else:
+                sign = int(self.leaf_sign[i])
+                cls = self.classes[1] if sign > 0 else self.classes[0]
+                n = self.leaf_counts[i].astype(int).tolist() if self.leaf_counts.size else [0, 0]
+                label = f"{cls}\n({n[0]} / {n[1]})"
+                box = {"boxstyle": "round,pad=0.3", "fc": colors[sign], "ec": "0.3"}
+            ax.text(x, y, label, fontsize=fontsize, ha="center", va="center", bbox=box, zorder=3)
+        ax.set_xlim(-0.8, shape.n_leaves - 0.2)
+        ax.set_ylim(-shape.depth - 0.5, 0.5)
+        ax.set_axis_off()
+        ax.set_title(f"categorical tree (shape {shape.name}); leaves: class (train -1 / +1)", fontsize=fontsize + 1)
+        return ax
+
+
+def decode_categorical_tree(ctx: Any, x: np.ndarray) -> CategoricalTreeModel:
+    """Read ``(v, z)`` from a solution: the group of each node is ``argmax_g v[k, g]`` and its subset the
+    levels of that group with ``z > 1/2`` (with ``z <= v`` (2) and Proposition 1 no other ``z`` matters)."""
+    shape = ctx.topology
+    enc = ctx.data.meta.get("encoder")
+    if not isinstance(enc, GroupEncoder):
+        raise FormulationError("decoding a categorical tree needs the GroupEncoder in data.meta['encoder'] "
+                               "(build through the odt_categorical formulation or encode_groups)")
+    V = ctx["v"].values(x)
+    Zall = ctx["subset"].evaluate(x) > 0.5
+    group = np.argmax(V, axis=1)
+    Z = np.zeros(Zall.shape)
+    g_of = enc.group_of
+    Z[g_of[None, :] == group[:, None]] = 1.0
+    Z *= Zall  # keep the chosen group's levels only
+    model = CategoricalTreeModel(shape, enc, Z, group, ctx.data.classes)
+    leaf = model.apply_encoded(ctx.data.X)
+    y = ctx.data.y
+    counts = np.zeros((shape.n_leaves, 2))
+    np.add.at(counts, (leaf, (y > 0).astype(int)), 1.0)
+    model.leaf_counts = counts
+    return model
