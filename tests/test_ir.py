@@ -359,7 +359,9 @@ def _tail(draw, U: Universe, e, f, steps: int):
             name = f"q{len(dims)}"
             if name in dims:
                 continue
-            e, f = e.expand_dims(**{name: 2}), (lambda V, f=f, name=name: f(V).expand_dims({name: 2}))
+            # the oracle's new dimension gets the labels 0, 1 too (a label-less xarray dimension would
+            # read a later sel by position, not by label)
+            e, f = e.expand_dims(**{name: 2}), (lambda V, f=f, name=name: f(V).expand_dims({name: [0, 1]}))
             continue
         if not dims:
             continue
