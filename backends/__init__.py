@@ -68,7 +68,9 @@ def get_backend(solver: str, backend: str | None = None, sf: StandardForm | None
         if not capable:
             raise CapabilityError(
                 f"{solver} (backend {installed[0].name}) cannot solve a {pc} model; "
-                + ("MIQP needs SCIP or Gurobi" if pc == "MIQP" else "choose another solver"))
+                + ("MIQP needs SCIP or Gurobi" if pc == "MIQP" else
+                   "NLP models need --solver ipopt (pip install treeopt-dsl[nlp])" if pc in ("NLP", "MINLP") else
+                   "choose another solver"))
         return capable[0]()
     return installed[0]()
 

@@ -299,3 +299,14 @@ def test_cli_fit_path_and_compile(tmp_path, capsys) -> None:
     assert [p["lambda_l"] for p in out["path"]] == [0.0, 0.01] and png.stat().st_size > 1000
     assert main(["compile", "sorct", "--data", "iris", "--depth", "2", "-o", str(tmp_path / "x.lp")]) == 2
     assert "nonlinear" in capsys.readouterr().err
+
+
+def test_a_mip_solver_refuses_the_nlp_and_names_ipopt() -> None:
+    from treeopt_dsl.backends import get_backend
+    from treeopt_dsl.errors import CapabilityError
+
+    sf = _built(1, 2, n=10).compile()
+    assert sf.problem_class == "NLP"
+    with pytest.raises(CapabilityError, match="--solver ipopt"):
+        get_backend("highs", sf=sf)
+    assert get_backend("ipopt", sf=sf).name == "casadi"
