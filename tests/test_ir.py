@@ -616,3 +616,17 @@ def test_affine_equals_the_chained_contraction(n: int, p: int, k: int, with_b: b
     assert fast.distinct and "sample" in fast.rep and "node" not in fast.rep
     with pytest.raises(ModelError, match="affine"):
         affine(w, X.rename(feature="f"), "feature")
+
+
+def test_compile_refuses_non_finite_coefficients_made_by_hand():
+    """The compiler's backstop: an expression built directly from arrays with NaN/inf is refused."""
+    from treeopt_dsl.ir import LinExpr
+
+    for bad in (np.inf, np.nan):
+        m = Model("bad")
+        x = m.add_variables("x", ("i",), {"i": 2})
+        coef = np.array([[1.0], [bad]])
+        e = LinExpr(("i",), x.coords, coef, x.ids[:, None], np.zeros(2))
+        m.add_constraints("row", e <= 1.0)
+        with pytest.raises(ModelError, match="NaN or inf"):
+            m.compile()

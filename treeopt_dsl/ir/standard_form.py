@@ -196,8 +196,9 @@ def compile_model(model: Model) -> StandardForm:
         Q.eliminate_zeros()
         Q.indices = Q.indices.astype(np.int32)
         Q.indptr = Q.indptr.astype(np.int32)
-    bad = ~np.isfinite(data)
-    if bad.any():
+    # one reading pass: a NaN or inf anywhere makes the sum non-finite (a finite overflow only sends
+    # us to the exact test)
+    if not np.isfinite(data.sum()) and not np.all(np.isfinite(data)):
         raise ModelError("the constraint matrix contains NaN or inf coefficients")
     return StandardForm(A, row_lower, row_upper, col_lower, col_upper, integrality, c, c0, Q, columns, rows,
                         model.name, dict(model.nonlinear), dict(model.nl_constraints))
