@@ -32,6 +32,7 @@ import os
 import tempfile
 import time
 from collections import OrderedDict
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -221,24 +222,43 @@ class CompiledNLP:
             parts.append(ca.mtimes(_sparse_dm(sf.A.tocsr()[keep]), x))
             lbg.append(sf.row_lower[keep])
             ubg.append(sf.row_upper[keep])
-        self.nl_rows: list[tuple[str, int]] = []
-        for name, con in sf.nl_constraints.items():
+        for con in sf.nl_constraints.values():
             parts.append(tr(con.expr))
             lbg.append(con.lower.ravel())
             ubg.append(con.upper.ravel())
-            self.nl_rows.append((name, con.size))
         g = ca.vertcat(*parts) if parts else ca.SX(0, 1)
         self.lbg = np.concatenate(lbg) if lbg else np.zeros(0)
         self.ubg = np.concatenate(ubg) if ubg else np.zeros(0)
         self.lbx, self.ubx = sf.col_lower.astype(float), sf.col_upper.astype(float)
         self.c0 = float(sf.c0)
         self.problem = {"x": x, "p": c, "f": f, "g": g}
-        # functions for tests and diagnostics: value, gradient, Hessian of f; constraints and Jacobian
-        self.f_fun = ca.Function("f", [x, c], [f, ca.gradient(f, x)])
-        self.hess_fun = ca.Function("h", [x, c], [ca.hessian(f, x)[0]])
-        self.g_fun = ca.Function("g", [x], [g, ca.jacobian(g, x)])
         self.build_s = time.perf_counter() - t0
         self._solvers: dict[tuple, Any] = {}
+
+    # functions for tests and diagnostics, built on first use (Ipopt derives its own from ``problem``)
+    @cached_property
+    def f_fun(self) -> Any:
+        """``(x, c) -> (f, grad f)``."""
+        import casadi as ca
+
+        x, c, f = self.problem["x"], self.problem["p"], self.problem["f"]
+        return ca.Function("f", [x, c], [f, ca.gradient(f, x)])
+
+    @cached_property
+    def hess_fun(self) -> Any:
+        """``(x, c) -> Hessian of f``."""
+        import casadi as ca
+
+        x, c, f = self.problem["x"], self.problem["p"], self.problem["f"]
+        return ca.Function("h", [x, c], [ca.hessian(f, x)[0]])
+
+    @cached_property
+    def g_fun(self) -> Any:
+        """``x -> (g, Jacobian of g)``."""
+        import casadi as ca
+
+        x, g = self.problem["x"], self.problem["g"]
+        return ca.Function("g", [x], [g, ca.jacobian(g, x)])
 
     def solver(self, opts: dict[str, Any]) -> Any:
         import casadi as ca
@@ -252,14 +272,7 @@ class CompiledNLP:
         """Objective (with ``c0``), its gradient, the constraint values and their Jacobian at ``x``."""
         f, grad = self.f_fun(x, c)
         g, J = self.g_fun(x)
-        return (float(f) + self.c0, np.asarray(grad).ravel(), np.asarray(g).ravel(),
-                np.asarray(ca_dense(J)))
-
-
-def ca_dense(M: Any) -> np.ndarray:
-    import casadi as ca
-
-    return np.asarray(ca.DM(M).full())
+        return float(f) + self.c0, np.asarray(grad).ravel(), np.asarray(g).ravel(), np.asarray(J.full())
 
 
 #: compiled NLPs by structure fingerprint (a few, least recently used dropped first)

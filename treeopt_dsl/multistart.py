@@ -49,14 +49,6 @@ def decisions_of(built: Built, x: np.ndarray) -> dict[str, np.ndarray]:
     return {name: built.model.variables[name].values(x) for name in built.formulation.decisions}
 
 
-def _point(built: Built, start: Any) -> np.ndarray:
-    if isinstance(start, dict):
-        from .warmstart import from_decisions
-
-        return from_decisions(built, start)
-    return built.complete(np.asarray(start, dtype=float))
-
-
 def multistart(built: Built, n_starts: int = 20, seed: int | None = 0, starts: Sequence[Any] | None = None,
                solver: str = "ipopt", backend: str | None = None,
                on_start: Callable[[int, SolveResult], None] | None = None, **options: Any) -> SolveResult:
@@ -80,8 +72,8 @@ def solve_from(built: Built, n_starts: int = 20, seed: int | None = 0, starts: S
             raise SolveError(f"n_starts must be at least 1, got {n_starts}")
         rng = np.random.default_rng(seed)
         points = [random_start(built, rng) for _ in range(n_starts)]
-    else:
-        points = [_point(built, s) for s in starts]
+    else:  # vectors or dicts of the decisions: solve_built completes them (warmstart.start_point)
+        points = list(starts)
     options.pop("warm_start", None)
     best: SolveResult | None = None
     record, solutions = [], []

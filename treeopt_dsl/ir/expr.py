@@ -402,13 +402,9 @@ class LinExpr(ExprOps):
                 if ix.dtype == bool:
                     ix = np.flatnonzero(ix)
                 n_d = len(self.coords[d])
-                if ix.ndim == 1 and ix.size == n_d and np.array_equal(ix, np.arange(n_d)):
-                    index.append(slice(None))  # every entry in order: no copy
-                    coords[d] = self.coords[d]
-                    dims.append(d)
-                    continue
-                if ix.ndim == 1 and ix.size and np.all(ix >= 0) and np.array_equal(ix, ix[0] + np.arange(ix.size)):
-                    index.append(slice(int(ix[0]), int(ix[0]) + ix.size))  # a run of entries: a view
+                if (ix.ndim == 1 and ix.size and 0 <= ix[0] and ix[-1] < n_d
+                        and np.array_equal(ix, ix[0] + np.arange(ix.size))):
+                    index.append(slice(int(ix[0]), int(ix[0]) + ix.size))  # a run of entries (or all): a view
                     coords[d] = self.coords[d][ix]
                     dims.append(d)
                     continue
