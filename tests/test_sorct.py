@@ -310,3 +310,19 @@ def test_a_mip_solver_refuses_the_nlp_and_names_ipopt() -> None:
     with pytest.raises(CapabilityError, match="--solver ipopt"):
         get_backend("highs", sf=sf)
     assert get_backend("ipopt", sf=sf).name == "casadi"
+
+
+def test_multiclass_loading_keeps_a_binary_rule_binary() -> None:
+    """``multiclass=True`` keeps every class of a multiclass set, but a binary task defined by a rule
+    (``G3 >= 10``) or a positive list stays binary however many raw labels it has."""
+    import pandas as pd
+
+    from treeopt_dsl.datasets.frames import ALL_CLASSES, labels_to_pm1
+
+    raw = pd.Series([3, 8, 10, 12, 15, 9])
+    by_rule = labels_to_pm1(raw, {"name": "g", "label": "G3", "positive_rule": ">= 10"}, ALL_CLASSES)
+    assert by_rule.y.tolist() == [-1, -1, 1, 1, 1, -1] and len(by_rule.classes) == 2
+    by_list = labels_to_pm1(raw, {"name": "g", "positive": [10, 12, 15], "negative": [3, 8, 9]}, ALL_CLASSES)
+    assert by_list.y.tolist() == [-1, -1, 1, 1, 1, -1]
+    multi = labels_to_pm1(pd.Series(["b", "a", "c", "a"]), {"name": "m", "task": "multiclass"}, ALL_CLASSES)
+    assert multi.classes == ("a", "b", "c") and multi.y.tolist() == [1, 0, 2, 0]

@@ -115,8 +115,8 @@ def labels_to_pm1(raw: pd.Series, spec: dict[str, Any], positive: Any = None) ->
     ukeys = [label_key(u) for u in uniques]
     shown = _sorted(uniques)
     if positive is ALL_CLASSES:  # every class kept as a code 0..K-1 (a binary task keeps its own ±1 mapping)
-        if spec.get("task") != "multiclass" and (spec.get("auto_binary") or "positive" in spec
-                                                 or spec.get("positive_rule")) and len(uniques) <= 2:
+        binary_task = spec.get("task") != "multiclass" and (spec.get("positive_rule") or "positive" in spec)
+        if binary_task or len(uniques) <= 2:  # a rule or a positive list defines two classes whatever the raw labels
             return labels_to_pm1(raw, spec, None)
         codes = pd.Index([label_key(u) for u in shown]).get_indexer(keys).astype(np.int64)
         return Labels(codes, tuple(shown), f"{len(shown)} classes {shown[:10]} (codes 0..{len(shown) - 1})")
