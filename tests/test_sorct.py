@@ -326,3 +326,23 @@ def test_multiclass_loading_keeps_a_binary_rule_binary() -> None:
     assert by_list.y.tolist() == [-1, -1, 1, 1, 1, -1]
     multi = labels_to_pm1(pd.Series(["b", "a", "c", "a"]), {"name": "m", "task": "multiclass"}, ALL_CLASSES)
     assert multi.classes == ("a", "b", "c") and multi.y.tolist() == [1, 0, 2, 0]
+
+
+def test_cli_path_and_fit_on_a_csv_without_the_shared_data(tmp_path, capsys) -> None:
+    """The command on a three-class CSV: fit keeps every class, path walks the grid, bad grids fail."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(45, 2))
+    label = np.array(["a", "b", "c"])[np.digitize(X[:, 0] + 0.1 * rng.normal(size=45), [0.33, 0.66])]
+    csv = tmp_path / "three.csv"
+    lines = ["x1,x2,kind"] + [f"{a:.4f},{b:.4f},{k}" for (a, b), k in zip(X, label, strict=True)]
+    csv.write_text("\n".join(lines) + "\n")
+    common = ["--data", str(csv), "--label", "kind", "--depth", "2", "--param", "gamma=32"]
+    assert main(["fit", "sorct", *common, "--param", "n_starts=2", "--json", "--quiet"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["data"]["classes"] == ["a", "b", "c"] and out["certificate"]["ok"]
+    assert main(["path", "sorct", *common, "--lambda-l", "0,0.01,1", "--n-starts", "2", "--json"]) == 0
+    path = json.loads(capsys.readouterr().out)["path"]
+    assert [p["lambda_l"] for p in path] == [0.0, 0.01, 1.0] and path[-1]["delta_l"] == 100.0
+    assert main(["path", "sorct", *common, "--lambda-l", "0,abc"]) == 2
+    assert "lambda-l" in capsys.readouterr().err
+    assert main(["path", "olct", *common]) == 2
