@@ -94,7 +94,7 @@ def signed_labels(y: np.ndarray) -> np.ndarray:
 @dataclass
 class FloorModel:
     """The hand-written standard form, in the DSL's row and column order (rows: route, forward_left,
-    forward_right, loss by (sample, node, piece), l1 split; columns: w, b, z, xi, w_pos, w_neg)."""
+    forward_right, loss by level then (sample, node, piece), l1 split; columns: w, b, z, xi, w_pos, w_neg)."""
 
     n: int
     p: int
@@ -117,8 +117,8 @@ def floor_model(X: np.ndarray, y: np.ndarray) -> FloorModel:
     """OLCT depth 2 as CSR arrays by index arithmetic (no IR, no per-row Python).
 
     Each row family is one dense ``(rows, terms)`` block of column indices and values, written
-    column-slice by column-slice; the loss rows of one sample (2 pieces x 3 nodes, 6p + 20 terms)
-    form one line of a ``(n, 6p + 20)`` block, so the flattened blocks are already in CSR order.
+    column-slice by column-slice; the loss rows of one sample and level (2 pieces x the level's nodes)
+    form one line of an ``(n, terms)`` block, so the flattened blocks are already in CSR order.
     """
     Xs = standardize(X)
     ys = signed_labels(y)
@@ -161,26 +161,29 @@ def floor_model(X: np.ndarray, y: np.ndarray) -> FloorModel:
         val[:, p] = 1.0
         val[:, p + 1] = sign * M_BIG
         block(idx, val, [p + 2], [lo], [up])
-    # (3.15) a_k y_i (w_t.x_i + b_t) + M reach[i, t] - xi[i, h(t)] <= M - c_k, t in T, k in V0 \ {+inf}
-    lengths = [p + 2 + int(REACH[t].sum()) for t in range(NODES) for _ in SLOPES]
-    idx = np.empty((n, sum(lengths)), dtype=i32)
-    val = np.empty((n, sum(lengths)))
-    at, ups = 0, []
-    for t in range(NODES):
-        reach = np.flatnonzero(REACH[t]).astype(i32)
-        for a, c in zip(SLOPES, INTERCEPTS, strict=True):
-            ay = a * ys
-            idx[:, at:at + p] = w0 + t * p + wcols
-            np.multiply(Xs, ay[:, None], out=val[:, at:at + p])
-            idx[:, at + p] = b0 + t
-            val[:, at + p] = ay
-            idx[:, at + p + 1:at + p + 1 + reach.size] = (z0 + two_i)[:, None] + reach
-            val[:, at + p + 1:at + p + 1 + reach.size] = M_BIG
-            idx[:, at + p + 1 + reach.size] = xi0 + two_i + LEVEL_OF[t]
-            val[:, at + p + 1 + reach.size] = -1.0
-            at += p + 2 + reach.size
-            ups.append(M_BIG - c)
-    block(idx, val, lengths, [-np.inf] * len(ups), ups)
+    # (3.15) a_k y_i (w_t.x_i + b_t) + M reach[i, t] - xi[i, h(t)] <= M - c_k, t in T, k in V0 \ {+inf};
+    # one block per level (rows by sample, node, piece), as the DSL orders them
+    for level in range(LEVEL_OF.max() + 1):
+        nodes = np.flatnonzero(LEVEL_OF == level)
+        lengths = [p + 2 + int(REACH[t].sum()) for t in nodes for _ in SLOPES]
+        idx = np.empty((n, sum(lengths)), dtype=i32)
+        val = np.empty((n, sum(lengths)))
+        at, ups = 0, []
+        for t in nodes:
+            reach = np.flatnonzero(REACH[t]).astype(i32)
+            for a, c in zip(SLOPES, INTERCEPTS, strict=True):
+                ay = a * ys
+                idx[:, at:at + p] = w0 + t * p + wcols
+                np.multiply(Xs, ay[:, None], out=val[:, at:at + p])
+                idx[:, at + p] = b0 + t
+                val[:, at + p] = ay
+                idx[:, at + p + 1:at + p + 1 + reach.size] = (z0 + two_i)[:, None] + reach
+                val[:, at + p + 1:at + p + 1 + reach.size] = M_BIG
+                idx[:, at + p + 1 + reach.size] = xi0 + two_i + level
+                val[:, at + p + 1 + reach.size] = -1.0
+                at += p + 2 + reach.size
+                ups.append(M_BIG - c)
+        block(idx, val, lengths, [-np.inf] * len(ups), ups)
     # (3.16a) w - w_pos + w_neg = 0
     k = np.arange(NODES * p, dtype=i32)
     block(np.stack([w0 + k, wp0 + k, wn0 + k], axis=1), np.tile([1.0, -1.0, 1.0], (NODES * p, 1)), [3], [0.0], [0.0])

@@ -303,7 +303,7 @@ def _core(draw, U: Universe, depth: int):
         name, _ = draw(st.sampled_from(U.fams))
         return U.model.variables[name], (lambda V, name=name: V[name])
     op = draw(st.sampled_from(["add", "sub", "neg", "scalar", "rscalar", "data", "plain", "const", "mask", "where",
-                               "sum", "dot", "div", "transpose", "linsum"]))
+                               "sum", "dot", "dot_sparse", "div", "transpose", "linsum"]))
     e, f = _core(draw, U, depth - 1)
     dims = e.to_expr().dims
     if op in ("add", "sub", "linsum"):
@@ -340,9 +340,10 @@ def _core(draw, U: Universe, depth: int):
     if op == "sum":
         sub = _subset(draw, dims, 1)
         return e.sum(list(sub)), lambda V: f(V).sum(list(sub))
-    if op == "dot":
+    if op in ("dot", "dot_sparse"):  # sparse data: the contraction keeps only its nonzero positions
         d = draw(st.sampled_from(dims))
-        D = _data(draw, (d, *(x for x in _subset(draw, POOL) if x != d)), U.sizes, U.coords)
+        el = st.sampled_from([0.0, 0.0, 1.0, -2.5]) if op == "dot_sparse" else SMALL
+        D = _data(draw, (d, *(x for x in _subset(draw, POOL) if x != d)), U.sizes, U.coords, el)
         return e.dot(D, d), lambda V: (f(V) * D).sum(d)
     perm = tuple(draw(st.permutations(dims)))
     return e.to_expr().transpose(*perm), lambda V: f(V).transpose(PT, *perm)
@@ -437,6 +438,13 @@ def _oracle(U: Universe, f, X: np.ndarray, dims: tuple[str, ...]) -> np.ndarray:
     return out.transpose(PT, *dims).values
 
 
+def _violation_from_matrix(sf, block, x):
+    """Row violations of one family computed from the standard form (A x against the row bounds)."""
+    rows = block.index.ravel()
+    ax = sf.A[rows] @ x
+    return (np.maximum(sf.row_lower[rows] - ax, 0) + np.maximum(ax - sf.row_upper[rows], 0)).reshape(block.shape)
+
+
 @settings(max_examples=150, deadline=None)
 @given(case=random_cases())
 def test_random_expressions_compile_to_their_dense_jacobian(case):
@@ -484,6 +492,17 @@ def test_random_expressions_compile_to_their_dense_jacobian(case):
         cols = sf.A.indices[sf.A.indptr[r]:sf.A.indptr[r + 1]]
         assert len(np.unique(cols)) == len(cols)
     assert np.all(sf.A.data != 0.0)
+    # the families still evaluate to the oracle after compile (dense ones now view the CSR arrays), and
+    # their violations are the matrix's
+    for (e, f, _), (name, jac, _, _) in zip(exprs, checks, strict=True):
+        con, block = m.constraints[name], next(b for b in sf.rows if b.name == name)
+        scale = 1 + np.abs(jac).max(initial=0)
+        for p in pts:
+            want = _oracle(U, f, p[None, :], e.dims)[0] - e.const
+            np.testing.assert_allclose(con.expr.evaluate(p), want, rtol=1e-9,
+                                       atol=1e-9 * (1 + np.abs(want).max(initial=0)))
+            np.testing.assert_allclose(con.violation(p), _violation_from_matrix(sf, block, p), rtol=1e-9,
+                                       atol=1e-9 * scale * (1 + np.abs(p).max()))
     # the columns: bounds (broadcast by name or position), kinds, binaries clipped to [0, 1]
     for name, _ in U.fams:
         fam = m.variables[name]
@@ -526,7 +545,9 @@ def test_random_objectives_compile_to_c_q_c0(case):
     np.testing.assert_allclose(Q, Q.T)
     np.testing.assert_allclose(sf.c, c_want, rtol=1e-9, atol=1e-9 * (1 + np.abs(c_want).max(initial=0)))
     assert sf.c0 == pytest.approx(c0_want, rel=1e-9, abs=1e-9)
-    assert sf.is_quadratic == bool(np.any(np.abs(Q_want) > 1e-12 * scale))  # the oracle's Q carries roundoff
+    # both sides carry roundoff (a product that cancels, e.g. (0.1 v + 0.2 v - 0.3 v) w, may leave 1e-17)
+    assert sf.is_quadratic == (sf.Q is not None and sf.Q.nnz > 0)
+    assert bool(np.any(np.abs(Q) > 1e-12 * scale)) == bool(np.any(np.abs(Q_want) > 1e-12 * scale))
     for p in pts:  # and the value: c·x + ½ x'Qx + c0 against the oracle at random points
         Vp = U.oracle_values(p[None, :])
         val = xr.DataArray(f1(Vp)).sum() + (xr.DataArray(f1(Vp)) * xr.DataArray(f2(Vp)) * D).sum() + s
@@ -630,3 +651,54 @@ def test_compile_refuses_non_finite_coefficients_made_by_hand():
         m.add_constraints("row", e <= 1.0)
         with pytest.raises(ModelError, match="NaN or inf"):
             m.compile()
+
+
+# ---------------------------------------------------------------------------------------------- sparse data
+def test_dot_with_a_mask_makes_terms_only_where_the_mask_is_nonzero():
+    """``z.dot(mask)``: each row holds the masked variables (in order), padded with coefficient-0 terms to the
+    longest row; a selection of equally long rows drops the padding with ``drop_zero_terms``."""
+    m = Model()
+    z = m.add_variables("z", ("s", "last"), {"s": 3, "last": 4})
+    mask = np.array([[1, 1, 1, 1], [1, 1, 0, 0], [0, 0, 1, 1], [1, 0, 0, 0]], dtype=float)
+    M = xr.DataArray(mask * np.array([1.0, 2.0, 3.0, 4.0]), dims=("node", "last"), coords={"node": [0, 1, 2, 3]})
+    r = z.dot(M, "last")
+    assert r.dims == ("s", "node") and r.n_terms == 4
+    x = np.random.default_rng(0).normal(size=m.n_vars)
+    np.testing.assert_allclose(r.evaluate(x), z.values(x) @ M.values.T)
+    assert r.vars[1, 1, :2].tolist() == [z.ids[1, 0], z.ids[1, 1]] and np.all(r.coef[1, 1:, 2:] == 0)
+    assert r.distinct and (z.to_expr() * M).sum("last").distinct
+    two = r.sel(node=[1, 2]).drop_zero_terms()
+    assert two.n_terms == 2 and np.all(two.coef != 0)
+    np.testing.assert_allclose(two.evaluate(x), r.sel(node=[1, 2]).evaluate(x))
+    one = r.sel(node=[3]).drop_zero_terms()
+    assert one.n_terms == 1 and one.vars[:, 0, 0].tolist() == z.ids[:, 0].tolist()
+    assert r.drop_zero_terms() is r  # nothing to drop: the same expression
+
+
+def test_compile_lets_dense_families_view_the_matrix():
+    """A family whose every term is a nonzero is written into the CSR arrays as it is; afterwards its terms
+    are views of them (the model holds no second copy), with unchanged values."""
+    m = Model()
+    x = m.add_variables("x", ("i", "j"), {"i": 50, "j": 4})
+    D = xr.DataArray(np.arange(1.0, 201.0).reshape(50, 4), dims=("i", "j"))
+    c = m.add_constraints("rows", (x * D).sum("j") <= 1.0)
+    gappy = m.add_constraints("gappy", x.where(xr.DataArray(np.arange(4) % 2 == 0, dims=("j",))).sum("j") >= 0)
+    pt = np.random.default_rng(1).normal(size=m.n_vars)
+    before = c.expr.evaluate(pt), gappy.expr.evaluate(pt)
+    sf = m.compile()
+    assert np.shares_memory(c.expr.coef, sf.A.data) and np.shares_memory(c.expr.vars, sf.A.indices)
+    assert not np.shares_memory(gappy.expr.coef, sf.A.data)  # padded rows were gathered: left as they were
+    np.testing.assert_allclose(c.expr.evaluate(pt), before[0])
+    np.testing.assert_allclose(gappy.expr.evaluate(pt), before[1])
+    np.testing.assert_array_equal(m.compile().A.toarray(), sf.A.toarray())  # compiling again: the same matrix
+
+
+def test_labeled_data_with_other_labels_is_refused():
+    """A DataArray labelling a shared dimension differently is an error, not a silent match by position."""
+    m = Model()
+    x = m.add_variables("x", ("node",), {"node": [0, 1, 2]})
+    ok = x * xr.DataArray([1.0, 2.0, 3.0], dims=("node",), coords={"node": [0, 1, 2]})
+    assert ok.coef[:, 0].tolist() == [1.0, 2.0, 3.0]
+    assert (x * xr.DataArray([1.0, 2.0, 3.0], dims=("node",))).coef[:, 0].tolist() == [1.0, 2.0, 3.0]
+    with pytest.raises(ModelError, match="labeled"):
+        x * xr.DataArray([1.0, 2.0, 3.0], dims=("node",), coords={"node": [2, 1, 0]})

@@ -83,6 +83,23 @@ def test_masks_match_the_recursion(depth):
     inner = topo.mask("left", topo.inner)
     assert inner.coords["node"].values.tolist() == topo.inner.tolist()
     np.testing.assert_array_equal(inner.values, topo.left[topo.inner].astype(float))
+    assert Topology(depth).mask("left", topo.inner) is inner  # shared between trees of one depth
+    with pytest.raises(ValueError, match="read-only"):
+        inner.values[0, 0] = 2.0  # so nobody can change it for the others
+
+
+@pytest.mark.parametrize("depth", DEPTHS)
+def test_by_level_groups_nodes_with_equally_many_descendants(depth):
+    topo = Topology(depth)
+    groups = topo.by_level()
+    assert [h for h, _ in groups] == list(range(1, depth + 1))
+    assert np.concatenate([g for _, g in groups]).tolist() == topo.nodes.tolist()
+    for h, g in groups:
+        assert set(topo.level[g]) == {h}
+        assert set(topo.desc[g].sum(1)) == {2 ** (depth - h)}  # one row length per level
+    assert [h for h, _ in topo.by_level(topo.inner)] == list(range(1, depth))
+    if depth > 1:
+        assert [(h, g.tolist()) for h, g in topo.by_level(np.array([2, 0]))] == [(1, [0]), (2, [2])]
 
 
 @pytest.mark.parametrize("depth", DEPTHS)

@@ -10,7 +10,7 @@ last-layer nodes in the left / right subtree of ``t``; :meth:`Topology.left_mask
 
 from __future__ import annotations
 
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import numpy as np
 import xarray as xr
@@ -57,6 +57,16 @@ class Topology:
     def inner(self) -> np.ndarray:
         """``T \\ T_d``: nodes whose decision routes samples (forwarding constraints (3.7))."""
         return self.nodes[self.level < self.depth]
+
+    def by_level(self, nodes: np.ndarray | None = None) -> list[tuple[int, np.ndarray]]:
+        """``[(h, nodes of level h), ...]`` for the levels ``nodes`` (default: all) touch, root first.
+
+        The nodes of one level have equally many last-layer descendants (``2**(depth - h)``, half of them
+        on each side), so rows built level by level have one length: no padding terms.
+        """
+        nodes = self.nodes if nodes is None else np.asarray(nodes)
+        lv = self.level[nodes]
+        return [(int(h), nodes[lv == h]) for h in np.unique(lv)]
 
     def _subtree_of(self, targets: np.ndarray) -> np.ndarray:
         """anc[t, s] = True when node t is an ancestor-or-self of target s."""
@@ -112,10 +122,13 @@ class Topology:
         return left, right
 
     def mask(self, which: str, nodes: np.ndarray | None = None) -> xr.DataArray:
-        """``desc``, ``left`` or ``right`` as a 0/1 DataArray over (node, last), optionally restricted."""
-        m = getattr(self, which)
+        """``desc``, ``left`` or ``right`` as a 0/1 DataArray over (node, last), optionally restricted.
+
+        Shared between calls (read-only): building the same tree again, as multistarts, paths and
+        experiment grids do, reuses it instead of paying xarray's construction each time.
+        """
         nodes = self.nodes if nodes is None else np.asarray(nodes)
-        return xr.DataArray(m[nodes].astype(float), dims=(NODE, LAST), coords={NODE: nodes, LAST: self.last})
+        return _mask(self.depth, which, tuple(int(t) for t in nodes))
 
     def route(self, goes_right: np.ndarray) -> np.ndarray:
         """Index into ``last`` reached by each sample, given ``goes_right[sample, node]`` (bool).
@@ -135,3 +148,14 @@ class Topology:
             out[:, h] = node
             node = (node - 1) // 2
         return out
+
+
+@lru_cache(maxsize=256)
+def _mask(depth: int, which: str, nodes: tuple[int, ...]) -> xr.DataArray:
+    topo = Topology(depth)
+    if which not in ("desc", "left", "right"):
+        raise FormulationError(f"unknown mask {which!r}; choose desc, left or right")
+    at = np.asarray(nodes, dtype=np.int64)
+    values = getattr(topo, which)[at].astype(float)
+    values.setflags(write=False)
+    return xr.DataArray(values, dims=(NODE, LAST), coords={NODE: at, LAST: topo.last})

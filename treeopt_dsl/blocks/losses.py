@@ -163,27 +163,29 @@ class SlackLoss(Block):
         nodes = topo.nodes[np.isin(topo.level, lv)]
         xi = m.add_variables("xi", (SAMPLE, LEVEL), {SAMPLE: data.n_samples, LEVEL: lv}, lower=floor)
         y = xr.DataArray(data.y.astype(float), dims=(SAMPLE,))
-        v = ctx["split"].sel(node=nodes)  # w_t·x_i + b_t, sample x node
         slope = xr.DataArray(a[~flat], dims=(PIECE,))
         inter = xr.DataArray(c[~flat], dims=(PIECE,))
         if (~flat).any():
-            level_pos = np.searchsorted(lv, topo.level[nodes])
-            xi_t = xi.take(LEVEL, level_pos, NODE, nodes)  # xi[i, h(t)] for every node t
-            off = 1 - ctx["reach"].sel(node=nodes)
-            if self.M == "derived":
-                if not np.isfinite(floor):
-                    raise FormulationError("M='derived' needs a loss with a zero-slope piece (a finite minimum)")
-                U = ctx["split_bound"].sel({NODE: nodes})
-                if not np.all(np.isfinite(U.values)):
-                    raise FormulationError("M='derived' needs bounded splits: give w_bound and b_bound")
-                Mk = np.abs(slope) * U + inter - floor
-            else:
-                Mk = xr.DataArray(float(self.M))
-            # xi >= a_k y_i v + c_k - M (1 - reach), written as "... - xi <= 0": the data factors y_i a_k
-            # multiply the split once and the big term arrays are concatenated once
-            m.add_constraints(f"{self.name}_pieces", linsum((v, y * slope), (off, -Mk), (xi_t, -1.0)) + inter <= 0)
-            ctx.numerics.max_big_m = max(ctx.numerics.max_big_m, float(np.max(np.asarray(Mk))))
-        C = xr.DataArray(self.weights(ctx), dims=(LEVEL,), coords={LEVEL: lv})
+            if self.M == "derived" and not np.isfinite(floor):
+                raise FormulationError("M='derived' needs a loss with a zero-slope piece (a finite minimum)")
+            y_slope = y * slope  # the data factors y_i a_k, multiplying the split once per row
+            # one row family per level h: its nodes reach equally many last-layer nodes, so its rows
+            # have one length (no padding terms for the compiler to drop)
+            for h, at in topo.by_level(nodes):
+                v = ctx["split"].sel(node=at)  # w_t·x_i + b_t, sample x node
+                off = 1 - ctx["reach"].sel(node=at).drop_zero_terms()
+                if self.M == "derived":
+                    U = ctx["split_bound"].sel({NODE: at})
+                    if not np.all(np.isfinite(U.values)):
+                        raise FormulationError("M='derived' needs bounded splits: give w_bound and b_bound")
+                    Mk = np.abs(slope) * U + inter - floor
+                else:
+                    Mk = xr.DataArray(float(self.M))
+                # xi[i, h] >= a_k y_i v + c_k - M (1 - reach), written as "... - xi <= 0"
+                m.add_constraints(f"{self.name}_pieces_level{h}",
+                                  linsum((v, y_slope), (off, -Mk), (xi.sel(level=h), -1.0)) + inter <= 0)
+                ctx.numerics.max_big_m = max(ctx.numerics.max_big_m, float(np.max(np.asarray(Mk))))
+        C = xr.DataArray(self.weights(ctx), dims=(LEVEL,))  # matched to xi's levels by name, in order
         m.add_objective(xi * C, self.name)
         ctx.provide("xi", xi, type(self).__name__)
         ctx.provide("loss", self, type(self).__name__)
@@ -276,20 +278,21 @@ class ZeroOneLoss(Block):
         lv = self._weights._levels(ctx)
         nodes = topo.nodes[np.isin(topo.level, lv)]
         u = m.add_variables("yhat", (SAMPLE, LEVEL), {SAMPLE: data.n_samples, LEVEL: lv}, kind="binary")
-        u_t = u.take(LEVEL, np.searchsorted(lv, topo.level[nodes]), NODE, nodes)
-        v = ctx["split"].sel(node=nodes)
-        off = 1 - ctx["reach"].sel(node=nodes)
-        if self.M == "derived":
-            U = ctx["split_bound"].sel({NODE: nodes})
-            if not np.all(np.isfinite(U.values)):
-                raise FormulationError("M='derived' needs bounded splits: give w_bound and b_bound")
-            M_lo, M_hi = U, U + eps
-        else:
-            M_lo = M_hi = xr.DataArray(float(self.M))
-        # yhat = 2u - 1: (3.9a) v <= M (1 + u - z) -> v <= M (off + u); (3.9b) v >= eps - M (off + 1 - u)
-        m.add_constraints("zero_one_neg", v <= (off + u_t) * M_lo)
-        m.add_constraints("zero_one_pos", v >= eps - (off + (1 - u_t)) * M_hi)
-        ctx.numerics.max_big_m = max(ctx.numerics.max_big_m, float(np.max(np.asarray(M_hi))))
+        for h, at in topo.by_level(nodes):  # level by level: rows of one length (see SlackLoss)
+            v = ctx["split"].sel(node=at)
+            off = 1 - ctx["reach"].sel(node=at).drop_zero_terms()
+            u_h = u.sel(level=h)
+            if self.M == "derived":
+                U = ctx["split_bound"].sel({NODE: at})
+                if not np.all(np.isfinite(U.values)):
+                    raise FormulationError("M='derived' needs bounded splits: give w_bound and b_bound")
+                M_lo, M_hi = U, U + eps
+            else:
+                M_lo = M_hi = xr.DataArray(float(self.M))
+            # yhat = 2u - 1: (3.9a) v <= M (1 + u - z) -> v <= M (off + u); (3.9b) v >= eps - M (off + 1 - u)
+            m.add_constraints(f"zero_one_neg_level{h}", v <= (off + u_h) * M_lo)
+            m.add_constraints(f"zero_one_pos_level{h}", v >= eps - (off + (1 - u_h)) * M_hi)
+            ctx.numerics.max_big_m = max(ctx.numerics.max_big_m, float(np.max(np.asarray(M_hi))))
         pos = xr.DataArray((data.y > 0).astype(float), dims=(SAMPLE,))
         xi = u * (1 - 2 * pos) + pos  # (3.9c): 1 - u for y = +1, u for y = -1
         C = xr.DataArray(self._weights.weights(ctx), dims=(LEVEL,), coords={LEVEL: lv})

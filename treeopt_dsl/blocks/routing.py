@@ -68,22 +68,22 @@ class BigMForwarding(Block):
         inner = topo.inner
         if inner.size == 0:
             return  # depth 1: the root is the classifier, nothing to forward
-        v = ctx["split"].sel(node=inner)
         z = ctx["z"]
-        go_left = z.dot(topo.mask("left", inner), LAST)
-        go_right = z.dot(topo.mask("right", inner), LAST)
-        if self.M == "derived":
-            U = ctx["split_bound"].sel({NODE: inner})
-            if not np.all(np.isfinite(U.values)):
-                raise FormulationError(
-                    "big_m='derived' needs bounded splits: give w_bound and b_bound (or use a constant M)")
-            M_left, M_right = U, U + eps
-        else:
-            M_left = M_right = xr.DataArray(np.full((ctx.data.n_samples, inner.size), float(self.M)),
-                                            dims=(SAMPLE, NODE), coords={NODE: inner})
-        m.add_constraints("forward_left", v <= (1 - go_left) * M_left)  # (3.7a)
-        m.add_constraints("forward_right", v >= eps - (1 - go_right) * M_right)  # (3.7b)
-        ctx.numerics.max_big_m = max(ctx.numerics.max_big_m, float(np.max(M_right.values)))
+        for h, at in topo.by_level(inner):  # level by level: rows of one length (no padding terms)
+            v = ctx["split"].sel(node=at)
+            go_left = z.dot(topo.mask("left", at), LAST)
+            go_right = z.dot(topo.mask("right", at), LAST)
+            if self.M == "derived":
+                U = ctx["split_bound"].sel({NODE: at})
+                if not np.all(np.isfinite(U.values)):
+                    raise FormulationError(
+                        "big_m='derived' needs bounded splits: give w_bound and b_bound (or use a constant M)")
+                M_left, M_right = U, U + eps
+            else:
+                M_left = M_right = xr.DataArray(float(self.M))
+            m.add_constraints(f"forward_left_level{h}", v <= (1 - go_left) * M_left)  # (3.7a)
+            m.add_constraints(f"forward_right_level{h}", v >= eps - (1 - go_right) * M_right)  # (3.7b)
+            ctx.numerics.max_big_m = max(ctx.numerics.max_big_m, float(np.max(M_right.values)))
 
     def complete(self, ctx: BuildContext, x: np.ndarray) -> None:
         """Route every sample by the hyperplanes (right iff ``v > eps/2``) and set ``z`` one-hot."""

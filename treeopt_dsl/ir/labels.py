@@ -86,7 +86,8 @@ def labeled(data: Any, dims: tuple[str, ...], coords: Coords) -> tuple[np.ndarra
     """Interpret ``data`` as a labeled array against an operand with ``dims``/``coords``.
 
     * an ``xarray.DataArray`` is matched by dimension name (its own coordinates are used for its
-      new dimensions; shared dimensions must have the operand's length);
+      new dimensions; a shared dimension must have the operand's length and, if the array labels it,
+      the operand's labels in the same order: no silent alignment by position);
     * a scalar has no dimensions;
     * a numpy array is matched by position against the operand's *trailing* dimensions, as numpy
       broadcasting would.
@@ -100,6 +101,12 @@ def labeled(data: Any, dims: tuple[str, ...], coords: Coords) -> tuple[np.ndarra
                     raise ModelError(
                         f"data dimension {d!r} has {data.sizes[d]} entries, the expression has {len(coords[d])}"
                     )
+                if d in data.coords:
+                    own = data.coords[d].values
+                    if own is not coords[d] and not np.array_equal(own, coords[d]):
+                        raise ModelError(
+                            f"data dimension {d!r} is labeled {own[:5].tolist()}..., the expression "
+                            f"{coords[d][:5].tolist()}...: select or reorder the data to the expression's labels")
                 d_coords[d] = coords[d]
             else:
                 d_coords[d] = np.asarray(data[d].values) if d in data.coords else np.arange(data.sizes[d])

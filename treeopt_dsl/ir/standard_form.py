@@ -16,7 +16,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import ModelError
-from .expr import QuadExpr
+from .constraints import Constraint
+from .expr import LinExpr, QuadExpr
 from .labels import Coords
 from .model import Model
 from .variables import Kind
@@ -134,6 +135,7 @@ def compile_model(model: Model) -> StandardForm:
     columns = [Block(f.name, f.offset, f.dims, f.coords) for f in fams]
 
     indptr_parts, index_parts, data_parts, lo_parts, up_parts, rows = [np.zeros(1, np.int64)], [], [], [], [], []
+    shared: list[tuple[Constraint, int]] = []  # dense families whose terms the CSR arrays hold as they are
     n_rows = 0
     nnz = 0
     for con in model.constraints.values():
@@ -144,18 +146,24 @@ def compile_model(model: Model) -> StandardForm:
         all_kept = bool(keep.all())
         coef = e.coef.reshape(size, T) if all_kept else e.coef.reshape(size, T)[keep]  # no copy when all rows stay
         var = e.vars.reshape(size, T) if all_kept else e.vars.reshape(size, T)[keep]
-        valid = (var >= 0) & (coef != 0.0)
+        # every term a real nonzero (checked without a mask): the arrays are the CSR rows as they are
+        dense = var.size == 0 or (bool(coef.all()) and int(var.min()) >= 0)
+        valid = None if dense else (var >= 0) & (coef != 0.0)
         k = int(keep.sum())
         row_index = np.full(size, -1, dtype=np.int64)
         row_index[keep] = n_rows + np.arange(k)
         if T > 1 and not e.distinct and _has_duplicates(var, valid):  # distinct: known to hold no repeats
+            if valid is None:
+                valid = np.ones(var.shape, dtype=bool)
             r = np.broadcast_to(np.arange(k)[:, None], var.shape)[valid]
             m = sp.csr_matrix((coef[valid], (r, var[valid])), shape=(k, n))
             m.sum_duplicates()
             m.eliminate_zeros()
             counts, idx, dat = np.diff(m.indptr), m.indices, m.data
-        elif valid.all():  # every term is a real nonzero: the arrays are the CSR rows as they are
+        elif valid is None:
             counts, idx, dat = np.full(k, T), var.ravel(), coef.ravel()
+            if all_kept and T:
+                shared.append((con, nnz))
         else:
             counts, idx, dat = valid.sum(1), var[valid], coef[valid]
         indptr_parts.append(nnz + np.cumsum(counts))
@@ -172,6 +180,12 @@ def compile_model(model: Model) -> StandardForm:
     indices = np.concatenate(index_parts).astype(np.int32, copy=False) if index_parts else np.zeros(0, np.int32)
     data = np.concatenate(data_parts).astype(np.float64, copy=False) if data_parts else np.zeros(0)
     A = sp.csr_matrix((data, indices, indptr), shape=(n_rows, n))
+    for con, start in shared:  # the family's terms become views of the CSR arrays (equal values): the
+        e = con.expr  # model no longer holds a second copy of the matrix, e.g. while a solver loads it
+        end = start + e.coef.size
+        con.expr = LinExpr(e.dims, e.coords, data[start:end].reshape(e.coef.shape),
+                           indices[start:end].reshape(e.coef.shape), e.const, distinct=e.distinct, rep=e.rep,
+                           fams=e.fams)
     row_lower = np.concatenate(lo_parts) if lo_parts else np.zeros(0)
     row_upper = np.concatenate(up_parts) if up_parts else np.zeros(0)
 
@@ -204,6 +218,6 @@ def compile_model(model: Model) -> StandardForm:
                         model.name, dict(model.nonlinear), dict(model.nl_constraints))
 
 
-def _has_duplicates(var: np.ndarray, valid: np.ndarray) -> bool:
-    s = np.sort(np.where(valid, var, -1), axis=1)
+def _has_duplicates(var: np.ndarray, valid: np.ndarray | None) -> bool:
+    s = np.sort(var if valid is None else np.where(valid, var, -1), axis=1)
     return bool(np.any((s[:, 1:] == s[:, :-1]) & (s[:, 1:] >= 0)))
