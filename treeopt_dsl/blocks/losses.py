@@ -26,9 +26,9 @@ import xarray as xr
 from ..errors import FormulationError
 from ..formulation import Block, BuildContext
 from ..ir import linsum
-from ..topology import LEVEL, NODE
+from ..topology import LEVEL
 from .routing import reached_last
-from .splits import SAMPLE
+from .splits import SAMPLE, derived_bound
 
 PIECE = "piece"
 
@@ -175,10 +175,7 @@ class SlackLoss(Block):
                 v = ctx["split"].sel(node=at)  # w_t·x_i + b_t, sample x node
                 off = 1 - ctx["reach"].sel(node=at).drop_zero_terms()
                 if self.M == "derived":
-                    U = ctx["split_bound"].sel({NODE: at})
-                    if not np.all(np.isfinite(U.values)):
-                        raise FormulationError("M='derived' needs bounded splits: give w_bound and b_bound")
-                    Mk = np.abs(slope) * U + inter - floor
+                    Mk = np.abs(slope) * derived_bound(ctx, at) + inter - floor
                 else:
                     Mk = xr.DataArray(float(self.M))
                 # xi[i, h] >= a_k y_i v + c_k - M (1 - reach), written as "... - xi <= 0"
@@ -283,9 +280,7 @@ class ZeroOneLoss(Block):
             off = 1 - ctx["reach"].sel(node=at).drop_zero_terms()
             u_h = u.sel(level=h)
             if self.M == "derived":
-                U = ctx["split_bound"].sel({NODE: at})
-                if not np.all(np.isfinite(U.values)):
-                    raise FormulationError("M='derived' needs bounded splits: give w_bound and b_bound")
+                U = derived_bound(ctx, at)
                 M_lo, M_hi = U, U + eps
             else:
                 M_lo = M_hi = xr.DataArray(float(self.M))

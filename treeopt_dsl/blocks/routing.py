@@ -8,8 +8,8 @@ import xarray as xr
 from ..errors import FormulationError
 from ..formulation import Block, BuildContext
 from ..ir import Kind
-from ..topology import LAST, NODE
-from .splits import SAMPLE
+from ..topology import LAST
+from .splits import SAMPLE, derived_bound
 
 
 class Routing(Block):
@@ -74,10 +74,7 @@ class BigMForwarding(Block):
             go_left = z.dot(topo.mask("left", at), LAST)
             go_right = z.dot(topo.mask("right", at), LAST)
             if self.M == "derived":
-                U = ctx["split_bound"].sel({NODE: at})
-                if not np.all(np.isfinite(U.values)):
-                    raise FormulationError(
-                        "big_m='derived' needs bounded splits: give w_bound and b_bound (or use a constant M)")
+                U = derived_bound(ctx, at)
                 M_left, M_right = U, U + eps
             else:
                 M_left = M_right = xr.DataArray(float(self.M))

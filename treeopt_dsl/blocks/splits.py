@@ -58,3 +58,13 @@ class ObliqueSplit(Block):
                              coords={NODE: topo.nodes})
         for role, val in (("w", w), ("b", b), ("split", v), ("split_bound", bound)):
             ctx.provide(role, val, "ObliqueSplit")
+
+
+def derived_bound(ctx: BuildContext, nodes: np.ndarray) -> xr.DataArray:
+    """``U[i, t]`` of the split block at ``nodes``, for a big-M derived per row (``M = "derived"``):
+    an error saying what to give when a split is unbounded (no finite M can be derived then)."""
+    U = ctx["split_bound"].sel({NODE: nodes})
+    if not np.all(np.isfinite(U.values)):
+        raise FormulationError("a big-M 'derived' per row needs bounded splits: give w_bound and b_bound "
+                               "(or use a constant M)")
+    return U
