@@ -24,6 +24,7 @@ Everything is built as byte matrices (one line per row of the matrix), vectorize
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +47,8 @@ from ._text import (
 OBJ = "OBJ"
 INTORG = b"    MARKER 'MARKER' 'INTORG'"
 INTEND = b"    MARKER 'MARKER' 'INTEND'"
+#: COLUMNS entries turned into text at a time
+CHUNK = 1 << 16
 
 
 def _row_types(sf: StandardForm) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -85,7 +88,7 @@ def _bounds(sf: StandardForm, cn: np.ndarray) -> bytes:
     return pack(byte_lines(b" ", kinds[perm], b" BND ", cn[cols[perm]], b" ", vals[perm]))
 
 
-def _columns(sf: StandardForm, cn: np.ndarray, rn: np.ndarray) -> bytes:
+def _columns(sf: StandardForm, cn: np.ndarray, rn: np.ndarray) -> list[bytes]:
     """COLUMNS: per column its objective entry, then its matrix entries; integer runs between MARKERs."""
     csc = sp.csc_matrix(sf.A)
     csc.sort_indices()
@@ -104,21 +107,28 @@ def _columns(sf: StandardForm, cn: np.ndarray, rn: np.ndarray) -> bytes:
     col[a_pos], row_ix[a_pos], val[a_pos] = a_col, csc.indices, csc.data
     col[obj_pos], row_ix[obj_pos], val[obj_pos] = obj_cols, sf.n_rows, sf.c[obj_cols]  # n_rows = the objective
     row_names = np.concatenate([rn, np.array([OBJ.encode()], dtype="S")])
-    lines = byte_lines(b"    ", (cn, col), b" ", (row_names, row_ix), b" ", fmt_coded(val))
+    table, codes = fmt_coded(val)
 
-    integer = sf.integrality.astype(bool)
-    if not integer.any():
-        return pack(lines)
+    def lines(a: int, b: int) -> bytes:  # entries a..b-1 as text
+        return pack(byte_lines(b"    ", (cn, col[a:b]), b" ", (row_names, row_ix[a:b]), b" ", (table, codes[a:b])))
+
     # MARKER lines before the first entry of each run of integer columns and after its last one
+    integer = sf.integrality.astype(bool)
     prev = np.concatenate([[False], integer])
     nxt = np.concatenate([integer, [False]])
-    at = start[np.flatnonzero(nxt != prev)]  # a run starts (INTORG) or ends (INTEND) there, alternately
-    markers = np.resize([INTORG + b"\n", INTEND + b"\n"], at.size).tolist()
-    bounds = [0, *at.tolist(), lines.shape[0]]
-    out = [pack(lines[bounds[0]:bounds[1]])]
-    for k, marker in enumerate(markers):  # one chunk per run of integer columns (a handful per model)
-        out += [marker, pack(lines[bounds[k + 1]:bounds[k + 2]])]
-    return b"".join(out)
+    at = start[np.flatnonzero(nxt != prev)].tolist()  # a run starts (INTORG) or ends (INTEND) there, alternately
+    marker = {pos: (INTORG if k % 2 == 0 else INTEND) + b"\n" for k, pos in enumerate(at)}
+    # the text is made CHUNK entries at a time: byte matrices of a few MB stay in cache (one matrix for
+    # millions of entries was several times slower), with a cut at every marker (a handful per model)
+    cuts = sorted({0, n_entries, *at, *range(0, n_entries, CHUNK)})
+    out = []
+    for a, b in pairwise(cuts):
+        if a in marker:
+            out.append(marker[a])
+        out.append(lines(a, b))
+    if n_entries in marker:
+        out.append(marker[n_entries])
+    return out
 
 
 def mps_parts(sf: StandardForm, use_names: bool = True) -> list[bytes]:
@@ -130,7 +140,7 @@ def mps_parts(sf: StandardForm, use_names: bool = True) -> list[bytes]:
     out = [text_lines([f"NAME {model_name(sf)}", "ROWS", f" N {OBJ}"])]
     if sf.n_rows:
         out.append(pack(byte_lines(b" ", kind, b" ", rn)))
-    out += [b"COLUMNS\n", _columns(sf, cn, rn), b"RHS\n"]
+    out += [b"COLUMNS\n", *_columns(sf, cn, rn), b"RHS\n"]
     if sf.c0 != 0:
         out.append(pack(byte_lines(b"    RHS ", OBJ.encode(), b" ", fmt_bytes(np.array([-sf.c0])))))
     nz = np.flatnonzero((rhs != 0) & (kind != b"N"))

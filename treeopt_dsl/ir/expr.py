@@ -7,7 +7,8 @@ bare numpy arrays). A term whose variable id is ``-1`` is padding and contribute
 * ``a + b`` concatenates the term axes after broadcasting by dimension name;
 * ``expr * data`` scales coefficients (data: scalar, numpy array, or ``xarray.DataArray``);
 * ``expr.sum(dim)`` folds a dimension into the term axis (a reshape, no copy of data beyond it);
-* ``expr.dot(data, dim)`` is ``(expr * data).sum(dim)``: the contraction ``X·w`` or ``z @ mask.T``;
+* ``expr.dot(data, dim)`` is ``(expr * data).sum(dim)``: the contraction ``X·w`` or ``z @ mask.T``,
+  with terms only where ``data`` is nonzero;
 * ``expr <= rhs``, ``expr >= rhs``, ``expr == rhs`` make a :class:`~.constraints.Constraint`.
 
 Nothing here loops in Python over samples or nonzeros.

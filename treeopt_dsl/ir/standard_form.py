@@ -5,7 +5,9 @@
                 x_j integer where integrality[j] == 1.
 
 ``A`` is CSR with int32 indices and float64 values; ``Q`` is symmetric (or ``None``). Names are
-made only on request (:meth:`StandardForm.col_names`), vectorized.
+made only on request (:meth:`StandardForm.col_names`), vectorized. After compiling, a constraint family
+whose every term is a real nonzero views ``A``'s arrays (one copy of the matrix, not two); treat ``A``
+as read-only, or copy it before changing it in place.
 """
 
 from __future__ import annotations
