@@ -32,6 +32,13 @@ Usage::
     .venv/bin/python benchmarks/compile_speed.py [--sizes 1000 5000 20000] [--p 50] [--quick]
         [--skip pyomo] [--max-pyomo 5000] [--repeats 3] [--no-write] [--json out.json]
     .venv/bin/python benchmarks/compile_speed.py --profile 5000   # cProfile of the DSL pipeline
+    .venv/bin/python benchmarks/compile_speed.py --sizes 5000 --skip linopy mip pyomo --steady-heap
+
+``--steady-heap`` runs the workers with glibc told to keep freed memory (``MALLOC_MMAP_THRESHOLD_``,
+``MALLOC_TRIM_THRESHOLD_``): after the first run no build touches a fresh page. Without it, which
+tool pays for page faults (zeroing fresh pages, about a quarter of the HiGHS hand-off at N = 5000)
+depends on what the allocator happened to return to the kernel before, and the DSL/floor ratio at
+N = 5000 swings between 0.6 and 1.7 from one fresh interpreter to the next on identical work.
 """
 
 from __future__ import annotations
@@ -529,12 +536,23 @@ def measure_tool(tool: str, n: int, p: int, repeats: int, seed: int = 0, write: 
     return res
 
 
-def run_worker(tool: str, n: int, p: int, repeats: int, write: bool, trace: bool, in_process: bool) -> dict:
+STEADY_HEAP_ENV = {"MALLOC_MMAP_THRESHOLD_": str(1 << 34), "MALLOC_TRIM_THRESHOLD_": str(1 << 36),
+                   "MALLOC_TOP_PAD_": "0"}
+"""glibc tunables that keep freed memory in the process (no fresh pages, no page faults, after a warm-up)."""
+
+
+def worker_env(steady_heap: bool) -> dict[str, str]:
+    """The environment of a worker interpreter: this one's, plus :data:`STEADY_HEAP_ENV` on request."""
+    return {**os.environ, **(STEADY_HEAP_ENV if steady_heap else {})}
+
+
+def run_worker(tool: str, n: int, p: int, repeats: int, write: bool, trace: bool, in_process: bool,
+               steady_heap: bool = False) -> dict:
     if in_process:
         return measure_tool(tool, n, p, repeats, write=write, trace=trace)
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", tool, "--sizes", str(n), "--p", str(p),
            "--repeats", str(repeats)] + ([] if write else ["--no-write"]) + ([] if trace else ["--no-tracemalloc"])
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=worker_env(steady_heap))
     if proc.returncode != 0:
         return {"tool": tool, "n": n, "error": (proc.stderr.strip().splitlines() or ["?"])[-1]}
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -658,6 +676,8 @@ def main(argv: Sequence[str] | None = None) -> list[dict]:
     ap.add_argument("--no-write", action="store_true", help="skip LP/MPS writing")
     ap.add_argument("--no-tracemalloc", action="store_true", help="skip the tracemalloc run")
     ap.add_argument("--in-process", action="store_true", help="no fresh interpreter per tool (for tests)")
+    ap.add_argument("--steady-heap", action="store_true",
+                    help="workers keep freed memory (glibc MALLOC_* tunables): no page-fault noise")
     ap.add_argument("--json", type=Path, help="write the raw measurements here")
     ap.add_argument("--profile", type=int, metavar="N", help="profile the DSL pipeline at N samples and exit")
     ap.add_argument("--worker", choices=TOOLS, help=argparse.SUPPRESS)
@@ -672,7 +692,11 @@ def main(argv: Sequence[str] | None = None) -> list[dict]:
         return [res]
     sizes = args.sizes[:1] if args.quick else args.sizes
     print(f"# OLCT depth 2 compile speed ({machine()})")
-    print(f"repeats {args.repeats}, each tool in {'this process' if args.in_process else 'a fresh interpreter'}; "
+    if args.steady_heap and args.in_process:
+        ap.error("--steady-heap needs fresh interpreters (drop --in-process)")
+    tunables = " ".join(f"{k}={v}" for k, v in STEADY_HEAP_ENV.items())
+    heap = f"; steady heap ({tunables})" if args.steady_heap else ""
+    print(f"repeats {args.repeats}, each tool in {'this process' if args.in_process else 'a fresh interpreter'}{heap}; "
           "RSS peak = rise of the resident set (VmHWM) during the first timed run, tracemalloc = Python/numpy "
           "heap peak in a separate untimed run (C/C++ allocations of HiGHS and CBC are invisible to it)\n")
     allres: list[dict] = []
@@ -684,14 +708,16 @@ def main(argv: Sequence[str] | None = None) -> list[dict]:
         for tool in TOOLS:
             if tool in skipped:
                 continue
-            r = run_worker(tool, n, args.p, args.repeats, not args.no_write, not args.no_tracemalloc, args.in_process)
+            r = run_worker(tool, n, args.p, args.repeats, not args.no_write, not args.no_tracemalloc, args.in_process,
+                           args.steady_heap)
             results.append(r)
         print(table(results, skipped), end="\n\n", flush=True)
         if skipped:
             print("skipped: " + ", ".join(f"{t} ({why})" for t, why in skipped.items()) + "\n")
         allres += results
     if args.json:
-        args.json.write_text(json.dumps({"machine": machine(), "results": allres}, indent=1))
+        args.json.write_text(json.dumps({"machine": machine(), "steady_heap": args.steady_heap, "results": allres},
+                                        indent=1))
     return allres
 
 
