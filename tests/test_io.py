@@ -16,7 +16,7 @@ from treeopt_dsl import Dataset
 from treeopt_dsl.backends import SolveOptions, get_backend
 from treeopt_dsl.errors import CapabilityError, ModelError
 from treeopt_dsl.formulations import get_formulation
-from treeopt_dsl.io import write_model
+from treeopt_dsl.io import lp, mps, write_model
 from treeopt_dsl.io._text import names, safe_names
 from treeopt_dsl.ir import Model, StandardForm
 
@@ -248,6 +248,19 @@ def test_random_lps_round_trip(tmp_path, sf):
             assert h.getInfo().objective_function_value == pytest.approx(ref.objective, abs=1e-7)
         else:
             assert status != "Optimal"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(sf=box_lps(), chunk=st.integers(1, 4))
+def test_writers_in_small_pieces_write_the_same_file(monkeypatch, sf, chunk):
+    """Both writers make their text a few thousand entries at a time: cut into pieces of 1-4 entries
+    (cuts inside and between rows and columns, at empty rows, ranged rows and integer markers), the
+    file is byte for byte the one written in one piece."""
+    for module, write in ((lp, lp.lp_bytes), (mps, mps.mps_bytes)):
+        monkeypatch.setattr(module, "CHUNK", 1 << 30)
+        whole = write(sf)
+        monkeypatch.setattr(module, "CHUNK", chunk)
+        assert write(sf) == whole
 
 
 @pytest.mark.parametrize("suffix", [".mps", ".lp"])

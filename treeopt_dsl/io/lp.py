@@ -29,6 +29,7 @@ CBC (python-mip) drops the offset of both formats.
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -55,6 +56,41 @@ def _terms(coef: np.ndarray, var_names: np.ndarray | Coded) -> np.ndarray:
     """`` + |a| name`` / `` - |a| name`` for every term, as a byte matrix (one line per term)."""
     sign = np.where(coef < 0, b" -", b" +").astype("S2")
     return byte_lines(sign, b" ", fmt_coded(np.abs(coef)), b" ", var_names)
+
+
+#: rows are written in pieces of about this many terms: byte matrices of a few MB stay in cache (one
+#: matrix for millions of terms was twice as slow); the file is the same either way
+CHUNK = 1 << 16
+
+
+def _rows_text(label: np.ndarray, sense: np.ndarray, rhs: np.ndarray, counts: np.ndarray, col: np.ndarray,
+               val: np.ndarray, cn: np.ndarray) -> list[bytes]:
+    """Subject To: per row a ``name:`` line, one line per term, then ``sense rhs``, made a few rows
+    (about :data:`CHUNK` terms) at a time."""
+    table, codes = fmt_coded(np.abs(val))
+    rhs_txt = fmt_bytes(rhs)
+    sign = np.where(val < 0, b" -", b" +").astype("S2")
+    ptr = np.concatenate([[0], np.cumsum(counts)])
+    m = counts.size
+    cuts = np.unique(np.concatenate([[0, m], np.searchsorted(ptr, np.arange(0, ptr[-1], CHUNK), side="right") - 1]))
+    out = []
+    for r0, r1 in pairwise(cuts.tolist()):
+        a, b = int(ptr[r0]), int(ptr[r1])
+        cnt = counts[r0:r1]
+        k = r1 - r0
+        head = byte_lines(b" ", np.char.add(label[r0:r1], b":"))
+        tail = byte_lines(sense[r0:r1], b" ", rhs_txt[r0:r1])
+        terms = byte_lines(sign[a:b], b" ", (table, codes[a:b]), b" ", (cn, col[a:b]))
+        W = max(head.shape[1], tail.shape[1], terms.shape[1])
+        # one matrix, lines in file order: header, the row's terms, its sense and right-hand side
+        starts = ptr[r0:r1] - a + 2 * np.arange(k)
+        text = np.zeros((b - a + 2 * k, W), dtype=np.uint8)
+        text[:, -1] = 10
+        term_pos = np.arange(b - a) + 2 * np.repeat(np.arange(k), cnt) + 1
+        for block, pos in ((head, starts), (terms, term_pos), (tail, starts + cnt + 1)):
+            text[pos, :block.shape[1] - 1] = block[:, :-1]
+        out.append(pack(text))
+    return out
 
 
 def lp_parts(sf: StandardForm, use_names: bool = True) -> list[bytes]:
@@ -108,18 +144,7 @@ def lp_parts(sf: StandardForm, use_names: bool = True) -> list[bytes]:
             val = np.concatenate([val, np.zeros(empty.size)])[perm]
             counts = np.maximum(counts, 1)
         mentioned[col] = True
-        head = byte_lines(b" ", np.char.add(label, b":"))
-        tail = byte_lines(sense, b" ", fmt_bytes(rhs))
-        terms = _terms(val, (cn, col))
-        W = max(head.shape[1], tail.shape[1], terms.shape[1])
-        # one matrix, lines in file order: header, the row's terms, its sense and right-hand side
-        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]) + 2 * np.arange(m)
-        text = np.zeros((int(counts.sum()) + 2 * m, W), dtype=np.uint8)
-        text[:, -1] = 10
-        term_pos = np.arange(terms.shape[0]) + 2 * np.repeat(np.arange(m), counts) + 1
-        for block, pos in ((head, starts), (terms, term_pos), (tail, starts + counts + 1)):
-            text[pos, :block.shape[1] - 1] = block[:, :-1]
-        out.append(pack(text))
+        out += _rows_text(label, sense, rhs, counts, col, val, cn)
 
     lo_c, up_c = sf.col_lower, sf.col_upper
     free = np.isneginf(lo_c) & np.isposinf(up_c)
