@@ -668,6 +668,29 @@ def test_text_leaf_rule_matches_predict_at_the_boundary():
     assert np.array_equal(rule, tree.predict(X) == 1)
 
 
+@pytest.mark.parametrize("b", [[0.3, -1.4, 1.4], [-0.3, 1.4, -1.4], [EPS / 4, 0.0, -0.0]])
+def test_text_says_what_a_constant_node_always_does(b):
+    """A node without features is printed as its decision ("go left always", "predict -1 always"), the
+    one predict() and the routing take on every sample, also at the thresholds' edges (v = eps/4 at an
+    inner node goes left; v = 0 at a leaf predicts +1 with the logistic rule s(v) >= 0.5)."""
+    from treeopt_dsl.models.tree import TreeModel
+
+    X = np.random.default_rng(0).normal(size=(9, 2))
+    tree = TreeModel(Topology(2), np.zeros((3, 2)), np.array(b), ("x0", "x1"), (-1, 1),
+                     Scaler("none").fit(X), threshold=EPS / 2, leaf_threshold=0.0)
+    lines = tree.text().splitlines()
+    right = tree.scores(X)[0, 0] > tree.threshold
+    assert f"node 0 [level 1]: go {'right' if right else 'left'} always" in lines[0]
+    leaf = tree.topology.last[tree.apply(X)]
+    for t, line in zip((1, 2), lines[1:3], strict=True):
+        on = leaf == t
+        said = re.search(r"predict ([+-]1) always", line)
+        assert said is not None, line
+        if on.any():
+            assert np.all(tree.predict(X)[on] == int(said[1]))
+        assert int(said[1]) == (1 if b[t] >= 0 else -1)
+
+
 # ------------------------------------------------------------------------------------------ 7. big-M
 def _bigm_instance(seed: int, n: int = 14) -> Dataset:
     rng = np.random.default_rng(seed)

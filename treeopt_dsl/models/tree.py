@@ -108,9 +108,12 @@ class TreeModel:
             used = np.flatnonzero(np.abs(w) > self.zero_tol)
             last = h == self.topology.depth
             role = "predict +1 if" if last else "go right if"
-            if used.size == 0:
-                cond = f"{b:+.4g} > 0  (constant node)"
-            elif used.size == 1:
+            if used.size == 0:  # no feature: say what the node always does (as predict decides)
+                right = bool(self._side(np.array([b]), last)[0])
+                does = (f"predict {'+1' if right else '-1'}" if last else f"go {'right' if right else 'left'}")
+                lines.append(f"{pad}node {t} [level {h}]: {does} always  (constant score {b:+.4g})")
+                continue
+            if used.size == 1:
                 j = used[0]
                 strict = not last or self.leaf_threshold > 0  # predict uses s(v) >= 0.5 for logistic/hinge
                 op = ('>' if w[j] > 0 else '<') + ('' if strict else '=')
