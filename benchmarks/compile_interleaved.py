@@ -31,7 +31,7 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=21)
     ap.add_argument("--steady-heap", action="store_true", help="glibc keeps freed memory: no page-fault noise")
     args = ap.parse_args()
-    if args.steady_heap and any(os.environ.get(k) != v for k, v in cs.STEADY_HEAP_ENV.items()):
+    if args.steady_heap and not cs.steady_heap_active():
         os.execve(sys.executable, [sys.executable, *sys.argv], cs.worker_env(True))  # tunables act at start
     X, y = cs.make_data(args.n, args.p)
     for _ in range(2):
@@ -46,7 +46,7 @@ def main() -> None:
             times[tool].append(time.perf_counter() - t0)
             del handle
     d, f = np.array(times["dsl"]), np.array(times["floor"])
-    print(f"N = {args.n}, p = {args.p}, {args.pairs} pairs{', steady heap' if args.steady_heap else ''}")
+    print(f"N = {args.n}, p = {args.p}, {args.pairs} pairs{', steady heap' if cs.steady_heap_active() else ''}")
     print(f"dsl   median {np.median(d):.4f} s [{d.min():.4f}-{d.max():.4f}]")
     print(f"floor median {np.median(f):.4f} s [{f.min():.4f}-{f.max():.4f}]")
     print(f"ratio of medians {np.median(d) / np.median(f):.2f}, of minima {d.min() / f.min():.2f}, "

@@ -487,7 +487,8 @@ def measure_tool(tool: str, n: int, p: int, repeats: int, seed: int = 0, write: 
     if warmup:  # lazy imports and first-call caches are not part of a build
         run_once(tool, *make_data(min(warmup, n), p, seed + 1))
     gc.collect()
-    res: dict[str, Any] = {"tool": tool, "n": n, "p": p, "times": [], "split": {}}
+    res: dict[str, Any] = {"tool": tool, "n": n, "p": p, "times": [], "split": {},
+                           "steady_heap": steady_heap_active()}
     handle = None
     for r in range(repeats):
         handle = None
@@ -539,6 +540,11 @@ def measure_tool(tool: str, n: int, p: int, repeats: int, seed: int = 0, write: 
 STEADY_HEAP_ENV = {"MALLOC_MMAP_THRESHOLD_": str(1 << 34), "MALLOC_TRIM_THRESHOLD_": str(1 << 36),
                    "MALLOC_TOP_PAD_": "0"}
 """glibc tunables that keep freed memory in the process (no fresh pages, no page faults, after a warm-up)."""
+
+
+def steady_heap_active() -> bool:
+    """Whether this interpreter started with :data:`STEADY_HEAP_ENV` (glibc reads it at start only)."""
+    return all(os.environ.get(k) == v for k, v in STEADY_HEAP_ENV.items())
 
 
 def worker_env(steady_heap: bool) -> dict[str, str]:
