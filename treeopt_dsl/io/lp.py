@@ -67,6 +67,7 @@ def _rows_text(label: np.ndarray, sense: np.ndarray, rhs: np.ndarray, counts: np
                val: np.ndarray, cn: np.ndarray) -> list[bytes]:
     """Subject To: per row a ``name:`` line, one line per term, then ``sense rhs``, made a few rows
     (about :data:`CHUNK` terms) at a time."""
+    # `_terms` per piece would format again every number shared by pieces: format each distinct one once
     table, codes = fmt_coded(np.abs(val))
     rhs_txt = fmt_bytes(rhs)
     sign = np.where(val < 0, b" -", b" +").astype("S2")
