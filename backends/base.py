@@ -1,20 +1,74 @@
-"""The backend protocol: what a backend can do, the options it honours, and the raw answer it gives."""
+"""The backend protocol: what a backend can do, the options it honours, and the raw answer it gives.
+
+:meth:`Backend.solve` is a template method, the one place where the protocol lives:
+
+1. refuse a solver that is not installed and a problem class the route does not solve;
+2. (options were validated when :class:`SolveOptions` was made);
+3. ``load_model`` the model into the solver; map the common options to the solver's names through the
+   backend's ``option_names`` table and ``set_option`` them, then the solver-specific pass-through
+   options (``SolveOptions.extra``): an unknown name raises :class:`~treeopt_dsl.errors.OptionError`
+   *before* the solve starts, with close matches among the common names and the solver's own;
+4. hand over the warm start (``set_start``);
+5. ``run`` the solver, with SIGINT and SIGTERM handlers installed (main thread only) that ask the
+   solver to stop at its next opportunity (``request_stop``) and are restored afterwards; the
+   result then carries the incumbent with ``Status.INTERRUPTED`` (or ``INTERRUPTED_NO_SOLUTION``);
+6. ``read_solution``: the backend says what its solver's status means (one of :data:`OUTCOMES`),
+   the point, the objective and the bound; the template maps the status (:func:`status_of`),
+   computes the gap (:func:`relative_gap`), decides from the log whether a warm start was used
+   (``start_pattern``), puts the solver's own reason in the message when it failed, and builds
+   the :class:`RawResult`.
+
+Solver output never reaches the process' standard output (``--json`` prints exactly one JSON
+document there): file descriptor 1 points at standard error during a verbose solve and at
+``/dev/null`` otherwise, and ``log_callback`` receives every log line.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import difflib
+import math
+import os
+import re
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
+from treeopt_dsl.errors import OptionError
 from treeopt_dsl.ir import StandardForm
 from treeopt_dsl.result import Status
+
+#: the options every backend understands (the fields of :class:`SolveOptions` but ``extra``)
+COMMON_OPTIONS = ("time_limit", "gap", "threads", "seed", "verbose", "log_callback", "warm_start",
+                  "feasibility_tol", "integrality_tol")
+
+
+def _number(name: str, value: Any, allowed: str, minimum: float = 0.0, integer: bool = False) -> None:
+    """Raise :class:`OptionError` unless ``value`` is a finite number ``>= minimum`` (an integer if asked)."""
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    ok = ok and math.isfinite(float(value)) and float(value) >= minimum
+    if ok and integer:
+        ok = float(value) == int(value) and not isinstance(value, (float, np.floating))
+    if not ok:
+        raise OptionError(f"{name} must be {allowed}, got {value!r}")
 
 
 @dataclass
 class SolveOptions:
-    """Options every backend maps to its solver's own names (``None`` = the solver's default)."""
+    """Options every backend maps to its solver's own names (``None`` = the solver's default).
+
+    Checked once, here: ``time_limit`` is a number of seconds ``>= 0`` (``0`` stops at once: the
+    solver returns what presolve found, usually ``time_limit_no_solution``); ``gap`` a relative MIP
+    gap ``>= 0``; ``threads`` an integer ``>= 0`` (``0`` = the solver's automatic choice); ``seed``
+    an integer ``>= 0``; tolerances positive numbers; ``extra`` maps solver option names (as the
+    solver spells them) to values, checked by the backend before the solve starts.
+    """
 
     time_limit: float | None = None
     gap: float | None = None  # relative MIP gap
@@ -26,6 +80,30 @@ class SolveOptions:
     feasibility_tol: float | None = None
     integrality_tol: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # solver-specific, passed through
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        """Raise :class:`OptionError` naming the first bad option and what is allowed."""
+        if self.time_limit is not None:
+            _number("time_limit", self.time_limit, "a number >= 0 (seconds)")
+        if self.gap is not None:
+            _number("gap", self.gap, "a number >= 0 (relative MIP gap, e.g. 0.01 for 1%)")
+        if self.threads is not None:
+            _number("threads", self.threads, "an integer >= 0 (0 = the solver's choice)", integer=True)
+        if self.seed is not None:
+            _number("seed", self.seed, "an integer >= 0", integer=True)
+        for name in ("feasibility_tol", "integrality_tol"):
+            value = getattr(self, name)
+            if value is not None:
+                _number(name, value, "a number > 0", minimum=0.0)
+                if float(value) == 0:
+                    raise OptionError(f"{name} must be a number > 0, got {value!r}")
+        if self.log_callback is not None and not callable(self.log_callback):
+            raise OptionError(f"log_callback must be callable, got {self.log_callback!r}")
+        if not isinstance(self.extra, dict) or not all(isinstance(k, str) for k in self.extra):
+            raise OptionError(f"extra must map option names (str) to values, got {self.extra!r}")
 
 
 @dataclass
@@ -40,15 +118,109 @@ class RawResult:
     warm_start_accepted: bool | None = None
 
 
+#: what a solver's own status means, before the incumbent is looked at ("interrupted": the solver
+#: says the user stopped it, e.g. Gurobi's or CBC's own Ctrl-C handling)
+OUTCOMES = ("optimal", "limit", "interrupted", "infeasible", "unbounded", "infeasible_or_unbounded", "error")
+
+#: signals that stop a solve, with the words the result's message uses
+SIGNALS = {"SIGINT": "interrupted by SIGINT (Ctrl-C)", "SIGTERM": "stopped by SIGTERM"}
+
+
+@dataclass
+class Outcome:
+    """What a backend read from its solver after the run (see :meth:`Backend.read_solution`).
+
+    ``objective`` defaults to ``sf.objective(x)``; ``accepted`` overrides the log-based warm-start
+    detection; ``status`` lets a backend settle the status itself (e.g. a local NLP method)."""
+
+    outcome: str
+    x: np.ndarray | None = None
+    objective: float | None = None
+    bound: float | None = None
+    message: str = ""
+    accepted: bool | None = None
+    status: Status | None = None
+
+
+@dataclass
+class Run:
+    """One solve in progress: the solver's model, the log seen so far and whether a signal stopped it."""
+
+    sf: StandardForm
+    solver: str
+    options: SolveOptions
+    model: Any = None
+    log: list[str] = field(default_factory=list)
+    stop_signal: str | None = None
+    #: False when the backend could not hand the warm start over
+    start_loaded: bool | None = None
+    #: backend scratch space (temporary files, handles, native options collected for the call)
+    data: dict[str, Any] = field(default_factory=dict)
+    #: whether SIGINT/SIGTERM handlers are installed for this run (main thread)
+    guarded: bool = False
+    #: when the stop signal arrived (``time.perf_counter()``)
+    stop_time: float | None = None
+    #: the best point the solver reported through a callback so far (see :meth:`Backend.incumbent`)
+    best: Outcome | None = None
+    #: True when the wait was ended after a stop request while the solver still ran (its worker
+    #: thread is left to finish on its own; the result is ``best``)
+    abandoned: bool = False
+
+    @property
+    def listening(self) -> bool:
+        """Whether the log must be collected (for ``log_callback`` or to see a warm start accepted)."""
+        return self.options.log_callback is not None or self.options.warm_start is not None
+
+    def emit(self, line: str) -> None:
+        """One log line: kept (for warm-start detection and error reasons) and passed to ``log_callback``."""
+        self.log.append(line)
+        if self.options.log_callback is not None:
+            self.options.log_callback(line)
+
+    def emit_text(self, text: str) -> None:
+        """A whole log read after the solve, line by line."""
+        for line in text.splitlines():
+            self.emit(line)
+
+
+class UnknownOption(KeyError):
+    """Raised by :meth:`Backend.set_option` for a name the solver does not know (the template turns it
+    into an :class:`OptionError` with suggestions)."""
+
+
+def unknown_option(name: str, solver: str, known: Iterable[str] = ()) -> OptionError:
+    """An :class:`OptionError` naming ``name`` with close matches among the common option names and ``known``."""
+    pool = list(dict.fromkeys([*COMMON_OPTIONS, *known]))
+    close = difflib.get_close_matches(name, pool, n=3, cutoff=0.6)
+    if not close:  # solver names are long and prefixed ("limits/time"): compare without the prefix too
+        tails = {p.rsplit("/", 1)[-1].rsplit(".", 1)[-1].lower(): p for p in pool}
+        close = [tails[t] for t in difflib.get_close_matches(name.lower(), list(tails), n=3, cutoff=0.6)]
+    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    return OptionError(f"unknown option {name!r} for {solver}{hint} (common options: {', '.join(COMMON_OPTIONS)})")
+
+
 class Backend:
-    """Subclasses declare ``name``, ``solvers``, ``problem_classes`` and implement :meth:`solve`."""
+    """Subclasses declare ``name``, ``solvers``, ``problem_classes``, ``option_names`` and implement the
+    hooks ``load_model``, ``set_option``, ``set_start``, ``run``, ``request_stop`` and ``read_solution``."""
 
     name: ClassVar[str]
     solvers: ClassVar[tuple[str, ...]]
     problem_classes: ClassVar[frozenset[str]]  # among LP, MILP, QP, MIQP, NLP
     extra: ClassVar[str]  # the pip extra that installs it
-    features: ClassVar[frozenset[str]] = frozenset()  # time_limit, gap, threads, seed, warm_start, export
+    features: ClassVar[frozenset[str]] = frozenset()  # time_limit, gap, threads, seed, warm_start, log, export
+    #: common option -> the solver's name for it (options absent here are not honoured by the route)
+    option_names: ClassVar[dict[str, str]] = {}
+    #: what the solver logs when it used a warm start (None: a start handed over counts as used)
+    start_pattern: ClassVar[re.Pattern[str] | None] = None
+    #: run the solver in a worker thread while the main thread waits for signals (the solver's call
+    #: must release the GIL); False: run in the calling thread
+    threaded: ClassVar[bool] = True
+    #: seconds a solver may take to honour a stop request before the wait ends with the incumbent its
+    #: callbacks reported (``Run.best``); HiGHS, for one, does not look at its interrupt callbacks
+    #: inside sub-MIP heuristics and may otherwise run on to the time limit
+    stop_grace_s: ClassVar[float] = 3.0
 
+    # ------------------------------------------------------------------ capabilities
     @classmethod
     def available(cls) -> bool:  # pragma: no cover - interface
         raise NotImplementedError
@@ -68,9 +240,6 @@ class Backend:
         """The options/features honoured with ``solver`` (default: ``features``)."""
         return cls.features
 
-    def solve(self, sf: StandardForm, solver: str, options: SolveOptions) -> RawResult:  # pragma: no cover
-        raise NotImplementedError
-
     def require_class(self, sf: StandardForm, solver: str) -> None:
         """Refuse a model of a class this backend does not solve with ``solver`` (instead of silently
         dropping its quadratic part or its integrality and answering another problem)."""
@@ -81,7 +250,177 @@ class Backend:
             raise CapabilityError(f"{solver} through backend {self.name!r} cannot solve a {pc} model "
                                   f"(it solves {', '.join(sorted(self.classes_for(solver)))})")
 
+    def require_installed(self, solver: str) -> None:
+        """Raise :class:`SolverNotAvailable` (naming the pip extra) when ``solver`` cannot be driven here."""
+        from treeopt_dsl.errors import SolverNotAvailable
 
+        if not self.solver_available(solver):
+            raise SolverNotAvailable(f"{solver} through backend {self.name!r} is not installed: "
+                                     f"`pip install treeopt-dsl[{self.extra}]`")
+
+    # ------------------------------------------------------------------ the template
+    def solve(self, sf: StandardForm, solver: str, options: SolveOptions) -> RawResult:
+        """Solve ``sf`` with ``solver``: the protocol of the module docstring, the same for every backend."""
+        self.require_installed(solver)
+        self.require_class(sf, solver)
+        options.validate()
+        t0 = time.perf_counter()
+        run = Run(sf, solver, options)
+        early = self.settle(run)
+        if early is not None:
+            return self._result(run, early, time.perf_counter() - t0)
+        try:
+            with solver_stdout(options.verbose):
+                self.load_model(run)
+                self._apply_options(run)
+                if options.warm_start is not None:
+                    run.start_loaded = self.set_start(run, np.asarray(options.warm_start, dtype=float))
+                self._execute(run)
+                out = self.read_solution(run) if not run.abandoned else (run.best or Outcome("interrupted"))
+        except Exception as exc:
+            mapped = self.translate_error(run, exc)
+            if mapped is not None and mapped is not exc:
+                raise mapped from exc
+            raise
+        finally:
+            if not run.abandoned:  # an abandoned solver still runs in its worker: leave its model alone
+                self.close(run)
+        return self._result(run, out, time.perf_counter() - t0)
+
+    def _apply_options(self, run: Run) -> None:
+        """The common options under the solver's names, then the pass-through ones (unknown names refused)."""
+        for name, value in self.native_options(run).items():
+            self.set_option(run, name, value)
+        for name, value in run.options.extra.items():
+            try:
+                self.set_option(run, name, value)
+            except UnknownOption:
+                raise unknown_option(name, run.solver, self.known_options(run)) from None
+
+    def _execute(self, run: Run) -> None:
+        """``run`` the solver, stopping it on SIGINT/SIGTERM (handlers only in the main thread)."""
+        with stop_on_signals(lambda sig: self._stop(run, sig)) as guarded:
+            run.guarded = guarded
+            if guarded and self.threaded:
+                def give_up() -> bool:
+                    late = run.stop_time is not None and time.perf_counter() - run.stop_time > self.stop_grace_s
+                    run.abandoned = late and run.best is not None
+                    return run.abandoned
+
+                run_in_worker(lambda: self.run(run), give_up=give_up)
+            else:
+                self.run(run)
+
+    def _stop(self, run: Run, signame: str) -> None:
+        """A signal arrived: ask the solver to stop, or, on a route that cannot be stopped (no
+        "interrupt" feature) or at the second SIGINT, end the wait with ``KeyboardInterrupt``."""
+        again = run.stop_signal == "SIGINT" and signame == "SIGINT"
+        if run.stop_signal is None:
+            run.stop_signal = signame
+            run.stop_time = time.perf_counter()
+        if again or "interrupt" not in self.features_for(run.solver):
+            raise KeyboardInterrupt(f"{SIGNALS[signame]}: {run.solver} through {self.name!r} cannot be stopped "
+                                    "with its incumbent" if not again else f"{SIGNALS[signame]} (twice): abandoned")
+        self.request_stop(run)
+
+    def _result(self, run: Run, out: Outcome, runtime: float) -> RawResult:
+        """Map an :class:`Outcome` to the common :class:`RawResult` (status, gap, start report, message)."""
+        sf = run.sf
+        x = out.x
+        status = out.status or status_of(out.outcome, x is not None, sf)
+        message = out.message
+        if run.stop_signal is not None or out.outcome == "interrupted":
+            if status in (Status.TIME_LIMIT, Status.TIME_LIMIT_NO_SOLUTION, Status.ERROR) \
+                    or out.outcome == "interrupted":
+                status = Status.INTERRUPTED if x is not None else Status.INTERRUPTED_NO_SOLUTION
+                message = f"{SIGNALS[run.stop_signal or 'SIGINT']}; {message}".rstrip("; ")
+        if not status.has_solution:
+            x = None
+        obj = out.objective if out.objective is not None or x is None else float(sf.objective(x))
+        obj = obj if x is not None else None
+        bound = out.bound if out.bound is not None and math.isfinite(out.bound) else None
+        if bound is None and status is Status.OPTIMAL and sf.problem_class in ("LP", "QP"):
+            bound = obj
+        gap = relative_gap(obj, bound)
+        if status is Status.ERROR:
+            message = with_reason(message, run.log)
+        return RawResult(status, x, obj, bound, gap, runtime, message, self._accepted(run, out))
+
+    def _accepted(self, run: Run, out: Outcome) -> bool | None:
+        """Whether the solver used the warm start: ``None`` without one, else what the backend or the log says."""
+        if run.options.warm_start is None:
+            return None
+        if run.start_loaded is False:
+            return False
+        if out.accepted is not None:
+            return out.accepted
+        pattern = self.start_pattern_for(run.solver)
+        if pattern is None or not run.sf.is_mip:
+            return True
+        return any(pattern.search(line) for line in run.log)
+
+    # ------------------------------------------------------------------ hooks
+    def settle(self, run: Run) -> Outcome | None:
+        """An answer found before any solver work (e.g. a term-less row ``0 >= 1``), or ``None``."""
+        return None
+
+    def load_model(self, run: Run) -> None:  # pragma: no cover - interface
+        """Put ``run.sf`` into the solver (``run.model``) and hook the log up to ``run.emit``."""
+        raise NotImplementedError
+
+    def native_options(self, run: Run) -> dict[str, Any]:
+        """The common options under the solver's names (``option_names``), with the values it takes."""
+        out: dict[str, Any] = {}
+        for common, native in self.option_names.items():
+            value = getattr(run.options, common, None)
+            if value is None:
+                continue
+            if common in ("threads", "seed"):
+                value = int(value)
+            elif common == "integrality_tol" and not run.sf.is_mip:
+                continue
+            elif isinstance(value, (int, float, np.integer, np.floating)):
+                value = float(value)
+            out[native] = value
+        return out
+
+    def set_option(self, run: Run, name: str, value: Any) -> None:  # pragma: no cover - interface
+        """Set one solver option by the solver's own name; raise :class:`UnknownOption` if the solver has none."""
+        raise NotImplementedError
+
+    def known_options(self, run: Run) -> Iterable[str]:
+        """The solver's own option names, where it can list them (for suggestions)."""
+        return self.option_names.values()
+
+    def set_start(self, run: Run, start: np.ndarray) -> bool:
+        """Hand the warm start (NaN = unknown) to the solver; ``False`` if this route cannot."""
+        return False
+
+    def run(self, run: Run) -> None:  # pragma: no cover - interface
+        """Solve (blocking). Called in a worker thread when ``threaded`` and signals are watched."""
+        raise NotImplementedError
+
+    def request_stop(self, run: Run) -> None:
+        """Ask the running solver to stop at its next opportunity (called from the signal handler)."""
+
+    def read_solution(self, run: Run) -> Outcome:  # pragma: no cover - interface
+        """What the solver's status means, the point, objective and bound."""
+        raise NotImplementedError
+
+    def close(self, run: Run) -> None:
+        """Release what ``load_model`` acquired (called whatever happened)."""
+
+    def translate_error(self, run: Run, exc: Exception) -> Exception | None:
+        """A clearer exception for a solver's error (e.g. a licence size limit), or ``None``."""
+        return None
+
+    @classmethod
+    def start_pattern_for(cls, solver: str) -> re.Pattern[str] | None:
+        """What ``solver`` logs when it used a start (default: ``start_pattern``)."""
+        return cls.start_pattern
+
+
+# ---------------------------------------------------------------------- shared machinery
 def relative_gap(objective: float | None, bound: float | None) -> float | None:
     """``|obj - bound| / max(1e-10, |obj|)``, the convention HiGHS and Gurobi report."""
     if objective is None or bound is None or not np.isfinite(objective) or not np.isfinite(bound):
@@ -89,17 +428,16 @@ def relative_gap(objective: float | None, bound: float | None) -> float | None:
     return abs(objective - bound) / max(1e-10, abs(objective))
 
 
-#: what a solver's own status means, before the incumbent is looked at
-OUTCOMES = ("optimal", "limit", "infeasible", "unbounded", "infeasible_or_unbounded", "error")
-
-
 def status_of(outcome: str, has_solution: bool, sf: StandardForm) -> Status:
     """The common :class:`Status` of a solver outcome: a limit with an incumbent is ``TIME_LIMIT``,
-    without one ``TIME_LIMIT_NO_SOLUTION``; "infeasible or unbounded" is settled by a feasibility solve."""
+    without one ``TIME_LIMIT_NO_SOLUTION``; a user interrupt ``INTERRUPTED`` (with or without one);
+    "infeasible or unbounded" is settled by a feasibility solve."""
     if outcome == "optimal":
-        return Status.OPTIMAL
+        return Status.OPTIMAL if has_solution else Status.ERROR
     if outcome == "limit":
         return Status.TIME_LIMIT if has_solution else Status.TIME_LIMIT_NO_SOLUTION
+    if outcome == "interrupted":
+        return Status.INTERRUPTED if has_solution else Status.INTERRUPTED_NO_SOLUTION
     if outcome == "infeasible":
         return Status.INFEASIBLE
     if outcome == "unbounded":
@@ -111,6 +449,66 @@ def status_of(outcome: str, has_solution: bool, sf: StandardForm) -> Status:
     return Status.ERROR
 
 
+def with_reason(message: str, log: list[str], lines: int = 3) -> str:
+    """``message`` plus the solver's own reason: the last log lines that mention an error (else the last lines)."""
+    errs = [ln.strip() for ln in log if re.search(r"error|invalid|fail", ln, re.IGNORECASE) and ln.strip()]
+    tail = errs[-lines:] or [ln.strip() for ln in log if ln.strip()][-lines:]
+    reason = " | ".join(t for t in tail if t not in message)
+    return f"{message}: {reason}" if reason else message
+
+
+def check_native_option(solver: str, name: str, value: Any) -> None:
+    """Refuse an option name ``solver`` does not know, asking the solver library itself where it can
+    tell (HiGHS, Gurobi, SCIP); for the modelling-layer routes that pass options through by name.
+    Raises :class:`UnknownOption` or :class:`OptionError`; other solvers' names are not checked."""
+    if solver == "highs" and importable("highspy"):
+        import highspy
+
+        from .highs import new_highs
+
+        h = new_highs()
+        if h.getOptionType(name)[0] != highspy.HighsStatus.kOk:
+            raise UnknownOption(name)
+    elif solver == "gurobi" and importable("gurobipy"):
+        import gurobipy as gp
+
+        with gp.Env(empty=True) as env:
+            env.setParam("OutputFlag", 0)
+            env.start()
+            try:
+                env.setParam(name, value)
+            except gp.GurobiError as exc:
+                if "Unknown parameter" in str(exc):
+                    raise UnknownOption(name) from None
+                raise OptionError(f"Gurobi refused {name}={value!r}: {exc}") from None
+    elif solver == "scip" and importable("pyscipopt"):
+        import pyscipopt
+
+        try:
+            pyscipopt.Model().setParam(name, value)
+        except (KeyError, LookupError):
+            raise UnknownOption(name) from None
+
+
+def native_option_names(solver: str) -> list[str]:
+    """The option names ``solver``'s library lists (for suggestions), or none."""
+    with contextlib.suppress(Exception):
+        if solver == "highs":
+            from .highs import new_highs
+
+            h = new_highs()
+            return [n for n in dir(h.getOptions()) if not n.startswith("_")]
+        if solver == "scip":
+            import pyscipopt
+
+            return list(pyscipopt.Model().getParams())
+        if solver == "gurobi":
+            import gurobipy as gp
+
+            return [p for p in dir(gp.GRB.Param) if p[:1].isupper()]
+    return []
+
+
 def importable(module: str) -> bool:
     """Whether ``module`` imports (a backend is available when its solver library does)."""
     import importlib
@@ -120,3 +518,86 @@ def importable(module: str) -> bool:
     except (ImportError, OSError):  # OSError: a bundled solver library failed to load
         return False
     return True
+
+
+@contextlib.contextmanager
+def redirect_fd1(target: str | int) -> Iterator[None]:
+    """Point the process' file descriptor 1 (where C solvers print) at ``target`` (a path or a file
+    descriptor) for the block. A no-op when fd 1 is closed."""
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:
+        yield
+        return
+    fd = os.open(target, os.O_WRONLY) if isinstance(target, str) else target
+    try:
+        os.dup2(fd, 1)
+        yield
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+        if isinstance(target, str):
+            os.close(fd)
+
+
+def solver_stdout(verbose: bool) -> contextlib.AbstractContextManager[None]:
+    """Solver output off standard output: to standard error when ``verbose``, else discarded."""
+    return redirect_fd1(2 if verbose else os.devnull)
+
+
+def silent_stdout() -> contextlib.AbstractContextManager[None]:
+    """Discard what the block prints on file descriptor 1 (e.g. the banner ``highspy.Highs()`` prints)."""
+    return redirect_fd1(os.devnull)
+
+
+@contextlib.contextmanager
+def stop_on_signals(on_signal: Callable[[str], None]) -> Iterator[bool]:
+    """While the block runs, SIGINT and SIGTERM call ``on_signal(name)`` instead of stopping the process;
+    the previous handlers come back afterwards. Yields whether the handlers are installed (only the
+    main thread of the main interpreter can install them)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield False
+        return
+    previous: dict[int, Any] = {}
+
+    def handler(signum: int, frame: Any) -> None:
+        on_signal(signal.Signals(signum).name)
+
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            previous[sig] = signal.signal(sig, handler)
+    except ValueError:  # not the main interpreter
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old if old is not None else signal.SIG_DFL)
+
+
+def run_in_worker(fn: Callable[[], None], poll_s: float = 0.05, give_up: Callable[[], bool] | None = None) -> None:
+    """Run ``fn`` in a worker thread while this (main) thread waits, so that signal handlers run
+    promptly; re-raise what ``fn`` raised. ``give_up()`` (asked at every poll) ends the wait early,
+    leaving the worker (a daemon thread) to finish on its own."""
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            fn()
+        except BaseException as exc:  # handed to the caller
+            errors.append(exc)
+
+    worker = threading.Thread(target=target, name="treeopt-solver", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(poll_s)
+        if give_up is not None and worker.is_alive() and give_up():
+            return
+    if errors:
+        raise errors[0]

@@ -10,17 +10,15 @@ wheel's licence is size-limited (2000 variables and 2000 constraints); a larger 
 from __future__ import annotations
 
 import re
-import time
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 
-from treeopt_dsl.errors import ModelTooLarge, SolverNotAvailable
+from treeopt_dsl.errors import ModelTooLarge, OptionError, SolverNotAvailable
 from treeopt_dsl.ir import StandardForm
-from treeopt_dsl.result import Status
 
-from .base import Backend, RawResult, SolveOptions, importable, relative_gap, status_of
+from .base import Backend, Outcome, Run, UnknownOption, importable
 
 #: limits of the restricted licence that ships with the pip wheel
 SIZE_LIMIT = 2000
@@ -79,71 +77,81 @@ def to_gurobi(sf: StandardForm, env: Any = None, names: bool = True) -> Any:
 
 
 class GurobiBackend(Backend):
-    """Gurobi direct (``--solver gurobi``)."""
+    """Gurobi direct (``--solver gurobi``).
+
+    Interrupts: ``optimize`` runs in a worker thread (gurobipy releases the GIL); SIGINT/SIGTERM call
+    ``model.terminate()`` and Gurobi returns its incumbent with status ``INTERRUPTED``."""
 
     name = "direct"
     solvers = ("gurobi",)
     problem_classes = frozenset({"LP", "MILP", "QP", "MIQP"})
     extra = "gurobi"
-    features = frozenset({"time_limit", "gap", "threads", "seed", "warm_start", "log", "export"})
+    features = frozenset({"time_limit", "gap", "threads", "seed", "warm_start", "log", "export", "interrupt"})
+    option_names: ClassVar[dict[str, str]] = {
+        "time_limit": "TimeLimit", "gap": "MIPGap", "threads": "Threads", "seed": "Seed",
+        "feasibility_tol": "FeasibilityTol", "integrality_tol": "IntFeasTol"}
+    start_pattern = _ACCEPTED
 
     @classmethod
     def available(cls) -> bool:
         return importable("gurobipy")
 
-    def solve(self, sf: StandardForm, solver: str, options: SolveOptions) -> RawResult:
+    def load_model(self, run: Run) -> None:
         gp = _gurobipy()
-        GRB = gp.GRB
-        t0 = time.perf_counter()
         env = gp.Env(empty=True)
         env.setParam("OutputFlag", 0)
         env.start()
-        log: list[str] = []
+        run.data["env"] = env
+        m = to_gurobi(run.sf, env, names=False)
+        run.model = m
+        m.Params.LogToConsole = int(bool(run.options.verbose))
+        m.Params.OutputFlag = 1  # the log goes to run.emit: it carries the reason of an error
+
+    def native_options(self, run: Run) -> dict[str, Any]:
+        out = super().native_options(run)
+        if "Seed" in out:
+            out["Seed"] = int(out["Seed"]) % 2_000_000_000
+        for tol in ("FeasibilityTol", "IntFeasTol"):
+            if tol in out:
+                out[tol] = max(1e-9, float(out[tol]))
+        return out
+
+    def set_option(self, run: Run, name: str, value: Any) -> None:
+        gp = _gurobipy()
         try:
-            m = to_gurobi(sf, env, names=False)
-            listen = options.log_callback is not None or options.warm_start is not None
-            m.Params.LogToConsole = int(bool(options.verbose))
-            m.Params.OutputFlag = int(bool(options.verbose or listen))
-            if options.time_limit is not None:
-                m.Params.TimeLimit = float(options.time_limit)
-            if options.gap is not None:
-                m.Params.MIPGap = float(options.gap)
-            if options.threads is not None:
-                m.Params.Threads = int(options.threads)
-            if options.seed is not None:
-                m.Params.Seed = int(options.seed) % 2_000_000_000
-            if options.feasibility_tol is not None:
-                m.Params.FeasibilityTol = max(1e-9, float(options.feasibility_tol))
-            if options.integrality_tol is not None and sf.is_mip:
-                m.Params.IntFeasTol = max(1e-9, float(options.integrality_tol))
-            for k, v in options.extra.items():
-                m.setParam(k, v)
-            if options.warm_start is not None:
-                ws = np.asarray(options.warm_start, dtype=float)
-                m.setAttr("Start", m.getVars(), np.where(np.isfinite(ws), ws, GRB.UNDEFINED).tolist())
+            run.model.setParam(name, value)
+        except gp.GurobiError as exc:
+            if "Unknown parameter" in str(exc) or getattr(exc, "errno", None) == 10007:
+                raise UnknownOption(name) from None
+            raise OptionError(f"Gurobi refused {name}={value!r}: {exc}") from None
 
-            def on_message(model: Any, where: int) -> None:
-                if where == GRB.Callback.MESSAGE:
-                    text = model.cbGet(GRB.Callback.MSG_STRING).rstrip("\n")
-                    log.append(text)
-                    if options.log_callback is not None:
-                        options.log_callback(text)
+    def known_options(self, run: Run) -> list[str]:
+        return [p for p in dir(run.model.Params) if p[:1].isupper()]
 
-            try:
-                m.optimize(on_message if listen else None)
-            except gp.GurobiError as exc:
-                if getattr(exc, "errno", None) == 10010 or "size-limited" in str(exc):
-                    raise ModelTooLarge(
-                        f"this model has {sf.n_cols} variables and {sf.n_rows} constraints; the Gurobi licence "
-                        f"installed by pip allows {SIZE_LIMIT} of each. Install a full Gurobi licence, use a "
-                        "smaller --sample, or solve with --solver highs / scip") from None
-                raise
-            return self._result(m, sf, GRB, time.perf_counter() - t0, log, options.warm_start is not None)
-        finally:
-            env.dispose()
+    def set_start(self, run: Run, start: np.ndarray) -> bool:
+        GRB = _gurobipy().GRB
+        m = run.model
+        m.setAttr("Start", m.getVars(), np.where(np.isfinite(start), start, GRB.UNDEFINED).tolist())
+        return True
 
-    @staticmethod
-    def _result(m: Any, sf: StandardForm, GRB: Any, runtime: float, log: list[str], started: bool) -> RawResult:
+    def run(self, run: Run) -> None:
+        GRB = _gurobipy().GRB
+
+        def on_message(model: Any, where: int) -> None:
+            if where == GRB.Callback.MESSAGE:
+                run.emit(model.cbGet(GRB.Callback.MSG_STRING).rstrip("\n"))
+            if run.stop_signal is not None:
+                model.terminate()
+
+        run.model.optimize(on_message)
+
+    def request_stop(self, run: Run) -> None:
+        if run.model is not None:
+            run.model.terminate()
+
+    def read_solution(self, run: Run) -> Outcome:
+        GRB = _gurobipy().GRB
+        m, sf = run.model, run.sf
         st = m.Status
         has_sol = m.SolCount > 0
         x = np.array(m.getAttr("X", m.getVars())) if has_sol else None
@@ -153,16 +161,27 @@ class GurobiBackend(Backend):
             bound = float(m.ObjBound)
         elif st == GRB.OPTIMAL:
             bound = obj
-        limits = (GRB.TIME_LIMIT, GRB.NODE_LIMIT, GRB.ITERATION_LIMIT, GRB.SOLUTION_LIMIT, GRB.INTERRUPTED,
-                  GRB.WORK_LIMIT, GRB.SUBOPTIMAL)
+        limits = (GRB.TIME_LIMIT, GRB.NODE_LIMIT, GRB.ITERATION_LIMIT, GRB.SOLUTION_LIMIT, GRB.WORK_LIMIT,
+                  GRB.SUBOPTIMAL)
         outcome = {GRB.OPTIMAL: "optimal", GRB.INFEASIBLE: "infeasible", GRB.UNBOUNDED: "unbounded",
-                   GRB.INF_OR_UNBD: "infeasible_or_unbounded"}.get(st, "limit" if st in limits else "error")
-        status = status_of(outcome, has_sol, sf)
-        if not status.has_solution:
-            x = obj = bound = None
-        accepted = (any(_ACCEPTED.search(line) for line in log) if sf.is_mip else True) if started else None
-        gap = relative_gap(obj, bound) if sf.is_mip else (0.0 if status is Status.OPTIMAL else None)
-        return RawResult(status, x, obj, bound, gap, runtime, f"gurobi status {st}", accepted)
+                   GRB.INF_OR_UNBD: "infeasible_or_unbounded", GRB.INTERRUPTED: "interrupted"}.get(
+            st, "limit" if st in limits else "error")
+        return Outcome(outcome, x, obj, bound, f"gurobi status {st}")
+
+    def close(self, run: Run) -> None:
+        if "env" in run.data:
+            if run.model is not None:
+                run.model.dispose()
+            run.data.pop("env").dispose()
+
+    def translate_error(self, run: Run, exc: Exception) -> Exception | None:
+        if getattr(exc, "errno", None) == 10010 or "size-limited" in str(exc):
+            sf = run.sf
+            return ModelTooLarge(
+                f"this model has {sf.n_cols} variables and {sf.n_rows} constraints; the Gurobi licence "
+                f"installed by pip allows {SIZE_LIMIT} of each. Install a full Gurobi licence, use a "
+                "smaller --sample, or solve with --solver highs / scip")
+        return None
 
 
 BACKENDS = [GurobiBackend]

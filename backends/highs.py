@@ -1,15 +1,43 @@
-"""HiGHS through highspy's flat-array ``passModel`` (the fastest way in; ARCHITECTURE.md, Backends)."""
+"""HiGHS through highspy's flat-array ``passModel`` (the fastest way in; ARCHITECTURE.md, Backends).
+
+Every ``highspy.Highs`` the library makes comes from :func:`new_highs`: highspy prints its banner
+("Running HiGHS ...") on the process' standard output at the first construction, which would break
+``treeopt ... --json``; it is constructed with file descriptor 1 pointed at ``/dev/null``.
+HiGHS keeps one global thread scheduler per process, created by the first solve with the
+``threads`` of that solve; a later solve asking another number fails ("scheduler has already been
+initialized"), so a solve that sets ``threads`` resets the global scheduler first.
+
+Interrupts: the solve runs in a worker thread (``run`` releases the GIL); SIGINT/SIGTERM set a flag
+that HiGHS' interrupt callbacks (simplex, IPM, MIP) read, and HiGHS stops with its incumbent. HiGHS
+does not read them inside its sub-MIP heuristics (a depth-3 OCT stopped at 15 s took 107 s to
+return), so every improving solution is also kept from ``cbMipImprovingSolution``; when HiGHS has not
+stopped ``stop_grace_s`` seconds after the signal, the result is that incumbent.
+"""
 
 from __future__ import annotations
 
-import time
+import re
+from typing import Any, ClassVar
 
 import numpy as np
 
 from treeopt_dsl.ir import StandardForm
 from treeopt_dsl.result import Status
 
-from .base import Backend, RawResult, SolveOptions, relative_gap
+from .base import Backend, Outcome, Run, UnknownOption, importable, silent_stdout
+
+#: HiGHS' log line for a MIP start that became the incumbent
+_ACCEPTED = re.compile(r"MIP start solution is feasible")
+
+
+def new_highs() -> Any:
+    """A ``highspy.Highs`` with its output off, made without printing on standard output."""
+    import highspy
+
+    with silent_stdout():
+        h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    return h
 
 
 class HighsBackend(Backend):
@@ -17,23 +45,22 @@ class HighsBackend(Backend):
     solvers = ("highs",)
     problem_classes = frozenset({"LP", "MILP", "QP"})
     extra = "highs"
-    features = frozenset({"time_limit", "gap", "threads", "seed", "warm_start", "log", "export"})
+    features = frozenset({"time_limit", "gap", "threads", "seed", "warm_start", "log", "export", "interrupt"})
+    option_names: ClassVar[dict[str, str]] = {
+        "time_limit": "time_limit", "gap": "mip_rel_gap", "threads": "threads", "seed": "random_seed",
+        "feasibility_tol": "primal_feasibility_tolerance", "integrality_tol": "mip_feasibility_tolerance"}
+    start_pattern = _ACCEPTED
 
     @classmethod
     def available(cls) -> bool:
-        try:
-            import highspy  # noqa: F401
-        except ImportError:
-            return False
-        return True
+        return importable("highspy")
 
     @staticmethod
-    def load(sf: StandardForm) -> object:
+    def load(sf: StandardForm) -> Any:
         """A ``highspy.Highs`` holding the standard form (no solve)."""
         import highspy
 
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
+        h = new_highs()
         A = sf.A
         inf = h.inf
         integrality = sf.integrality.astype(np.int32)
@@ -54,55 +81,81 @@ class HighsBackend(Backend):
             raise RuntimeError("HiGHS rejected the model")
         return h
 
-    def solve(self, sf: StandardForm, solver: str, options: SolveOptions) -> RawResult:
+    # ------------------------------------------------------------------ protocol hooks
+    def load_model(self, run: Run) -> None:
+        h = self.load(run.sf)
+        run.model = h
+        # the log always goes to run.emit (not the console): it carries the reason of an error
+        h.setOptionValue("output_flag", True)
+        h.setOptionValue("log_to_console", False)
+
+        def on_log(event: Any) -> None:
+            run.emit(str(event.message).rstrip("\n"))
+            if run.options.verbose:
+                import sys
+
+                sys.stderr.write(str(event.message))
+
+        h.cbLogging.subscribe(on_log)
+
+    def native_options(self, run: Run) -> dict[str, Any]:
+        out = super().native_options(run)
+        tol = run.options.feasibility_tol
+        if tol is not None and "mip_feasibility_tolerance" not in out:
+            out["mip_feasibility_tolerance"] = float(min(1e-6, tol * 10))
+        return out
+
+    def set_option(self, run: Run, name: str, value: Any) -> None:
         import highspy
 
-        self.require_class(sf, solver)
-        t0 = time.perf_counter()
-        h = self.load(sf)
-        seen: list[str] = []  # log lines, kept to confirm that a MIP start was accepted
-        listen = options.log_callback is not None or options.warm_start is not None
-        if options.verbose or listen:
-            h.setOptionValue("output_flag", True)
-            h.setOptionValue("log_to_console", bool(options.verbose and options.log_callback is None))
-        if listen:
-            user_cb = options.log_callback
+        if name == "threads":
+            highspy.Highs.resetGlobalScheduler(True)  # else a new thread count fails: "already initialized"
+        st = run.model.setOptionValue(name, value)
+        if st == highspy.HighsStatus.kError:
+            kind = run.model.getOptionType(name)
+            if kind[0] != highspy.HighsStatus.kOk:
+                raise UnknownOption(name)
+            from treeopt_dsl.errors import OptionError
 
-            def on_log(callback_type: object, message: str, data_out: object, data_in: object,
-                       user_data: object) -> None:
-                text = str(message).rstrip("\n")
-                if "MIP start" in text:
-                    seen.append(text)
-                if user_cb is not None:
-                    user_cb(text)
+            raise OptionError(f"HiGHS refused {name}={value!r}: {' '.join(run.log[-1:])}".rstrip(": "))
 
-            h.setCallback(on_log, None)
-            h.startCallback(highspy.cb.HighsCallbackType.kCallbackLogging)
-        if options.time_limit is not None:
-            h.setOptionValue("time_limit", float(options.time_limit))
-        if options.gap is not None:
-            h.setOptionValue("mip_rel_gap", float(options.gap))
-        if options.threads is not None:
-            h.setOptionValue("threads", int(options.threads))
-        if options.seed is not None:
-            h.setOptionValue("random_seed", int(options.seed))
-        if options.feasibility_tol is not None:
-            h.setOptionValue("primal_feasibility_tolerance", float(options.feasibility_tol))
-            h.setOptionValue("mip_feasibility_tolerance", float(min(1e-6, options.feasibility_tol * 10)))
-        if options.integrality_tol is not None and sf.is_mip:
-            h.setOptionValue("mip_feasibility_tolerance", float(options.integrality_tol))
-        for k, v in options.extra.items():
-            h.setOptionValue(k, v)
-        accepted = None
-        if options.warm_start is not None:
-            ws = np.asarray(options.warm_start, dtype=float)
-            known = np.flatnonzero(np.isfinite(ws))
-            st = h.setSolution(int(known.size), known.astype(np.int32), ws[known])
-            accepted = st != highspy.HighsStatus.kError
+    def known_options(self, run: Run) -> list[str]:
+        try:
+            return [n for n in dir(run.model.getOptions()) if not n.startswith("_")]
+        except Exception:  # older highspy without the option listing
+            return list(self.option_names.values())
+
+    def set_start(self, run: Run, start: np.ndarray) -> bool:
+        import highspy
+
+        known = np.flatnonzero(np.isfinite(start))
+        st = run.model.setSolution(int(known.size), known.astype(np.int32), start[known])
+        return bool(st != highspy.HighsStatus.kError)
+
+    def run(self, run: Run) -> None:
+        h = run.model
+        if run.guarded:
+            def on_interrupt(event: Any) -> None:
+                if run.stop_signal is not None:
+                    event.interrupt()
+
+            def on_improved(event: Any) -> None:  # kept for a stop HiGHS is slow to honour (Run.best)
+                out = event.data_out
+                run.best = Outcome("interrupted", np.array(out.mip_solution, dtype=float),
+                                   float(out.objective_function_value),
+                                   float(out.mip_dual_bound) if np.isfinite(out.mip_dual_bound) else None,
+                                   "HiGHS was still working (in a heuristic) when stopped: its last incumbent")
+
+            for cb in (h.cbSimplexInterrupt, h.cbIpmInterrupt, h.cbMipInterrupt):
+                cb.subscribe(on_interrupt)
+            if run.sf.is_mip:
+                h.cbMipImprovingSolution.subscribe(on_improved)
         h.run()
-        runtime = time.perf_counter() - t0
-        if accepted and sf.is_mip:  # HiGHS logs "MIP start solution is feasible, objective value is ..."
-            accepted = any("is feasible" in line for line in seen)
+
+    def read_solution(self, run: Run) -> Outcome:
+        import highspy
+
+        h, sf = run.model, run.sf
         ms = h.getModelStatus()
         info = h.getInfo()
         S = highspy.HighsModelStatus
@@ -113,20 +166,14 @@ class HighsBackend(Backend):
             bound = float(info.mip_dual_bound) if np.isfinite(info.mip_dual_bound) else None
         else:
             bound = obj if ms == S.kOptimal else None
-        if ms in (S.kOptimal, S.kModelEmpty):
-            status = Status.OPTIMAL
-        elif ms in (S.kTimeLimit, S.kIterationLimit, S.kInterrupt, S.kSolutionLimit):
-            status = Status.TIME_LIMIT if has_sol else Status.TIME_LIMIT_NO_SOLUTION
-        elif ms == S.kInfeasible:
-            status = Status.INFEASIBLE
-        elif ms in (S.kUnbounded, S.kUnboundedOrInfeasible):
-            status = Status.UNBOUNDED if ms == S.kUnbounded else Status.INFEASIBLE
-            if ms == S.kUnboundedOrInfeasible:
-                status = _disambiguate(sf)
-        else:
-            status = Status.ERROR
-        gap = relative_gap(obj, bound) if sf.is_mip else (0.0 if status is Status.OPTIMAL else None)
-        return RawResult(status, x, obj, bound, gap, runtime, h.modelStatusToString(ms), accepted)
+        if ms == S.kModelEmpty and x is None:
+            x, obj = np.array(h.getSolution().col_value), float(info.objective_function_value)
+        outcome = {S.kOptimal: "optimal", S.kModelEmpty: "optimal", S.kInfeasible: "infeasible",
+                   S.kUnbounded: "unbounded", S.kUnboundedOrInfeasible: "infeasible_or_unbounded",
+                   S.kInterrupt: "interrupted"}.get(ms, "error")
+        if ms in (S.kTimeLimit, S.kIterationLimit, S.kSolutionLimit):
+            outcome = "limit"
+        return Outcome(outcome, x, obj, bound, h.modelStatusToString(ms))
 
 
 def _csr(A: object) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -36,8 +36,8 @@ import math
 import os
 import re
 import tempfile
-import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -45,16 +45,18 @@ import numpy as np
 
 from treeopt_dsl.errors import CapabilityError, ModelError, ModelTooLarge, SolverNotAvailable
 from treeopt_dsl.ir import StandardForm
-from treeopt_dsl.result import Status
 
 from ._exe import find_executable
-from .base import Backend, RawResult, SolveOptions, relative_gap
+from .base import Backend, Outcome, Run, SolveOptions, check_native_option, native_option_names
 
 _ALL = ("highs", "gurobi", "scip", "cbc")
 _CLASSES = {"highs": frozenset({"LP", "MILP", "QP"}), "gurobi": frozenset({"LP", "MILP", "QP", "MIQP"}),
             "scip": frozenset({"LP", "MILP", "QP", "MIQP"}), "cbc": frozenset({"LP", "MILP"})}
 _BASE_FEATURES = frozenset({"time_limit", "gap", "threads", "seed", "log", "export"})
 _WARM = frozenset({"highs", "gurobi"})
+#: what HiGHS / Gurobi log when they used the start
+_START_SEEN = re.compile(r"MIP start solution is feasible|User MIP start produced solution|"
+                         r"Loaded user MIP start with objective")
 
 
 def _linopy_installed() -> bool:
@@ -297,6 +299,9 @@ def _options(solver: str, o: SolveOptions, is_mip: bool) -> dict[str, Any]:
     if solver == "cbc" and "randomCbcSeed" in out:
         out["randomCbcSeed"] = max(1, out["randomCbcSeed"])  # CBC: 0 means "use the clock"
     out.update(o.extra)
+    if solver != "cbc":
+        out["output_flag" if solver == "highs" else "OutputFlag" if solver == "gurobi" else "display/verblevel"] = (
+            True if solver == "highs" else 1 if solver == "gurobi" else 4)  # the log file feeds run.emit
     return out
 
 
@@ -319,6 +324,9 @@ class LinopyBackend(Backend):
     problem_classes = frozenset({"LP", "MILP", "QP", "MIQP"})
     extra = "linopy"
     features = _BASE_FEATURES | {"warm_start"}
+    #: linopy's ``Model.solve`` is not stopped from outside: SIGINT/SIGTERM end the solve with
+    #: ``KeyboardInterrupt`` (no "interrupt" feature); it runs in the calling thread
+    threaded = False
 
     @classmethod
     def available(cls) -> bool:
@@ -346,84 +354,100 @@ class LinopyBackend(Backend):
     def to_linopy(sf: StandardForm) -> Any:
         return to_linopy(sf)
 
-    def solve(self, sf: StandardForm, solver: str, options: SolveOptions) -> RawResult:
+    # ------------------------------------------------------------------ protocol hooks
+    def require_installed(self, solver: str) -> None:
         if not self.solver_available(solver):
             raise SolverNotAvailable(f"linopy cannot drive {solver!r} here: `pip install treeopt-dsl[linopy,"
                                      f"{ {'highs': 'highs', 'cbc': 'cbc'}.get(solver, solver)}]`")
+
+    def require_class(self, sf: StandardForm, solver: str) -> None:
         if sf.problem_class not in self.classes_for(solver):
             raise CapabilityError(f"linopy with {solver} cannot solve a {sf.problem_class} model")
-        import linopy  # noqa: F401
 
-        t0 = time.perf_counter()
-        if row_activity(sf)[1].any():  # linopy would drop the term-less row "0 >= 1" and solve the rest
-            return RawResult(Status.INFEASIBLE, None, None, None, None, time.perf_counter() - t0,
-                             "linopy: a row without terms excludes 0",
-                             False if options.warm_start is not None else None)
-        m, col_labels = _build(sf)
-        opts = _options(solver, options, sf.is_mip)
-        direct = solver in ("highs", "gurobi")
-        accepted: bool | None = None
+    def settle(self, run: Run) -> Outcome | None:
+        if row_activity(run.sf)[1].any():  # linopy would drop the term-less row "0 >= 1" and solve the rest
+            return Outcome("infeasible", message="linopy: a row without terms excludes 0", accepted=False)
+        return None
+
+    def load_model(self, run: Run) -> None:
+        run.model, run.data["labels"] = _build(run.sf)
+        run.data["opts"] = {}
+
+    def native_options(self, run: Run) -> dict[str, Any]:
+        return _options(run.solver, replace(run.options, extra={}), run.sf.is_mip)
+
+    def set_option(self, run: Run, name: str, value: Any) -> None:
+        if name not in run.data["opts"]:
+            check_native_option(run.solver, name, value)
+        run.data["opts"][name] = value
+
+    def known_options(self, run: Run) -> list[str]:
+        return native_option_names(run.solver)
+
+    def set_start(self, run: Run, start: np.ndarray) -> bool:
+        return run.solver in _WARM
+
+    def run(self, run: Run) -> None:
         with tempfile.TemporaryDirectory(prefix="treeopt-linopy-") as tmp:
-            # CBC: MPS, since CBC's LP reader rejects a file without constraints; keep the files to
-            # read CBC's own solution file (linopy maps only its "Optimal"/"Infeasible" first lines)
-            kw: dict[str, Any] = {"io_api": "direct" if direct else ("mps" if solver == "cbc" else "lp")}
-            if options.log_callback is not None or solver == "cbc" or options.warm_start is not None:
-                kw["log_fn"] = Path(tmp) / "solver.log"
-            if solver == "cbc":
-                kw.update(problem_fn=Path(tmp) / "model.mps", solution_fn=Path(tmp) / "cbc.sol", keep_files=True)
-            if options.warm_start is not None:
-                if solver in _WARM:
-                    ws = np.asarray(options.warm_start, dtype=float)
-                    known = np.flatnonzero(np.isfinite(ws))
-                    labels = col_labels[known]
-                    fn = Path(tmp) / ("start.sol" if solver == "highs" else "start.mst")
-                    if solver == "highs":  # HiGHS reads a full column vector; unknowns at 0 (then repaired)
-                        full = np.where(np.isfinite(ws), ws, 0.0)
-                        labels, vals = col_labels, full
-                    else:
-                        vals = ws[known]
-                    _write_start(fn, solver, [f"x{int(lab)}" for lab in labels], vals)
-                    kw["warmstart_fn"] = fn
-                    kw["set_names"] = True
-                else:
-                    accepted = False
-            ctx = _cbc_on_path() if solver == "cbc" else contextlib.nullcontext()
-            no_incumbent = False
-            try:
-                with ctx:
-                    m.solve(solver_name=solver, **kw, **opts)
-            except (IndexError, AttributeError) as exc:
-                # linopy reads the solution whenever the status is "ok" (optimal *or* a limit): SCIP's
-                # ``getSols()[0]`` and Gurobi's ``X`` fail when a limit came before any incumbent (an
-                # optimal run always has one), so these errors mean "limit, no solution"
-                if not ((solver == "scip" and isinstance(exc, IndexError))
-                        or (solver == "gurobi" and "'X'" in str(exc))):
-                    raise
-                no_incumbent = True
-            except Exception as exc:  # licence size limits surface as solver errors
-                if "size-limited" in str(exc) or "Model too large" in str(exc):
-                    raise ModelTooLarge(f"gurobi's pip licence is size-limited: {exc}") from exc
-                raise
-            log, cbc = "", None
-            if solver == "cbc" and Path(kw["solution_fn"]).exists():
-                cbc = _read_cbc(Path(kw["solution_fn"]), col_labels)
-            if "log_fn" in kw and Path(kw["log_fn"]).exists():
-                log = Path(kw["log_fn"]).read_text(errors="replace")
-                if options.warm_start is not None and solver in _WARM:  # what the solver says of the start
-                    accepted = bool(re.search(r"MIP start solution is feasible|User MIP start produced solution|"
-                                              r"Loaded user MIP start with objective", log))
-                if options.log_callback is not None:
-                    for line in log.splitlines():
-                        options.log_callback(line)
-        runtime = time.perf_counter() - t0
-        if no_incumbent:
-            return RawResult(Status.TIME_LIMIT_NO_SOLUTION, None, None, None, None, runtime,
-                             "linopy/scip: limit reached without a solution", accepted)
-        return self._result(m, sf, solver, runtime, log, accepted, cbc)
+            self._solve_in(run, Path(tmp))
 
     @staticmethod
-    def _result(m: Any, sf: StandardForm, solver: str, runtime: float, log: str,
-                accepted: bool | None, cbc: tuple[str, np.ndarray | None] | None = None) -> RawResult:
+    def _solve_in(run: Run, tmp: Path) -> None:
+        m, col_labels, solver, options = run.model, run.data["labels"], run.solver, run.options
+        direct = solver in ("highs", "gurobi")
+        # CBC: MPS, since CBC's LP reader rejects a file without constraints; keep the files to
+        # read CBC's own solution file (linopy maps only its "Optimal"/"Infeasible" first lines)
+        kw: dict[str, Any] = {"io_api": "direct" if direct else ("mps" if solver == "cbc" else "lp"),
+                              "log_fn": tmp / "solver.log"}
+        if solver == "cbc":
+            kw.update(problem_fn=tmp / "model.mps", solution_fn=tmp / "cbc.sol", keep_files=True)
+        if options.warm_start is not None and solver in _WARM:
+            ws = np.asarray(options.warm_start, dtype=float)
+            known = np.flatnonzero(np.isfinite(ws))
+            fn = tmp / ("start.sol" if solver == "highs" else "start.mst")
+            if solver == "highs":  # HiGHS reads a full column vector; unknowns at 0 (then repaired)
+                labels, vals = col_labels, np.where(np.isfinite(ws), ws, 0.0)
+            else:
+                labels, vals = col_labels[known], ws[known]
+            _write_start(fn, solver, [f"x{int(lab)}" for lab in labels], vals)
+            kw["warmstart_fn"] = fn
+            kw["set_names"] = True
+        ctx = _cbc_on_path() if solver == "cbc" else contextlib.nullcontext()
+        run.data["no_incumbent"] = False
+        try:
+            with ctx:
+                m.solve(solver_name=solver, **kw, **run.data["opts"])
+        except (IndexError, AttributeError) as exc:
+            # linopy reads the solution whenever the status is "ok" (optimal *or* a limit): SCIP's
+            # ``getSols()[0]`` and Gurobi's ``X`` fail when a limit came before any incumbent (an
+            # optimal run always has one), so these errors mean "limit, no solution"
+            if not ((solver == "scip" and isinstance(exc, IndexError))
+                    or (solver == "gurobi" and "'X'" in str(exc))):
+                raise
+            run.data["no_incumbent"] = True
+        run.data["cbc"] = None
+        if solver == "cbc" and Path(kw["solution_fn"]).exists():
+            run.data["cbc"] = _read_cbc(Path(kw["solution_fn"]), col_labels)
+        if Path(kw["log_fn"]).exists():
+            run.emit_text(Path(kw["log_fn"]).read_text(errors="replace"))
+
+    def read_solution(self, run: Run) -> Outcome:
+        if run.data["no_incumbent"]:
+            return Outcome("limit", message=f"linopy/{run.solver}: limit reached without a solution")
+        return self._outcome(run.model, run.sf, run.solver, "\n".join(run.log), run.data["cbc"])
+
+    @classmethod
+    def start_pattern_for(cls, solver: str) -> re.Pattern[str] | None:
+        return _START_SEEN
+
+    def translate_error(self, run: Run, exc: Exception) -> Exception | None:
+        if "size-limited" in str(exc) or "Model too large" in str(exc):  # licence limits surface as errors
+            return ModelTooLarge(f"gurobi's pip licence is size-limited: {exc}")
+        return None
+
+    @staticmethod
+    def _outcome(m: Any, sf: StandardForm, solver: str, log: str,
+                cbc: tuple[str, np.ndarray | None] | None = None) -> Outcome:
         tc = str(m.termination_condition)
         sv = m.solver
         x = solution_vector(m, sf) if m.status == "ok" else None
@@ -431,40 +455,24 @@ class LinopyBackend(Backend):
             tc, x = cbc if cbc is not None else ("error", None)
         if x is not None and tc != "optimal" and not _feasible(sf, x):
             x = None  # at a limit some solvers hand back the last LP point: not an incumbent
-        obj = sf.objective(x) if x is not None else None
-        report = getattr(sv, "report", None) if sv is not None else None
-        bound = gap = None
-        if tc == "optimal":
-            status = Status.OPTIMAL
-        elif tc in ("time_limit", "iteration_limit", "terminated_by_limit", "suboptimal", "user_interrupt"):
-            status = Status.TIME_LIMIT if x is not None else Status.TIME_LIMIT_NO_SOLUTION
-        elif tc == "infeasible":
-            status = Status.INFEASIBLE
-        elif tc == "unbounded":
-            status = Status.UNBOUNDED
-        elif tc == "infeasible_or_unbounded":
-            from .highs import _disambiguate
-
-            status = _disambiguate(sf)
-        else:
-            status = Status.ERROR
-        if status.has_solution and sf.is_mip:
+        limits = ("time_limit", "iteration_limit", "terminated_by_limit", "suboptimal")
+        outcome = ("optimal" if tc == "optimal" else "limit" if tc in limits else
+                   "interrupted" if tc == "user_interrupt" else
+                   tc if tc in ("infeasible", "unbounded", "infeasible_or_unbounded") else "error")
+        bound = None
+        if x is not None and sf.is_mip:
+            report = getattr(sv, "report", None) if sv is not None else None
             db = getattr(report, "dual_bound", None) if report is not None else None
             if solver == "scip" and sv is not None and sv.solver_model is not None:
                 with contextlib.suppress(Exception):
                     db = float(sv.solver_model.getDualbound())
             if db is not None and math.isfinite(db):
                 bound = float(db) + float(sf.c0)  # linopy's objective leaves the constant out
-            elif status is Status.OPTIMAL:
-                bound = None
             if solver == "cbc":
                 found = re.search(r"Lower bound:\s+(\S+)", log)
                 with contextlib.suppress(ValueError, AttributeError):
                     bound = float(found.group(1))  # type: ignore[union-attr]
-            gap = relative_gap(obj, bound)
-        elif status is Status.OPTIMAL:
-            bound, gap = obj, 0.0
-        return RawResult(status, x, obj, bound, gap, runtime, f"linopy/{solver}: {tc}", accepted)
+        return Outcome(outcome, x, None, bound, f"linopy/{solver}: {tc}")
 
 
 def _read_cbc(path: Path, col_labels: np.ndarray) -> tuple[str, np.ndarray | None]:

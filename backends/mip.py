@@ -8,95 +8,120 @@ captured for ``log_callback`` (after the solve) and for the warm-start report.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import tempfile
-import time
 from pathlib import Path
+from typing import Any, ClassVar
 
 import numpy as np
 
 from treeopt_dsl.errors import SolverNotAvailable
-from treeopt_dsl.ir import StandardForm
-from treeopt_dsl.result import Status
 
 from ._files import captured_stdout, mps_file
-from .base import Backend, RawResult, SolveOptions, importable, relative_gap, status_of
+from .base import Backend, Outcome, Run, UnknownOption, importable
 
 _ACCEPTED = re.compile(r"MIPStart provided solution with cost|mipstart provided solution", re.IGNORECASE)
 
 
 class MipBackend(Backend):
+    """python-mip with CBC. Interrupts: python-mip 2.0 gives no way to stop CBC's search from outside
+    (its progress callback's answer is ignored, the limits are copied when the search starts), so this
+    route does not claim "interrupt": SIGINT/SIGTERM end the solve with ``KeyboardInterrupt`` at once
+    (the template abandons the worker thread) instead of being ignored until the time limit."""
+
     name = "mip"
     solvers = ("cbc",)
     problem_classes = frozenset({"LP", "MILP"})
     extra = "cbc"
     features = frozenset({"time_limit", "gap", "threads", "seed", "warm_start", "log", "export"})
+    #: python-mip ``Model`` attributes (``time_limit`` is ``optimize(max_seconds=)``)
+    option_names: ClassVar[dict[str, str]] = {
+        "gap": "max_mip_gap", "threads": "threads", "seed": "seed", "feasibility_tol": "infeas_tol",
+        "integrality_tol": "integer_tol"}
+    start_pattern = _ACCEPTED
 
     @classmethod
     def available(cls) -> bool:
         return importable("mip")
 
-    def solve(self, sf: StandardForm, solver: str, options: SolveOptions) -> RawResult:
+    def load_model(self, run: Run) -> None:
         try:
             import mip
         except (ImportError, OSError):
             raise SolverNotAvailable("CBC (python-mip) is not installed: `pip install treeopt-dsl[cbc]`") from None
-        self.require_class(sf, solver)
-        t0 = time.perf_counter()
-        with tempfile.TemporaryDirectory(prefix="treeopt-cbc-") as tmp:
-            log_path = Path(tmp) / "cbc.log"
-            with captured_stdout(log_path, echo=options.verbose):
-                m = mip.Model(solver_name=mip.CBC)
-                m.verbose = 1 if (options.verbose or options.log_callback or options.warm_start is not None) else 0
-                with mps_file(sf) as path:
-                    m.read(str(path))
-                # CBC's MPS reader drops the objective constant (the RHS of the objective row)
-                if abs(float(m.objective_const) - float(sf.c0)) > 1e-12:
-                    m.objective = m.objective + (float(sf.c0) - float(m.objective_const))
-                variables = [None] * sf.n_cols
-                for v in m.vars:
-                    if v.name.startswith("x") and v.name[1:].isdigit():
-                        variables[int(v.name[1:])] = v
-                if options.gap is not None:
-                    m.max_mip_gap = float(options.gap)
-                if options.threads is not None:
-                    m.threads = int(options.threads)
-                if options.seed is not None:
-                    m.seed = int(options.seed)
-                if options.feasibility_tol is not None:
-                    m.infeas_tol = float(options.feasibility_tol)
-                if options.integrality_tol is not None and sf.is_mip:
-                    m.integer_tol = max(1e-9, float(options.integrality_tol))
-                for k, v in options.extra.items():
-                    setattr(m, k, v)
-                if options.warm_start is not None:
-                    ws = np.asarray(options.warm_start, dtype=float)
-                    ints = np.flatnonzero(np.isfinite(ws) & sf.integrality.astype(bool))
-                    _set_start_by_index(m, [variables[j].idx for j in ints], ws[ints])
-                kw = {} if options.time_limit is None else {"max_seconds": float(options.time_limit)}
-                st = m.optimize(**kw)
-            log = log_path.read_text(errors="replace")
-        if options.log_callback is not None:
-            for line in log.splitlines():
-                options.log_callback(line)
-        runtime = time.perf_counter() - t0
+        stack = contextlib.ExitStack()
+        run.data["stack"] = stack
+        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="treeopt-cbc-")))
+        run.data["log_path"] = log_path = tmp / "cbc.log"
+        sf = run.sf
+        with captured_stdout(log_path):
+            m = mip.Model(solver_name=mip.CBC)
+            m.verbose = 1
+            with mps_file(sf) as path:
+                m.read(str(path))
+        run.model = m
+        # CBC's MPS reader drops the objective constant (the RHS of the objective row)
+        if abs(float(m.objective_const) - float(sf.c0)) > 1e-12:
+            m.objective = m.objective + (float(sf.c0) - float(m.objective_const))
+        variables = [None] * sf.n_cols
+        for v in m.vars:
+            if v.name.startswith("x") and v.name[1:].isdigit():
+                variables[int(v.name[1:])] = v
+        run.data["vars"] = variables
+
+    def native_options(self, run: Run) -> dict[str, Any]:
+        out = super().native_options(run)
+        if "integer_tol" in out:
+            out["integer_tol"] = max(1e-9, float(out["integer_tol"]))
+        return out
+
+    def set_option(self, run: Run, name: str, value: Any) -> None:
+        if name in ("max_seconds", "time_limit_s"):
+            run.data["max_seconds"] = float(value)
+            return
+        if name.startswith("_") or not hasattr(type(run.model), name) or callable(getattr(run.model, name)):
+            raise UnknownOption(name)  # setattr would make a new attribute python-mip never reads
+        setattr(run.model, name, value)
+
+    def known_options(self, run: Run) -> list[str]:
+        cls = type(run.model)
+        return [n for n in dir(cls) if not n.startswith("_") and isinstance(getattr(cls, n), property)]
+
+    def set_start(self, run: Run, start: np.ndarray) -> bool:
+        ints = np.flatnonzero(np.isfinite(start) & run.sf.integrality.astype(bool))
+        _set_start_by_index(run.model, [run.data["vars"][j].idx for j in ints], start[ints])
+        return True
+
+    def run(self, run: Run) -> None:
+        limit = run.options.time_limit if run.options.time_limit is not None else run.data.get("max_seconds")
+        kw = {} if limit is None else {"max_seconds": float(limit)}
+        with captured_stdout(run.data["log_path"], echo=run.options.verbose):
+            run.data["status"] = run.model.optimize(**kw)
+        run.emit_text(run.data["log_path"].read_text(errors="replace"))
+
+    def read_solution(self, run: Run) -> Outcome:
+        import mip
+
+        m, sf, st = run.model, run.sf, run.data["status"]
         S = mip.OptimizationStatus
         has_sol = m.num_solutions > 0 and st in (S.OPTIMAL, S.FEASIBLE)
-        x = np.array([v.x for v in variables], dtype=float) if has_sol else None
+        x = np.array([v.x for v in run.data["vars"]], dtype=float) if has_sol else None
         obj = float(m.objective_value) if has_sol else None
         outcome = {S.OPTIMAL: "optimal", S.FEASIBLE: "limit", S.NO_SOLUTION_FOUND: "limit", S.INFEASIBLE: "infeasible",
                    S.INT_INFEASIBLE: "infeasible", S.UNBOUNDED: "unbounded",
                    S.INF_OR_UNBD: "infeasible_or_unbounded"}.get(st, "error")
-        status = status_of(outcome, has_sol, sf)
-        if not status.has_solution:
-            x = obj = None
-        bound = float(m.objective_bound) if status.has_solution and sf.is_mip else (
-            obj if status is Status.OPTIMAL else None)
-        accepted = bool(_ACCEPTED.search(log)) if options.warm_start is not None else None
-        if accepted is False and options.warm_start is not None and not sf.is_mip:
-            accepted = None
-        gap = relative_gap(obj, bound) if sf.is_mip else (0.0 if status is Status.OPTIMAL else None)
-        return RawResult(status, x, obj, bound, gap, runtime, f"cbc: {st.name}", accepted)
+        bound = float(m.objective_bound) if has_sol and sf.is_mip else None
+        return Outcome(outcome, x, obj, bound, f"cbc: {st.name}")
+
+    def _accepted(self, run: Run, out: Outcome) -> bool | None:
+        if run.options.warm_start is not None and not run.sf.is_mip:
+            return None  # CBC says nothing of a start for an LP
+        return super()._accepted(run, out)
+
+    def close(self, run: Run) -> None:
+        if "stack" in run.data:
+            run.data.pop("stack").close()
 
 
 def _set_start_by_index(m: object, idx: list[int], values: np.ndarray) -> None:

@@ -27,13 +27,14 @@ point satisfying Ipopt's KKT conditions: for a nonconvex model that is a *local*
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import tempfile
 import time
 from collections import OrderedDict
 from functools import cached_property
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -43,7 +44,7 @@ from treeopt_dsl.ir import StandardForm
 from treeopt_dsl.ir.labels import expand, shape_of
 from treeopt_dsl.result import Status
 
-from .base import Backend, RawResult, SolveOptions, importable
+from .base import Backend, Outcome, Run, UnknownOption, importable
 from .linopy import row_activity
 
 _LIMITS = {"Maximum_Iterations_Exceeded", "Maximum_CpuTime_Exceeded", "Maximum_WallTime_Exceeded"}
@@ -306,75 +307,133 @@ def _start(sf: StandardForm, warm: np.ndarray | None) -> np.ndarray:
 
 
 class CasadiBackend(Backend):
+    """Ipopt through CasADi. Interrupts: the solve runs in the calling thread; CasADi checks for Python
+    signals between Ipopt iterations, where the handler raises ``KeyboardInterrupt``: CasADi turns it
+    into Ipopt's "user requested stop" and the result is ``INTERRUPTED_NO_SOLUTION`` (or
+    ``INTERRUPTED`` when the last iterate CasADi hands back is feasible)."""
+
     name = "casadi"
     solvers = ("ipopt",)
     problem_classes = frozenset({"LP", "QP", "NLP"})
     extra = "nlp"
-    features = frozenset({"time_limit", "log", "warm_start"})
+    features = frozenset({"time_limit", "log", "warm_start", "interrupt"})
+    option_names: ClassVar[dict[str, str]] = {
+        "time_limit": "ipopt.max_wall_time", "feasibility_tol": "ipopt.constr_viol_tol"}
+    threaded = False
 
     @classmethod
     def available(cls) -> bool:
         return importable("casadi")
 
-    def solve(self, sf: StandardForm, solver: str, options: SolveOptions) -> RawResult:
-        self.require_class(sf, solver)
-        t0 = time.perf_counter()
-        if row_activity(sf)[1].any():  # a row without terms that excludes 0, e.g. "0 >= 1"
-            return RawResult(Status.INFEASIBLE, None, None, None, None, time.perf_counter() - t0,
-                             "ipopt: a row without terms excludes 0", None)
-        nlp = compiled(sf)
-        extra = dict(options.extra)
-        opts: dict[str, Any] = {"print_time": False, "ipopt.sb": "yes",
-                                "ipopt.max_iter": int(extra.pop("max_iter", 3000)),
-                                "ipopt.tol": float(extra.pop("tol", 1e-8)),
-                                "ipopt.print_level": int(extra.pop("print_level", 5 if options.verbose else 0))}
-        if "linear_solver" in extra:
-            opts["ipopt.linear_solver"] = str(extra.pop("linear_solver"))
-        if options.feasibility_tol is not None:
-            opts["ipopt.constr_viol_tol"] = float(options.feasibility_tol)
-        if options.time_limit is not None:
-            opts["ipopt.max_wall_time"] = float(max(options.time_limit, 1e-3))
-        for k, v in extra.items():
-            opts[k if k.startswith("ipopt.") else f"ipopt.{k}"] = v
+    def settle(self, run: Run) -> Outcome | None:
+        if row_activity(run.sf)[1].any():  # a row without terms that excludes 0, e.g. "0 >= 1"
+            return Outcome("infeasible", message="ipopt: a row without terms excludes 0", accepted=None)
+        return None
+
+    def load_model(self, run: Run) -> None:
+        run.model = compiled(run.sf)
+        run.data["opts"] = {"print_time": False, "ipopt.sb": "yes", "ipopt.max_iter": 3000, "ipopt.tol": 1e-8,
+                            "ipopt.print_level": 5 if run.options.verbose else 0}
+
+    def native_options(self, run: Run) -> dict[str, Any]:
+        out = super().native_options(run)
+        if "ipopt.max_wall_time" in out:
+            out["ipopt.max_wall_time"] = float(max(out["ipopt.max_wall_time"], 1e-3))
+        return out
+
+    def set_option(self, run: Run, name: str, value: Any) -> None:
+        key = name if name.startswith("ipopt.") else f"ipopt.{name}"
+        if key not in run.data["opts"]:  # the defaults above are known to be valid
+            kind = type(value).__name__
+            problem = _probe_option(key, str(value), kind if kind in ("int", "float", "bool") else "str")
+            if problem is not None and "No such IPOPT option" in problem:
+                raise UnknownOption(name)
+            if problem is not None:
+                from treeopt_dsl.errors import OptionError
+
+                raise OptionError(f"Ipopt refused {name}={value!r}: {problem}")
+        run.data["opts"][key] = value
+
+    def known_options(self, run: Run) -> tuple[str, ...]:
+        return IPOPT_COMMON
+
+    def set_start(self, run: Run, start: np.ndarray) -> bool:
+        return True  # the initial point (see ``run``)
+
+    def run(self, run: Run) -> None:
+        nlp, o = run.model, run.options
+        opts = dict(run.data["opts"])
         logfile = None
-        if options.log_callback is not None:
+        if o.log_callback is not None:
             fd, logfile = tempfile.mkstemp(suffix=".ipopt.log")
             os.close(fd)
             opts["ipopt.output_file"] = logfile
             opts["ipopt.file_print_level"] = 5
-        x0 = _start(sf, options.warm_start)
+        x0 = _start(run.sf, o.warm_start)
         try:
             s = nlp.solver(opts)
-            out = s(x0=x0, p=sf.c.astype(float), lbx=nlp.lbx, ubx=nlp.ubx, lbg=nlp.lbg, ubg=nlp.ubg)
-            stats = s.stats()
-        except RuntimeError as exc:
-            raise SolveError(f"Ipopt (CasADi) failed: {exc}") from None
+            out = s(x0=x0, p=run.sf.c.astype(float), lbx=nlp.lbx, ubx=nlp.ubx, lbg=nlp.lbg, ubg=nlp.ubg)
+            run.data["out"], run.data["stats"] = out, s.stats()
+        except (RuntimeError, KeyboardInterrupt) as exc:
+            if run.stop_signal is None:
+                raise SolveError(f"Ipopt (CasADi) failed: {exc}") from None
+            run.data["stats"] = {"return_status": "User_Requested_Stop"}
         finally:
             if logfile is not None:
                 with open(logfile, encoding="utf-8", errors="replace") as fh:
-                    for line in fh:
-                        options.log_callback(line.rstrip("\n"))  # type: ignore[misc]
+                    run.emit_text(fh.read())
                 os.unlink(logfile)
-        runtime = time.perf_counter() - t0
+
+    def request_stop(self, run: Run) -> None:
+        raise KeyboardInterrupt(run.stop_signal)  # CasADi stops Ipopt at its next signal check
+
+    def read_solution(self, run: Run) -> Outcome:
+        nlp, sf, stats = run.model, run.sf, run.data["stats"]
         ret = str(stats.get("return_status", ""))
+        msg = f"ipopt: {ret}, {stats.get('iter_count', '?')} iterations (derivatives built in {nlp.build_s:.2f} s)"
+        out = run.data.get("out")
+        if out is None:
+            return Outcome("interrupted", message=msg, accepted=True)
         x = np.asarray(out["x"]).ravel()
         obj = float(out["f"]) + nlp.c0
         viol = _violation(nlp, sf, x, np.asarray(out["g"]).ravel())
-        feasible = viol <= max(1e-6, 10 * float(options.feasibility_tol or 1e-6))
+        feasible = viol <= max(1e-6, 10 * float(run.options.feasibility_tol or 1e-6))
         if ret in _OPTIMAL:
-            status = Status.OPTIMAL if feasible else Status.ERROR
+            outcome = "optimal" if feasible else "error"
         elif ret in _LIMITS:
-            status = Status.TIME_LIMIT if feasible else Status.TIME_LIMIT_NO_SOLUTION
+            outcome = "limit"
         elif ret in _INFEASIBLE:
-            status = Status.INFEASIBLE
+            outcome = "infeasible"
         elif ret in _UNBOUNDED:
-            status = Status.UNBOUNDED
+            outcome = "unbounded"
+        elif ret == "User_Requested_Stop":
+            outcome = "interrupted"
         else:
-            status = Status.ERROR
-        has = status.has_solution
-        msg = f"ipopt: {ret}, {stats.get('iter_count', '?')} iterations (derivatives built in {nlp.build_s:.2f} s)"
-        return RawResult(status, x if has else None, obj if has else None, None, None, runtime, msg,
-                         None if options.warm_start is None else True)
+            outcome = "error"
+        x = x if feasible else None
+        status = Status.OPTIMAL if outcome == "optimal" else None  # a local optimum: no bound, no gap
+        return Outcome(outcome, x, obj if x is not None else None, None, msg, accepted=True, status=status)
+
+
+#: Ipopt options often meant (suggestions for a misspelled name; CasADi cannot list Ipopt's options)
+IPOPT_COMMON = ("max_iter", "tol", "print_level", "linear_solver", "max_wall_time", "max_cpu_time", "acceptable_tol",
+                "constr_viol_tol", "mu_strategy", "hessian_approximation", "bound_relax_factor", "nlp_scaling_method",
+                "acceptable_iter", "dual_inf_tol", "compl_inf_tol", "mu_init", "warm_start_init_point")
+
+
+@functools.lru_cache(maxsize=256)
+def _probe_option(key: str, value: str, kind: str) -> str | None:
+    """``None`` if CasADi's Ipopt takes ``key`` with a value of this type, else its complaint (CasADi checks
+    Ipopt's option names when it builds a solver: a tiny one is built to ask)."""
+    import casadi as ca
+
+    x = ca.SX.sym("x")
+    typed: Any = {"int": int, "float": float, "bool": lambda v: v == "True"}.get(kind, str)(value)
+    try:
+        ca.nlpsol("probe", "ipopt", {"x": x, "f": x * x}, {"print_time": False, key: typed})
+    except RuntimeError as exc:
+        return str(exc).strip().splitlines()[-1]
+    return None
 
 
 def _violation(nlp: CompiledNLP, sf: StandardForm, x: np.ndarray, g: np.ndarray) -> float:

@@ -30,7 +30,6 @@ import io
 import math
 import re
 import sys
-import time
 from dataclasses import replace
 from typing import Any
 
@@ -41,7 +40,7 @@ from treeopt_dsl.ir import StandardForm
 from treeopt_dsl.result import Status
 
 from ._exe import find_executable
-from .base import Backend, RawResult, SolveOptions, relative_gap, status_of
+from .base import Backend, Outcome, Run, SolveOptions, check_native_option, native_option_names, status_of
 from .linopy import _feasible, check_empty_rows, column_families, families, row_activity
 
 _ALL = ("highs", "gurobi", "scip", "cbc", "ipopt")
@@ -277,6 +276,9 @@ class PyomoBackend(Backend):
     problem_classes = frozenset({"LP", "MILP", "QP", "MIQP"})
     extra = "pyomo"
     features = _BASE_FEATURES | {"warm_start", "seed"}
+    #: pyomo's solve is not stopped from outside: SIGINT/SIGTERM end the solve with ``KeyboardInterrupt``
+    #: (no "interrupt" feature; a CBC child process gets a terminal's Ctrl-C itself); calling thread
+    threaded = False
 
     @classmethod
     def available(cls) -> bool:
@@ -318,67 +320,74 @@ class PyomoBackend(Backend):
     def to_pyomo(sf: StandardForm) -> Any:
         return to_pyomo(sf)
 
-    def solve(self, sf: StandardForm, solver: str, options: SolveOptions) -> RawResult:
+    # ------------------------------------------------------------------ protocol hooks
+    def require_installed(self, solver: str) -> None:
         if not self.solver_available(solver):
             raise SolverNotAvailable(
                 f"pyomo cannot drive {solver!r} here: `pip install treeopt-dsl[pyomo,{solver}]`"
                 + (f" and put an `{solver}` executable on PATH" if solver in ("ipopt",) else ""))
+
+    def require_class(self, sf: StandardForm, solver: str) -> None:
         if sf.problem_class not in self.classes_for(solver):
             raise CapabilityError(f"pyomo with {solver} cannot solve a {sf.problem_class} model")
-        t0 = time.perf_counter()
-        if row_activity(sf)[1].any():  # pyomo cannot carry the term-less row "0 >= 1"
-            return RawResult(Status.INFEASIBLE, None, None, None, None, time.perf_counter() - t0,
-                             "pyomo: a row without terms excludes 0",
-                             False if options.warm_start is not None else None)
-        m = to_pyomo(sf)
-        accepted: bool | None = None
-        seen: list[str] = []  # log lines, kept to confirm that the solver used the start
-        if options.warm_start is not None:
-            accepted = solver in _WARM or solver == "ipopt"  # Ipopt starts from the variables' values
-            if accepted:
-                ws = np.asarray(options.warm_start, dtype=float)
-                for vd, v in zip(m.x_cols, ws.tolist(), strict=True):
-                    if math.isfinite(v):
-                        vd.set_value(v, skip_validation=True)
-                if solver in _START_SEEN:  # listen to the log (and pass it on)
-                    user = options.log_callback
 
-                    def listen(line: str) -> None:
-                        seen.append(line)
-                        if user is not None:
-                            user(line)
+    def settle(self, run: Run) -> Outcome | None:
+        if row_activity(run.sf)[1].any():  # pyomo cannot carry the term-less row "0 >= 1"
+            return Outcome("infeasible", message="pyomo: a row without terms excludes 0", accepted=False)
+        return None
 
-                    options = replace(options, log_callback=listen)
-        try:
-            if solver == "cbc":
-                out = self._solve_cbc(m, sf, options, accepted is True)
-            else:
-                out = self._solve_contrib(m, sf, solver, options, accepted is True)
-        except Exception as exc:
-            if "size-limited" in str(exc) or "Model too large" in str(exc):
-                raise ModelTooLarge(f"gurobi's pip licence is size-limited: {exc}") from exc
-            raise
-        if accepted and solver in _START_SEEN:
-            accepted = any(_START_SEEN[solver].search(line) for line in seen)
-        status, has_x, obj_bound, message = out
+    def load_model(self, run: Run) -> None:
+        run.model = to_pyomo(run.sf)
+        run.data["extra"] = {}
+
+    def set_option(self, run: Run, name: str, value: Any) -> None:
+        check_native_option(run.solver, name, value)
+        run.data["extra"][name] = value
+
+    def known_options(self, run: Run) -> list[str]:
+        return native_option_names(run.solver)
+
+    def set_start(self, run: Run, start: np.ndarray) -> bool:
+        if not (run.solver in _WARM or run.solver == "ipopt"):  # Ipopt starts from the variables' values
+            return False
+        for vd, v in zip(run.model.x_cols, start.tolist(), strict=True):
+            if math.isfinite(v):
+                vd.set_value(v, skip_validation=True)
+        return True
+
+    def run(self, run: Run) -> None:
+        o = replace(run.options, extra=run.data["extra"], log_callback=run.emit)
+        warm = run.options.warm_start is not None and run.start_loaded is True
+        if run.solver == "cbc":
+            run.data["out"] = self._solve_cbc(run.model, run.sf, o, warm)
+        else:
+            run.data["out"] = self._solve_contrib(run.model, run.sf, run.solver, o, warm)
+
+    def read_solution(self, run: Run) -> Outcome:
+        sf = run.sf
+        status, has_x, obj_bound, message = run.data["out"]
         x = None
         if has_x:
-            vals = solution_vector(m, sf)
+            vals = solution_vector(run.model, sf)
             x = vals if np.all(np.isfinite(vals)) else None
             if x is not None and status is not Status.OPTIMAL and not _feasible(sf, x):
                 x = None  # at a limit CBC may hand back the LP relaxation's point: not an incumbent
-        if status is Status.TIME_LIMIT and x is None:
-            status = Status.TIME_LIMIT_NO_SOLUTION
         if status is Status.OPTIMAL and x is None:
             status = Status.ERROR
-        obj = sf.objective(x) if x is not None and status.has_solution else None
-        bound = obj_bound if (obj_bound is not None and math.isfinite(obj_bound)) else None
-        if status is Status.OPTIMAL and not sf.is_mip:
-            bound = obj
-        gap = relative_gap(obj, bound) if status.has_solution else None
-        if solver == "ipopt":
-            bound, gap = None, None
-        return RawResult(status, x, obj, bound, gap, time.perf_counter() - t0, message, accepted)
+        if status in (Status.TIME_LIMIT, Status.TIME_LIMIT_NO_SOLUTION):
+            status = None  # the template settles it from the point
+        bound = None if run.solver == "ipopt" else obj_bound
+        outcome = "limit" if status is None else "optimal"
+        return Outcome(outcome, x, None, bound, message, status=status)
+
+    @classmethod
+    def start_pattern_for(cls, solver: str) -> re.Pattern[str] | None:
+        return _START_SEEN.get(solver)
+
+    def translate_error(self, run: Run, exc: Exception) -> Exception | None:
+        if "size-limited" in str(exc) or "Model too large" in str(exc):
+            return ModelTooLarge(f"gurobi's pip licence is size-limited: {exc}")
+        return None
 
     # -------------------------------------------------------------------- the new interface
     @staticmethod

@@ -8,96 +8,136 @@ whether it became an incumbent.
 
 from __future__ import annotations
 
+import contextlib
+import re
 import tempfile
-import time
 from pathlib import Path
+from typing import Any, ClassVar
 
 import numpy as np
 
-from treeopt_dsl.errors import SolverNotAvailable
-from treeopt_dsl.ir import StandardForm
-from treeopt_dsl.result import Status
+from treeopt_dsl.errors import OptionError, SolverNotAvailable
 
 from ._files import mps_file
-from .base import Backend, RawResult, SolveOptions, importable, relative_gap, status_of
+from .base import Backend, Outcome, Run, UnknownOption, importable
 
 #: what SCIP logs when a start became a solution (complete start / partial start completed by SCIP)
 ACCEPTED = ("feasible solution given by solution candidate storage", "found by completesol heuristic")
+_ACCEPTED = re.compile("|".join(re.escape(a) for a in ACCEPTED))
 
 
 class ScipBackend(Backend):
+    """SCIP direct. Interrupts: SCIP's own Ctrl-C catching is off (``misc/catchctrlc``); the solve runs
+    in a worker thread (``optimizeNogil``) and SIGINT/SIGTERM call ``interruptSolve()``: SCIP stops
+    with its incumbent."""
+
     name = "direct"
     solvers = ("scip",)
     problem_classes = frozenset({"LP", "MILP", "QP", "MIQP"})
     extra = "scip"
-    features = frozenset({"time_limit", "gap", "seed", "warm_start", "log", "export"})
+    features = frozenset({"time_limit", "gap", "seed", "warm_start", "log", "export", "interrupt"})
+    option_names: ClassVar[dict[str, str]] = {
+        "time_limit": "limits/time", "gap": "limits/gap", "seed": "randomization/randomseedshift",
+        "feasibility_tol": "numerics/feastol"}
 
     @classmethod
     def available(cls) -> bool:
         return importable("pyscipopt")
 
-    def solve(self, sf: StandardForm, solver: str, options: SolveOptions) -> RawResult:
+    def load_model(self, run: Run) -> None:
         try:
             import pyscipopt
         except ImportError:
             raise SolverNotAvailable("SCIP is not installed: `pip install treeopt-dsl[scip]`") from None
-        t0 = time.perf_counter()
         m = pyscipopt.Model()
-        if not options.verbose:
-            m.hideOutput()
-        with mps_file(sf) as path, tempfile.TemporaryDirectory(prefix="treeopt-scip-") as tmp:
+        run.model = m
+        m.hideOutput()  # the log goes to a file, read back into run.emit (and stderr when verbose)
+        stack = contextlib.ExitStack()
+        run.data["stack"] = stack
+        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="treeopt-scip-")))
+        with mps_file(run.sf) as path:
             m.readProblem(str(path))
-            log_path = Path(tmp) / "scip.log"
-            m.setLogfile(str(log_path))
-            if options.time_limit is not None:
-                m.setParam("limits/time", float(options.time_limit))
-            if options.gap is not None:
-                m.setParam("limits/gap", float(options.gap))
-            if options.seed is not None:
-                m.setParam("randomization/randomseedshift", int(options.seed) % 2**31)
-            if options.feasibility_tol is not None:
-                m.setParam("numerics/feastol", float(options.feasibility_tol))
-            for k, v in options.extra.items():
-                m.setParam(k, v)
-            variables = [None] * sf.n_cols  # the writer names columns x<j>; SCIP may add its own (QP)
-            for v in m.getVars():
-                if v.name.startswith("x") and v.name[1:].isdigit():
-                    variables[int(v.name[1:])] = v
-            if options.warm_start is not None:
-                ws = np.asarray(options.warm_start, dtype=float)
-                # a quadratic objective read from MPS gets SCIP's own variable (``qmatrixvar``) and row: a
-                # full solution would leave it at 0 and fail that row, so SCIP completes a partial one
-                own = m.getNVars() > sf.n_cols
-                sol = m.createSol() if np.all(np.isfinite(ws)) and not own else m.createPartialSol()
-                for j in np.flatnonzero(np.isfinite(ws)):
-                    m.setSolVal(sol, variables[j], float(ws[j]))
-                m.addSol(sol)
-            m.optimize()
+        run.data["log_path"] = tmp / "scip.log"
+        m.setLogfile(str(run.data["log_path"]))
+        m.setParam("misc/catchctrlc", False)
+        variables = [None] * run.sf.n_cols  # the writer names columns x<j>; SCIP may add its own (QP)
+        for v in m.getVars():
+            if v.name.startswith("x") and v.name[1:].isdigit():
+                variables[int(v.name[1:])] = v
+        run.data["vars"] = variables
+
+    def native_options(self, run: Run) -> dict[str, Any]:
+        out = super().native_options(run)
+        if "randomization/randomseedshift" in out:
+            out["randomization/randomseedshift"] = int(out["randomization/randomseedshift"]) % 2**31
+        return out
+
+    def set_option(self, run: Run, name: str, value: Any) -> None:
+        try:
+            run.model.setParam(name, value)
+        except (KeyError, LookupError):
+            raise UnknownOption(name) from None
+        except (ValueError, TypeError) as exc:
+            raise OptionError(f"SCIP refused {name}={value!r}: {exc}") from None
+
+    def known_options(self, run: Run) -> list[str]:
+        return list(run.model.getParams())
+
+    def set_start(self, run: Run, start: np.ndarray) -> bool:
+        m, variables = run.model, run.data["vars"]
+        # a quadratic objective read from MPS gets SCIP's own variable (``qmatrixvar``) and row: a
+        # full solution would leave it at 0 and fail that row, so SCIP completes a partial one
+        own = m.getNVars() > run.sf.n_cols
+        sol = m.createSol() if np.all(np.isfinite(start)) and not own else m.createPartialSol()
+        for j in np.flatnonzero(np.isfinite(start)):
+            m.setSolVal(sol, variables[j], float(start[j]))
+        m.addSol(sol)
+        return True
+
+    @classmethod
+    def start_pattern_for(cls, solver: str) -> re.Pattern[str] | None:
+        return _ACCEPTED
+
+    def run(self, run: Run) -> None:
+        m = run.model
+        try:
+            if run.guarded:
+                m.optimizeNogil()
+            else:
+                m.optimize()
+        finally:
             m.setLogfile("")  # flush and close
-            log = log_path.read_text(errors="replace") if log_path.exists() else ""
-        if options.log_callback is not None:
-            for line in log.splitlines():
-                options.log_callback(line)
-        runtime = time.perf_counter() - t0
+            path = run.data["log_path"]
+            text = path.read_text(errors="replace") if path.exists() else ""
+            if run.options.verbose:
+                import sys
+
+                sys.stderr.write(text)
+            run.emit_text(text)
+
+    def request_stop(self, run: Run) -> None:
+        if run.model is not None:
+            run.model.interruptSolve()
+
+    def read_solution(self, run: Run) -> Outcome:
+        m = run.model
         st = m.getStatus()
         has_sol = m.getNSols() > 0
-        x = np.array([m.getVal(v) for v in variables]) if has_sol else None
+        x = np.array([m.getVal(v) for v in run.data["vars"]]) if has_sol else None
         obj = float(m.getObjVal()) if has_sol else None
         limits = ("timelimit", "gaplimit", "nodelimit", "totalnodelimit", "stallnodelimit", "memlimit", "sollimit",
-                  "bestsollimit", "userinterrupt")
+                  "bestsollimit")
         outcome = {"optimal": "optimal", "infeasible": "infeasible", "unbounded": "unbounded",
-                   "inforunbd": "infeasible_or_unbounded"}.get(st, "limit" if st in limits else "error")
+                   "inforunbd": "infeasible_or_unbounded", "userinterrupt": "interrupted"}.get(
+            st, "limit" if st in limits else "error")
         if st == "gaplimit" and has_sol:
             outcome = "optimal"  # stopped at the requested gap, as the other solvers report it
-        status = status_of(outcome, has_sol, sf)
-        if not status.has_solution:
-            x = obj = None
-        bound = float(m.getDualbound()) if status.has_solution else None
-        if bound is not None and not np.isfinite(bound):
-            bound = None
-        accepted = any(a in log for a in ACCEPTED) if options.warm_start is not None else None
-        gap = relative_gap(obj, bound) if sf.is_mip else (0.0 if status is Status.OPTIMAL else None)
-        return RawResult(status, x, obj, bound, gap, runtime, f"scip: {st}", accepted)
+        bound = float(m.getDualbound()) if has_sol or outcome == "optimal" else None
+        return Outcome(outcome, x, obj, bound, f"scip: {st}")
+
+    def close(self, run: Run) -> None:
+        if "stack" in run.data:
+            run.data.pop("stack").close()
 
 
 BACKENDS = [ScipBackend]

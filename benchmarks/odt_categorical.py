@@ -152,10 +152,12 @@ def summary(rows: list[dict]) -> str:
             ctr, cte = 100 * np.mean([r["cart_d3_train_acc"] for r in rs]), 100 * np.mean([r["cart_d3_test_acc"]
                                                                                           for r in rs])
             opt = sum(r["status"] == "optimal" for r in rs)
+            unc = sum(r["status"] == "uncertified" for r in rs)  # a failed certificate is never optimal
             p = PAPER_TABLE8.get(ds)
             paper = "-" if p is None else f"{p[0][0]} ({p[0][1]})   CART {p[1][0]} ({p[1][1]})"
             out.append(f"  {ds:<26} ours {tr:5.1f} ({te:5.1f})  CART {ctr:5.1f} ({cte:5.1f})  "
-                       f"[{len(rs)} splits, {opt} optimal, mean {np.mean([r['runtime_s'] for r in rs]):.0f} s]"
+                       f"[{len(rs)} splits, {opt} optimal, {unc} uncertified, "
+                       f"mean {np.mean([r['runtime_s'] for r in rs]):.0f} s]"
                        f"   paper {paper}")
     return "\n".join(out)
 

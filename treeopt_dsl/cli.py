@@ -7,16 +7,32 @@
     treeopt fit     FORMULATION --data D [...] [--test-size 0.2] [--seed S] [--json]
     treeopt path    FORMULATION --data D [...] --lambda-l GRID [--lambda-g GRID] [--n-starts K] [--plot F.png]
 
-Errors (unknown formulation, bad data, missing solver, bad parameter) exit with status 2 and one
-line on stderr; a solve that ends without a solution exits with status 1. ``--debug`` shows the
-traceback.
+Exit status and stderr (always one line ``treeopt: ...``; ``--debug`` shows the traceback instead):
+
+* 0: done (an optimal result, or a feasible one stopped at the time limit);
+* 1: the solve ended without a solution (infeasible, unbounded, time limit before any solution);
+* 2: a bad input (``treeopt: error: ...``): unknown formulation, bad data, missing solver, bad
+  parameter or option (negative ``--time-limit``/``--gap``/``--threads``), an unwritable
+  ``--output``/``--log``/``--plot`` path (checked before any work);
+* 3: the solver's answer is uncertified (the decoded model does not reproduce it); the result is
+  still printed;
+* 130: interrupted (Ctrl-C, or SIGTERM during a solve): the best solution found so far is printed as
+  usual (summary or the JSON document);
+* 143: SIGTERM outside a solve.
+
+``solve`` and ``fit`` stop after ``--time-limit`` seconds (default :data:`DEFAULT_TIME_LIMIT`, 300 s;
+``--time-limit none`` means no limit). With ``--json`` stdout holds exactly one JSON document;
+progress and messages go to stderr.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import signal
 import sys
+import threading
 import time
 from typing import Any
 
@@ -26,15 +42,61 @@ from . import __version__
 from .errors import TreeoptError
 
 WARM_STARTS = ("none", "greedy", "cart")
+#: seconds after which ``solve`` and ``fit`` stop when ``--time-limit`` is not given
+DEFAULT_TIME_LIMIT = 300.0
+#: exit status of an interrupted solve (Ctrl-C, or SIGTERM during a solve) and of SIGTERM outside one
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
+#: exit status of a result whose certificate failed (printed, but not to be trusted)
+EXIT_UNCERTIFIED = 3
 
 
 class UsageError(TreeoptError):
     """A command-line usage error (exit status 2)."""
 
 
+class Terminated(BaseException):
+    """SIGTERM arrived outside a solve (raised by the handler :func:`main` installs; exit 143)."""
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, no usage dump
         raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+
+# ---------------------------------------------------------------------------------------------- option types
+def time_limit_arg(text: str) -> float | None:
+    """``--time-limit``: seconds >= 0, or ``none`` (also ``inf``) for no limit."""
+    if text.strip().lower() in ("none", "inf", "infinity"):
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"needs seconds >= 0, or 'none' for no limit; got {text!r}")
+    return value
+
+
+def gap_arg(text: str) -> float:
+    """``--gap``: a relative MIP gap >= 0 (0.01 = 1%)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"needs a relative gap >= 0 (e.g. 0.01 for 1%); got {text!r}")
+    return value
+
+
+def threads_arg(text: str) -> int:
+    """``--threads``: an integer >= 0 (0: the solver's choice)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"needs an integer >= 0 (0: the solver's choice); got {text!r}")
+    return value
 
 
 # ---------------------------------------------------------------------------------------------- parser
@@ -79,11 +141,18 @@ def build_parser() -> argparse.ArgumentParser:
         o.add_argument("--solver", default=None,
                        help="highs, cbc, gurobi, scip, ipopt (default: the formulation's, highs or ipopt)")
         o.add_argument("--backend", help="force a backend (default: the fastest capable one)")
-        o.add_argument("--time-limit", type=float, default=None, help="seconds")
-        o.add_argument("--gap", type=float, default=None, help="relative MIP gap at which to stop")
-        o.add_argument("--threads", type=int, default=None)
+        if name == "path":
+            o.add_argument("--time-limit", type=time_limit_arg, default=None, metavar="SEC",
+                           help="seconds per start (default: none, no limit)")
+        else:
+            o.add_argument("--time-limit", type=time_limit_arg, default=DEFAULT_TIME_LIMIT, metavar="SEC",
+                           help=f"seconds >= 0 (default {DEFAULT_TIME_LIMIT:g}; 'none': no limit); at the limit "
+                                "the best solution found so far is returned")
+        o.add_argument("--gap", type=gap_arg, default=None, help="relative MIP gap >= 0 at which to stop (0.01 = 1%%)")
+        o.add_argument("--threads", type=threads_arg, default=None, help="solver threads >= 0 (0: the solver's choice)")
         o.add_argument("--warm-start", choices=WARM_STARTS, default="none")
-        o.add_argument("--output", "-o", help="also write the model: FILE.lp or FILE.mps")
+        o.add_argument("--output", "-o", help="also write the model: FILE.lp or FILE.mps (.gz compresses; fit: the "
+                                              "model of the training part); the path is checked before the solve")
         v = c.add_argument_group("output")
         v.add_argument("--quiet", "-q", action="store_true", help="print only the result")
         v.add_argument("--verbose", "-v", action="store_true", help="show the solver's log on stderr")
@@ -166,10 +235,29 @@ def _data_info(d: Any) -> dict[str, Any]:
     return {"name": d.name, "n_samples": d.n_samples, "n_features": d.n_features, "classes": list(d.classes)}
 
 
+def _check_paths(args: argparse.Namespace) -> None:
+    """Refuse unwritable ``--output``, ``--log`` and ``--plot`` paths before any work (exit 2)."""
+    from .io import check_writable, file_format
+
+    if getattr(args, "output", None):
+        try:
+            file_format(args.output)
+        except TreeoptError as exc:
+            raise UsageError(f"--output: {exc}") from None
+        check_writable(args.output, "the model (--output)")
+    if getattr(args, "log", None):
+        check_writable(args.log, "the solver log (--log)")
+    if getattr(args, "plot", None):
+        check_writable(args.plot, "the plot (--plot)")
+
+
 def _progress(args: argparse.Namespace) -> tuple[Any, Any]:
     from .progress import Progress
 
-    log_file = open(args.log, "w", encoding="utf-8") if args.log else None
+    try:
+        log_file = open(args.log, "w", encoding="utf-8") if args.log else None
+    except OSError as exc:
+        raise UsageError(f"cannot write the solver log (--log) to {args.log!r}: {exc.strerror or exc}") from None
     stream = None if args.quiet else sys.stderr
     return Progress(stream=stream, log_file=log_file, echo=args.verbose and not args.quiet), log_file
 
@@ -279,6 +367,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     from .formulations import get_formulation
 
     spec = get_formulation(args.formulation, **_params(args))
+    _check_paths(args)
     data = _data(args, spec)
     t = time.perf_counter()
     built = spec.build(data)
@@ -304,11 +393,24 @@ def _result_dict(res: Any, spec: Any, data: Any, args: argparse.Namespace) -> di
 
 
 def _finish(res: Any, spec: Any, data: Any, args: argparse.Namespace, extra: dict[str, Any]) -> int:
+    """Print the JSON document (with ``--json``) and one stderr line for an unusual ending; the exit status."""
+    from .result import Status
     from .solve import failure_message
 
     out = {**_result_dict(res, spec, data, args), **extra}
     if args.json:
         _print_json(out)
+    if res.status in (Status.INTERRUPTED, Status.INTERRUPTED_NO_SOLUTION):
+        term = "SIGTERM" in (res.message or "")  # the backend's message names the signal
+        what = "terminated (SIGTERM)" if term else "interrupted (Ctrl-C)"
+        kept = ("returning the best tree found so far" if res.status is Status.INTERRUPTED else "no solution yet")
+        print(f"treeopt: {what}: {kept}", file=sys.stderr)
+        return EXIT_TERMINATED if term else EXIT_INTERRUPTED
+    if res.status is Status.UNCERTIFIED:
+        why = str(res.certificate) if res.certificate is not None else "no certificate details"
+        print(f"treeopt: certificate failed: the decoded model does not reproduce the solver's answer ({why}); "
+              "the result is printed but not certified", file=sys.stderr)
+        return EXIT_UNCERTIFIED
     if not res.status.has_solution:
         print(f"treeopt: {failure_message(res)}", file=sys.stderr)
         return 1
@@ -319,6 +421,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     from .formulations import get_formulation
 
     spec = get_formulation(args.formulation, **_params(args))
+    _check_paths(args)
     data = _data(args, spec)
     res = _solve(spec, data, args)
     extra = _write(res.built, args.output) if res.built is not None else {}
@@ -337,10 +440,13 @@ def cmd_fit(args: argparse.Namespace) -> int:
     if not 0 < args.test_size < 1:
         raise UsageError(f"--test-size must be in (0, 1), got {args.test_size}")
     spec = get_formulation(args.formulation, **_params(args))
+    _check_paths(args)
     data = _data(args, spec)
     train, test = data.split(args.test_size, seed=args.seed)
     res = _solve(spec, train, args)
     extra: dict[str, Any] = {"n_train": train.n_samples, "n_test": test.n_samples}
+    if res.built is not None:
+        extra.update(_write(res.built, args.output))  # the model solved: the training part
     if res.model is not None:
         extra["metrics"] = {"train": metrics(res.model, train), "test": metrics(res.model, test)}
     if not args.json:
@@ -376,6 +482,7 @@ def cmd_path(args: argparse.Namespace) -> int:
         raise UsageError(f"{spec.name} has no lambda_l / lambda_g parameters; `treeopt path` walks S-ORCT's grid")
     if args.n_starts < 1:
         raise UsageError("--n-starts must be at least 1")
+    _check_paths(args)
     data = _data(args, spec)
     train, test = data.split(args.test_size, seed=args.seed)
     lam_l, lam_g = _grid(args.lambda_l, "l", spec, data), _grid(args.lambda_g, "g", spec, data)
@@ -411,9 +518,22 @@ COMMANDS = {"formulations": cmd_formulations, "solvers": cmd_solvers, "datasets"
             "compile": cmd_compile, "solve": cmd_solve, "fit": cmd_fit, "path": cmd_path}
 
 
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run the ``treeopt`` command; returns the exit status (see the module docstring).
+
+    Installs a SIGTERM handler for the duration of the call (main thread only; the previous handler is
+    restored): SIGTERM outside a solve exits 143 with one line; during a solve the backends return the
+    incumbent as ``interrupted`` (exit 130).
+    """
     argv = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in argv
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         args = build_parser().parse_args(argv)
         return COMMANDS[args.command](args)
@@ -423,11 +543,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"treeopt: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("treeopt: interrupted", file=sys.stderr)
-        return 130
+        print("treeopt: interrupted (Ctrl-C)", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Terminated:
+        print("treeopt: terminated (SIGTERM)", file=sys.stderr)
+        return EXIT_TERMINATED
     except BrokenPipeError:  # output piped into `head` and the like
         sys.stderr.close()
         return 0
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":  # pragma: no cover

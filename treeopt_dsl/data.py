@@ -55,8 +55,7 @@ class Dataset:
             raise DataError(f"y must be one-dimensional, got shape {y_raw.shape}")
         if y_raw.shape[0] != X.shape[0]:
             raise DataError(f"X has {X.shape[0]} rows but y has {y_raw.shape[0]} labels")
-        if y_raw.dtype.kind == "f" and not np.all(np.isfinite(y_raw)):
-            raise DataError("y contains NaN or inf")
+        check_labels(y_raw)
         labels = np.unique(y_raw)
         if multiclass and labels.size > 2:
             if positive is not None:
@@ -166,7 +165,63 @@ def _names(names: Sequence[str] | None, p: int) -> tuple[str, ...]:
     return names
 
 
+def _rows_text(rows: np.ndarray) -> str:
+    shown = ", ".join(str(int(r)) for r in rows[:8])
+    return f"row{'s' if rows.size > 1 else ''} {shown}{' ...' if rows.size > 8 else ''}"
+
+
+def check_labels(y_raw: np.ndarray) -> None:
+    """Refuse missing labels (``None``, NaN, ``pd.NA``) and infinite ones, naming the rows (0-based)."""
+    if y_raw.dtype.kind == "f":
+        bad = ~np.isfinite(y_raw)
+    elif y_raw.dtype.kind == "O":
+        bad = np.fromiter((v is None or (isinstance(v, (float, np.floating)) and not np.isfinite(v))
+                           or (v is not None and not isinstance(v, (str, bytes)) and _is_na(v)) for v in y_raw),
+                          dtype=bool, count=y_raw.size)
+    else:
+        return
+    if bad.any():
+        rows = np.flatnonzero(bad)
+        raise DataError(f"y contains {rows.size} missing or infinite label(s) (None, NaN or inf) at "
+                        f"{_rows_text(rows)} (0-based): drop those rows or give them a class first")
+
+
+def _is_na(v: Any) -> bool:
+    try:
+        import pandas as pd
+
+        return bool(pd.isna(v)) if np.ndim(v) == 0 else False
+    except (TypeError, ValueError):
+        return False
+
+
+def non_numeric_columns(X: Any) -> list[str]:
+    """Names of the columns of a DataFrame that hold text or categories (empty for anything else)."""
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is None or not hasattr(X, "columns"):
+        return []
+    import pandas as pd
+
+    return [str(c) for c, t in zip(X.columns, dtypes, strict=True)
+            if not (pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t))]
+
+
+def require_numeric(X: Any) -> None:
+    """Raise a :class:`DataError` naming the text / categorical columns of a DataFrame (or a text array)."""
+    cols = non_numeric_columns(X)
+    if cols:
+        shown = ", ".join(repr(c) for c in cols[:10]) + (" ..." if len(cols) > 10 else "")
+        raise DataError(f"X has {len(cols)} non-numeric (text or categorical) column(s): {shown}; the formulations "
+                        "need numbers: one-hot encode them (sklearn.preprocessing.OneHotEncoder or pd.get_dummies), "
+                        "or use CategoricalTreeClassifier (categorical_features=...) for category splits")
+    kind = getattr(getattr(X, "dtype", None), "kind", None)
+    if kind in ("U", "S"):
+        raise DataError("X holds text; the formulations need numbers: convert it (e.g. X.astype(float)) or "
+                        "one-hot encode the text columns (sklearn.preprocessing.OneHotEncoder)")
+
+
 def _as_features(X: Any) -> np.ndarray:
+    require_numeric(X)
     if hasattr(X, "to_numpy"):
         X = X.to_numpy()
     try:
@@ -189,10 +244,23 @@ def _as_features(X: Any) -> np.ndarray:
     return X
 
 
+#: largest |value| of a scaled feature: the solvers take coefficients of 1e15-1e20 for infinity and lose
+#: every digit of the other coefficients of a row long before (HiGHS rejects such models)
+MAX_SCALED = 1e12
+#: smallest interquartile range of a scaled feature (when its raw values have one): below it the solvers
+#: see the bulk of the column as one value (it becomes a column of zeros beside a few outliers)
+MIN_SCALED_IQR = 1e-6
+
+
 class Scaler:
     """Feature scaling fitted on training data: ``standard`` (zero mean, unit variance, as the thesis'
     OLCT experiments, seed 000 line 610), ``minmax`` (to [0, 1], as the risk-score and S-ORCT
     papers) or ``none``. Constant features are left centred and unscaled.
+
+    Fitting refuses (:class:`DataError`, naming the feature) a column whose scaling overflows, whose
+    scaled values exceed :data:`MAX_SCALED` in absolute value, or that scaling collapses (its raw
+    values squashed together: the middle half of the column spans less than :data:`MIN_SCALED_IQR` after
+    scaling, e.g. one value of 1e300 among values near 1): rescale or clip it, or drop it.
     """
 
     KINDS = ("standard", "minmax", "none")
@@ -203,17 +271,51 @@ class Scaler:
         self.kind = kind
         self.shift_: np.ndarray | None = None
         self.scale_: np.ndarray | None = None
+        self.feature_names_: tuple[str, ...] | None = None
 
-    def fit(self, X: np.ndarray) -> Scaler:
+    def fit(self, X: np.ndarray, feature_names: Sequence[str] | None = None) -> Scaler:
+        """Fit the shift and scale of every column of ``X``; ``feature_names`` name columns in errors."""
         X = _as_features(X)
-        if self.kind == "standard":
-            shift, scale = X.mean(0), X.std(0)
-        elif self.kind == "minmax":
-            shift, scale = X.min(0), X.max(0) - X.min(0)
-        else:
-            shift, scale = np.zeros(X.shape[1]), np.ones(X.shape[1])
+        names = _names(feature_names, X.shape[1])
+        with np.errstate(over="ignore", invalid="ignore"):
+            if self.kind == "standard":
+                shift, scale = X.mean(0), X.std(0)
+            elif self.kind == "minmax":
+                shift, scale = X.min(0), X.max(0) - X.min(0)
+            else:
+                shift, scale = np.zeros(X.shape[1]), np.ones(X.shape[1])
+        bad = ~(np.isfinite(shift) & np.isfinite(scale))
+        if bad.any():
+            raise DataError(self._huge(names, bad, X, "overflows (the column's spread exceeds the float range)"))
         self.shift_, self.scale_ = shift, np.where(scale > 1e-12, scale, 1.0)
+        self.feature_names_ = names
+        Xs = self._scaled(X)
+        big = np.abs(Xs).max(0) > MAX_SCALED
+        if big.any():
+            raise DataError(self._huge(names, big, X, f"gives values beyond +-{MAX_SCALED:g}, which the solvers "
+                                                      "cannot tell from infinity"))
+        q75, q25 = np.percentile(X, 75, axis=0, method="lower"), np.percentile(X, 25, axis=0, method="higher")
+        iqr = q75 - q25  # the middle half of the column, which a few huge values must not squash to nothing
+        # only huge raw values can squash a column (scaling is affine: it keeps every relative gap, so a
+        # column of ordinary magnitude with a tiny spread in its middle is the data, not the scaling)
+        huge = np.abs(X).max(0) > MAX_SCALED
+        lost = huge & (iqr > 1e-9 * np.maximum(np.abs(q25), np.abs(q75))) & (iqr / self.scale_ < MIN_SCALED_IQR)
+        if lost.any():
+            raise DataError(self._huge(names, lost, X, "squashes the middle half of its values into less than "
+                                                       f"{MIN_SCALED_IQR:g} (a few huge values dominate the scale)"))
         return self
+
+    def _huge(self, names: tuple[str, ...], cols: np.ndarray, X: np.ndarray, what: str) -> str:
+        idx = np.flatnonzero(cols)
+        shown = ", ".join(f"{names[j]!r} (column {j}, |x| up to {np.abs(X[:, j]).max():.3g})" for j in idx[:5])
+        lead = "with scaling='none', feature(s)" if self.kind == "none" else f"{self.kind} scaling of feature(s)"
+        return (f"{lead} {shown}{' ...' if idx.size > 5 else ''} {what}: rescale the column(s) to a moderate range "
+                "(e.g. a log transform or other units), clip the outliers (np.clip), or drop the column(s)")
+
+    def _scaled(self, X: np.ndarray) -> np.ndarray:
+        assert self.shift_ is not None and self.scale_ is not None
+        with np.errstate(over="ignore", invalid="ignore"):
+            return (X - self.shift_) / self.scale_
 
     def transform(self, X: Any) -> np.ndarray:
         if self.shift_ is None or self.scale_ is None:
@@ -221,7 +323,14 @@ class Scaler:
         X = _as_features(X)
         if X.shape[1] != self.shift_.size:
             raise DataError(f"X has {X.shape[1]} features, the model was fitted on {self.shift_.size}")
-        return (X - self.shift_) / self.scale_
+        Xs = self._scaled(X)
+        bad = ~np.isfinite(Xs)
+        if bad.any():
+            rows, cols = np.nonzero(bad)
+            names = self.feature_names_ or _names(None, X.shape[1])
+            raise DataError(f"{self.kind} scaling of X overflows at row {rows[0]}, feature {names[cols[0]]!r} "
+                            f"(value {X[rows[0], cols[0]]:.3g}): clip or rescale that column as for training")
+        return Xs
 
     def apply(self, data: Dataset) -> Dataset:
         return replace(data, X=self.transform(data.X))

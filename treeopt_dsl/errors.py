@@ -36,9 +36,28 @@ class ModelTooLarge(TreeoptError, RuntimeError):
     """The model exceeds what the solver's licence allows (e.g. Gurobi's size-limited pip licence)."""
 
 
+class OptionError(TreeoptError, ValueError):
+    """A solve option is unknown or out of range (negative time limit, misspelled option name, ...)."""
+
+
+class CertificateError(TreeoptError, RuntimeError):
+    """The solver's answer is not reproduced by the decoded model (raised only when asked to)."""
+
+    def __init__(self, message: str, result: object | None = None) -> None:
+        super().__init__(message)
+        self.result = result
+
+
 class SolveError(TreeoptError, RuntimeError):
     """The solve ended without a usable solution (infeasible, unbounded, or no incumbent at the limit)."""
 
     def __init__(self, message: str, result: object | None = None) -> None:
         super().__init__(message)
         self.result = result
+
+
+class UncertifiedWarning(UserWarning):
+    """A solver's answer failed its certificate (the result's status is ``uncertified``).
+
+    Make it an error with ``warnings.simplefilter("error", UncertifiedWarning)``.
+    """

@@ -33,8 +33,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .data import Dataset
-from .errors import DataError, FormulationError, SolveError
+from .data import Dataset, check_labels, require_numeric
+from .errors import DataError, FormulationError, SolveError, UncertifiedWarning
 from .models.tree import TreeModel, sigmoid
 from .result import Status
 
@@ -46,6 +46,31 @@ _TREE_PARAMS: dict[str, Any] = {"depth": 2, "C": 1.0, "scaling": "standard"}
 _FITTED = ("classes_", "model_", "tree_", "result_", "certificate_", "feature_influence_")
 
 _HALF_UP = float(np.nextafter(0.5, 1.0))
+
+
+def _finite_real(v: Any) -> bool:
+    """A real number (not a bool) that is finite."""
+    return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)) and bool(np.isfinite(float(v)))
+
+
+def _warn_unproven(who: str, result: Any, time_limit: float | None) -> None:
+    """Warn about a model that is not proven optimal: :class:`UncertifiedWarning` when the certificate
+    failed (``warnings.simplefilter("error", UncertifiedWarning)`` makes it raise), a
+    :class:`~sklearn.exceptions.ConvergenceWarning` when a limit or an interrupt stopped the solver."""
+    gap = "unknown" if result.gap is None else f"{100.0 * result.gap:.3g}%"
+    bound = "unknown" if result.bound is None else f"{result.bound:.6g}"
+    if result.status is Status.UNCERTIFIED:
+        warnings.warn(f"{who}: the solver's answer failed its certificate, the model is not proven optimal: "
+                      f"{result.message}", UncertifiedWarning, stacklevel=3)
+    elif result.status in (Status.INTERRUPTED, Status.INTERRUPTED_NO_SOLUTION):
+        warnings.warn(f"{who}: the solve was interrupted ({result.message}); keeping the best model found so far "
+                      f"(objective {result.objective:.6g}, bound {bound}, gap {gap})", ConvergenceWarning,
+                      stacklevel=3)
+    elif result.status is not Status.OPTIMAL:
+        warnings.warn(f"{who}: the solver stopped at the time limit ({time_limit} s) "
+                      f"with optimality gap {gap} (objective {result.objective:.6g}, bound {bound}); "
+                      "the model is feasible but not proven optimal: raise time_limit or set gap",
+                      ConvergenceWarning, stacklevel=3)
 
 
 class _SolvedClassifier(ClassifierMixin, BaseEstimator):
@@ -85,7 +110,9 @@ class _SolvedClassifier(ClassifierMixin, BaseEstimator):
     def fit(self, X: Any, y: Any) -> Any:
         """Solve the formulation on ``(X, y)``; ``y`` must hold exactly two classes.
 
-        Raises ``ValueError`` for unusable data (NaN/inf, one class, more than two classes), a
+        Raises ``ValueError`` for unusable data (NaN/inf, one class, more than two classes; a
+        ``DataError`` naming the columns for text or categorical DataFrame columns, the rows for missing
+        labels, the feature for values whose scaling overflows), a
         ``FormulationError`` (a ``ValueError``) for bad parameters, and a ``SolveError`` when the solve
         ends without a model (infeasible, unbounded, or the time limit before any feasible solution).
         A solve stopped by the time limit with a feasible tree keeps it and warns with a
@@ -96,6 +123,14 @@ class _SolvedClassifier(ClassifierMixin, BaseEstimator):
         previous = getattr(self, "model_", None)
         for name in _FITTED:
             self.__dict__.pop(name, None)
+        require_numeric(X)  # text / categorical DataFrame columns: say which and what to do
+        if y is not None:
+            try:
+                y_arr = np.asarray(y)
+            except (TypeError, ValueError):  # ragged and the like: validate_data says what is wrong
+                y_arr = None
+            if y_arr is not None and y_arr.ndim == 1:
+                check_labels(y_arr)  # None / NaN labels: name the rows
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
         check_classification_targets(y)
         classes = np.unique(y)
@@ -121,13 +156,7 @@ class _SolvedClassifier(ClassifierMixin, BaseEstimator):
                              "(e.g. warm_start='cart')", result)
         if not result.status.has_solution or result.model is None:
             raise SolveError(failure_message(result), result)
-        if result.status is not Status.OPTIMAL:
-            gap = "unknown" if result.gap is None else f"{100.0 * result.gap:.3g}%"
-            bound = "unknown" if result.bound is None else f"{result.bound:.6g}"
-            warnings.warn(f"{type(self).__name__}: the solver stopped at the time limit ({self.time_limit} s) "
-                          f"with optimality gap {gap} (objective {result.objective:.6g}, bound {bound}); "
-                          "the model is feasible but not proven optimal: raise time_limit or set gap",
-                          ConvergenceWarning, stacklevel=2)
+        _warn_unproven(type(self).__name__, result, self.time_limit)
         self.classes_ = classes
         self.model_ = result.model
         self.result_ = result
@@ -316,8 +345,9 @@ class RiskScoreClassifier(_SolvedClassifier):
         ``ors`` (thesis (4.5)): points on (binary or [0, 1]-scaled) features; ``ogrs`` (4.16): ``T``
         threshold rules ``x_j >= b_t`` learned with their points.
     T : int, default=3
-        Number of features with points (4.2) / of rules (4.8). ``cardinality="at_most"`` makes the
-        ``ors`` count an upper bound.
+        Number of features with points (4.2) / of rules (4.8), from 1 to the number of features (a larger
+        ``T`` raises a ``FormulationError`` at ``fit``). ``cardinality="at_most"`` makes the ``ors`` count
+        an upper bound (then any ``T >= 1`` is allowed).
     A : str, default="-5..5"
         Admissible points (a range ``lo..hi`` or a list ``"-3,-1,0,1,3"``; must contain 0).
     tangents : str, default="V3"
@@ -364,15 +394,22 @@ class RiskScoreClassifier(_SolvedClassifier):
     def _spec(self) -> Any:
         from treeopt_dsl.formulations import get_formulation
 
-        if not isinstance(self.T, numbers.Integral) or self.T < 1:
+        if not isinstance(self.T, numbers.Integral) or isinstance(self.T, bool) or self.T < 1:
             raise FormulationError(f"T must be a positive integer, got {self.T!r}")
+        if self.formulation not in ("ors", "ogrs"):
+            raise FormulationError(f"formulation must be 'ors' or 'ogrs', got {self.formulation!r}")
+        if not _finite_real(self.C):
+            raise FormulationError(f"C must be a finite number, got {self.C!r}")
+        p = getattr(self, "n_features_in_", None)
+        at_most = self.formulation == "ors" and self.cardinality == "at_most"
+        if p is not None and self.T > p and not at_most:  # (4.2) / (4.9): at most one per feature
+            raise FormulationError(f"T={self.T} exceeds the number of features (n_features={p}): T must be from 1 "
+                                   f"to {p}" + (" (or cardinality='at_most' makes T an upper bound)"
+                                                if self.formulation == "ors" else ""))
         common = dict(A=str(self.A), tangents=self.tangents, C=float(self.C), scaling=self.scaling)
         if self.formulation == "ors":
             return get_formulation("ors", T=int(self.T), cardinality=self.cardinality, **common)
-        if self.formulation == "ogrs":
-            T = int(min(self.T, getattr(self, "n_features_in_", self.T)))  # one rule per feature at most (4.9)
-            return get_formulation("ogrs", T=T, **common)
-        raise FormulationError(f"formulation must be 'ors' or 'ogrs', got {self.formulation!r}")
+        return get_formulation("ogrs", T=int(self.T), **common)
 
 
 class CategoricalTreeClassifier(_SolvedClassifier):

@@ -71,12 +71,41 @@ def to_highs(obj: Any) -> Any:
     return h
 
 
+def mip_highs_available() -> bool:
+    """Whether python-mip can drive HiGHS here. python-mip 2.0 loads HiGHS' C library with ``dlopen``:
+    highspy's extension module (1.16) does not export that C API, so it needs the ``highsbox`` wheel
+    (``pip install highsbox``) or ``PMIP_HIGHS_LIBRARY`` pointing at a ``libhighs`` shared library."""
+    import logging
+
+    mip_log = logging.getLogger("mip")
+    level = mip_log.level
+    mip_log.setLevel(logging.CRITICAL)  # python-mip logs an error when it finds no HiGHS
+    try:
+        import mip.highs
+    except Exception:
+        return False
+    finally:
+        mip_log.setLevel(level)
+    return bool(getattr(mip.highs, "has_highs", False))
+
+
 def to_mip(obj: Any, solver_name: str = "CBC") -> Any:
-    """A python-mip ``Model`` (read from an MPS file with the formulation's names)."""
+    """A python-mip ``Model`` (read from an MPS file with the formulation's names).
+
+    ``solver_name="HIGHS"`` needs python-mip's HiGHS library (see :func:`mip_highs_available`); without
+    it :class:`~treeopt_dsl.errors.SolverNotAvailable` says what to install."""
     import mip
 
+    from .errors import SolverNotAvailable
+
+    if solver_name.upper() == "HIGHS" and not mip_highs_available():
+        raise SolverNotAvailable("python-mip cannot find HiGHS' C library (highspy's wheel does not export it): "
+                                 "`pip install highsbox` (or set PMIP_HIGHS_LIBRARY to a libhighs shared library)")
     sf = as_standard_form(obj)
-    m = mip.Model(solver_name=solver_name)
+    from treeopt_dsl.backends.base import silent_stdout
+
+    with silent_stdout():
+        m = mip.Model(solver_name=solver_name)
     m.verbose = 0
     with tempfile.TemporaryDirectory(prefix="treeopt-") as tmp:
         path = write_mps(sf, Path(tmp) / "model.mps")
@@ -131,4 +160,5 @@ def from_native(obj: Any, native: Any) -> np.ndarray:
                      "to_linopy, to_pyomo, to_highs, to_mip or to_gurobi")
 
 
-__all__ = ["from_native", "to_gurobi", "to_highs", "to_linopy", "to_mip", "to_pyomo", "values_from_names"]
+__all__ = ["from_native", "mip_highs_available", "to_gurobi", "to_highs", "to_linopy", "to_mip", "to_pyomo",
+           "values_from_names"]

@@ -86,6 +86,11 @@ class Block:
     def complete(self, ctx: BuildContext, x: np.ndarray) -> None:
         """Fill this block's own columns of ``x`` from the columns earlier blocks own (in place)."""
 
+    def polish(self, ctx: BuildContext, x: np.ndarray) -> None:
+        """Make a solver's point exact where this block's integer structure decides it (in place), after
+        the integer columns were rounded: e.g. a weight whose l0 indicator is 0 is set to 0, so that the
+        decoded model is the one the integers describe, not one the solver's tolerances let through."""
+
     def provided_by(self) -> str:
         return type(self).__name__
 
@@ -120,6 +125,17 @@ class Built:
         x = np.array(x, dtype=float)
         for b in self.formulation.blocks:
             b.complete(self.ctx, x)
+        return x
+
+    def polish(self, x: np.ndarray) -> np.ndarray:
+        """A copy of the solver's point ``x`` with the integer columns rounded and every block's
+        :meth:`Block.polish` applied (a solver may return ``delta = 1e-7`` or a weight of ``4e-6`` whose
+        indicator is 0, both within its tolerances; the decoded model must follow the integers)."""
+        x = np.array(x, dtype=float)
+        ints = self.compile().integrality.astype(bool)
+        x[ints] = np.round(x[ints])
+        for b in self.formulation.blocks:
+            b.polish(self.ctx, x)
         return x
 
     def decode(self, x: np.ndarray) -> Any:

@@ -10,16 +10,28 @@ import numpy as np
 
 
 class Status(str, Enum):
+    """What a solve proved. A contract: ``optimal`` means the solver proved it *and* the decoded model's
+    certificate reproduces it; a solver's claim whose certificate fails is ``uncertified``."""
+
     OPTIMAL = "optimal"
     TIME_LIMIT = "time_limit"  # stopped at a limit with an incumbent
     TIME_LIMIT_NO_SOLUTION = "time_limit_no_solution"
+    INTERRUPTED = "interrupted"  # stopped by the user (Ctrl-C, SIGTERM) with an incumbent
+    INTERRUPTED_NO_SOLUTION = "interrupted_no_solution"
+    UNCERTIFIED = "uncertified"  # the solver returned a point the decoded model does not reproduce
     INFEASIBLE = "infeasible"
     UNBOUNDED = "unbounded"  # includes "infeasible or unbounded" when the solver cannot tell
     ERROR = "error"
 
     @property
     def has_solution(self) -> bool:
-        return self in (Status.OPTIMAL, Status.TIME_LIMIT)
+        """Whether the result carries a point (and, for tree formulations, a decoded model)."""
+        return self in (Status.OPTIMAL, Status.TIME_LIMIT, Status.INTERRUPTED, Status.UNCERTIFIED)
+
+    @property
+    def proven(self) -> bool:
+        """Whether the answer is proven optimal (and certified)."""
+        return self is Status.OPTIMAL
 
 
 @dataclass
@@ -38,6 +50,7 @@ class Certificate:
     max_violation: float
     routing_mismatches: int
     tolerance: float
+    violation_tolerance: float = 1e-5
     terms: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -47,7 +60,7 @@ class Certificate:
     @property
     def ok(self) -> bool:
         return (self.abs_diff <= self.tolerance * max(1.0, abs(self.objective_solver))
-                and self.max_violation <= 1e-5 and self.routing_mismatches == 0)
+                and self.max_violation <= self.violation_tolerance and self.routing_mismatches == 0)
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "abs_diff": self.abs_diff, "ok": self.ok}
@@ -79,6 +92,9 @@ class SolveResult:
     warm_start_accepted: bool | None = None
     #: one entry per start of a multistart solve (objective, status, runtime); the result is the best
     starts: list[dict[str, Any]] = field(default_factory=list)
+    #: what the solver itself claimed when that differs from ``status`` (e.g. ``optimal`` for an
+    #: ``uncertified`` result), else ``None``
+    solver_status: Status | None = None
 
     @property
     def values(self) -> dict[str, Any]:
@@ -98,5 +114,6 @@ class SolveResult:
             "certificate": self.certificate.to_dict() if self.certificate else None,
             "message": self.message, "options": self.options,
             "warm_start_accepted": self.warm_start_accepted,
+            **({"solver_status": self.solver_status.value} if self.solver_status is not None else {}),
             **({"starts": self.starts} if self.starts else {}),
         }

@@ -11,8 +11,18 @@ from .errors import SolveError
 from .formulation import Built
 from .result import Certificate, SolveResult, Status
 
-#: relative tolerance of the certificate's objective check
+#: relative tolerance of the certificate's objective check (LP, MILP, QP, MIQP)
 CERTIFICATE_TOL = 1e-5
+
+#: what "the decoded model agrees with the solver" means per problem class (docs/DESIGN.md,
+#: "Certificates"): (relative objective tolerance, absolute row/bound violation tolerance).
+#: A MIP solver's point is feasible to ~1e-7 per unscaled row, and the decoded tree reproduces its
+#: objective to round-off. An interior-point NLP solver (Ipopt) stops at a KKT tolerance with
+#: coefficients at ~1e-8..1e-6 where the optimum has zeros; decoding sets |a| <= 1e-6 to zero, which
+#: moves the objective by up to lambda * p * 1e-6 (6e-5 at S-ORCT's largest lambda on sonar): 1e-3.
+CERTIFICATE_TOLERANCES: dict[str, tuple[float, float]] = {
+    "LP": (CERTIFICATE_TOL, 1e-5), "MILP": (CERTIFICATE_TOL, 1e-5), "QP": (CERTIFICATE_TOL, 1e-5),
+    "MIQP": (CERTIFICATE_TOL, 1e-5), "NLP": (1e-3, 1e-6), "MINLP": (1e-3, 1e-6)}
 
 
 def solve_built(built: Built, solver: str = "highs", backend: str | None = None, *, time_limit: float | None = None,
@@ -47,15 +57,59 @@ def solve_built(built: Built, solver: str = "highs", backend: str | None = None,
         built=built, warm_start_accepted=raw.warm_start_accepted)
     if raw.status.has_solution and raw.x is not None:
         if built.formulation.decoder is not None:
-            result.model = built.decode(raw.x)
-            result.certificate = certify(built, raw.x, float(raw.objective))
+            xp = built.polish(raw.x)
+            result.model = built.decode(xp)
+            result.certificate = certify(built, xp, float(raw.objective), sf.problem_class)
+            if not result.certificate.ok:
+                _uncertified(result, built, raw.x)
     elif raise_on_failure:
         raise SolveError(failure_message(result), result)
     return result
 
 
-def certify(built: Built, x: np.ndarray, objective: float) -> Certificate:
-    """Re-evaluate the decoded model: complete a point from its decisions alone and compare."""
+def _uncertified(result: SolveResult, built: Built, x: np.ndarray) -> None:
+    """Demote a result whose certificate failed: the status says so (never ``optimal``), the
+    objective is what the returned model achieves, and the message names the cause."""
+    cert = result.certificate
+    assert cert is not None
+    where, worst = worst_violation(built.model, x)
+    cause = (f"the solver's own point violates {where} by {worst:.2g} (beyond its tolerance: the solver's "
+             "scaled tolerances accepted it)" if worst > cert.violation_tolerance else
+             "the decoded model does not reproduce the solver's point")
+    result.message = (f"{result.solver} reported {result.status.value} with objective {cert.objective_solver:.6g}, "
+                      f"but {cause}; the returned model's objective is {cert.objective_decoded:.6g} "
+                      f"({cert.routing_mismatches} routing mismatches, max violation {cert.max_violation:.2g}) "
+                      f"[solver message: {result.message}]")
+    result.solver_status = result.status
+    result.status = Status.UNCERTIFIED
+    result.objective = cert.objective_decoded
+    from treeopt_dsl.backends.base import relative_gap
+
+    if result.bound is not None and result.bound > cert.objective_decoded + 1e-9 * max(1.0, abs(result.bound)):
+        result.bound = None  # a bound above a point the model achieves is not a bound of this model
+    result.gap = relative_gap(result.objective, result.bound)
+
+
+def worst_violation(model: Any, x: np.ndarray) -> tuple[str, float]:
+    """The constraint family (or variable family's bounds) most violated at ``x`` and by how much."""
+    where, worst = "no row", 0.0
+    for name, c in (*model.constraints.items(), *model.nl_constraints.items()):
+        if c.size:
+            v = float(c.violation(x).max())
+            if v > worst:
+                where, worst = f"row family {name!r}", v
+    for name, f in model.variables.items():
+        v = f.values(x)
+        if v.size:
+            viol = max(float(np.maximum(f.lower - v, 0).max()), float(np.maximum(v - f.upper, 0).max()))
+            if viol > worst:
+                where, worst = f"the bounds of {name!r}", viol
+    return where, worst
+
+
+def certify(built: Built, x: np.ndarray, objective: float, problem_class: str = "MILP") -> Certificate:
+    """Re-evaluate the decoded model: complete a point from its decisions alone and compare, with the
+    tolerances of ``problem_class`` (:data:`CERTIFICATE_TOLERANCES`)."""
     model = built.model
     start = np.full(x.shape, np.nan)
     decisions = built.formulation.decisions
@@ -68,9 +122,10 @@ def certify(built: Built, x: np.ndarray, objective: float) -> Certificate:
         z = built.ctx["z"]
         mism = int(np.sum(np.argmax(z.values(x), 1) != np.argmax(z.values(xc), 1)))
     terms = model.objective_terms(xc)
+    obj_tol, viol_tol = CERTIFICATE_TOLERANCES.get(problem_class, (CERTIFICATE_TOL, 1e-5))
     return Certificate(objective_solver=objective, objective_decoded=float(sum(terms.values())),
                        max_violation=model.max_violation(xc), routing_mismatches=mism,
-                       tolerance=CERTIFICATE_TOL, terms=terms)
+                       tolerance=obj_tol, violation_tolerance=viol_tol, terms=terms)
 
 
 def failure_message(result: SolveResult) -> str:
@@ -82,4 +137,6 @@ def failure_message(result: SolveResult) -> str:
     if s is Status.TIME_LIMIT_NO_SOLUTION:
         return (f"the time limit ({result.options.get('time_limit')} s) was reached before any feasible "
                 "solution was found; raise --time-limit or give a warm start")
+    if s is Status.INTERRUPTED_NO_SOLUTION:
+        return f"the solve was interrupted before any feasible solution was found ({result.message})"
     return f"the solver stopped with status {s.value}: {result.message}"

@@ -6,9 +6,12 @@ A :class:`FormulationSpec` turns user parameters into a :class:`~treeopt_dsl.for
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
+
+import numpy as np
 
 from .data import Dataset, Scaler
 from .errors import FormulationError
@@ -27,12 +30,59 @@ class Param:
     help: str
 
     def coerce(self, value: Any) -> Any:
+        """``value`` checked (and parsed, when text) for this parameter.
+
+        Text goes through ``parse``. Other values are checked by kind: the numeric parsers (``float``,
+        ``int``, :func:`floats`, :func:`optional_float`, :func:`number_or`) take finite numbers only
+        (``int`` a whole number), :func:`floats` also a list with one number per level, and
+        :func:`optional_float` also ``None``; a bad value raises a :class:`FormulationError` that names
+        the parameter, the value and what is allowed.
+        """
         if isinstance(value, str):
             try:
                 return self.parse(value)
             except (TypeError, ValueError) as exc:
                 raise FormulationError(f"bad value {value!r} for parameter {self.name!r}: {exc}") from None
-        return value
+        allowed = _numeric_kind(self.parse)
+        if allowed is None:
+            return value
+        if value is None and allowed in ("optional",):
+            return value
+        if allowed == "per_level" and isinstance(value, (list, tuple, np.ndarray)):
+            items = list(np.asarray(value, dtype=object).ravel()) if isinstance(value, np.ndarray) else list(value)
+            if items and all(_finite_number(v) for v in items):
+                return value
+        elif allowed == "integer":
+            if _finite_number(value) and float(value).is_integer():
+                return value
+        elif _finite_number(value):
+            return value
+        what = {"integer": "a whole number", "number": "a finite number",
+                "optional": "a finite number or None (no bound)",
+                "per_level": "a finite number, or a list of finite numbers (one per level, e.g. [0.1, 1])",
+                "words": "a finite number or one of " + ", ".join(repr(w) for w in getattr(self.parse, "words", ()))}
+        raise FormulationError(f"bad value {value!r} for parameter {self.name!r}: expected {what[allowed]}")
+
+
+def _finite_number(v: Any) -> bool:
+    """A real number (not a bool) that is finite."""
+    return (isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+            and bool(np.isfinite(float(v))))
+
+
+def _numeric_kind(parse: Callable[[str], Any]) -> str | None:
+    """What a numeric parser allows for a non-text value (None: not a numeric parameter, anything goes)."""
+    if parse is float:
+        return "number"
+    if parse is int:
+        return "integer"
+    if parse is floats:
+        return "per_level"
+    if parse is optional_float:
+        return "optional"
+    if getattr(parse, "words", None) is not None:
+        return "words"
+    return None
 
 
 def number_or(*words: str) -> Callable[[str], Any]:
@@ -43,6 +93,7 @@ def number_or(*words: str) -> Callable[[str], Any]:
             return text
         return float(text)
 
+    parse.words = words  # type: ignore[attr-defined]  # read by Param.coerce
     parse.__name__ = "number" + ("|" + "|".join(words) if words else "")
     return parse
 
@@ -90,8 +141,19 @@ class FormulationSpec:
         """Fit the paper's scaling on ``data`` (training data) and keep the scaler for decoding."""
         if not self.multiclass:
             data.require_binary(self.name)
-        scaler = Scaler(self.values.get("scaling", self.scaling)).fit(data.X)
+        self.check_data(data)
+        scaler = Scaler(self.values.get("scaling", self.scaling)).fit(data.X, data.feature_names)
         return replace(scaler.apply(data), meta={**data.meta, "scaler": scaler})
+
+    def check_data(self, data: Dataset) -> None:
+        """Refuse parameters the data cannot honour: ``T`` (features with points, rules) above the number
+        of features, unless ``cardinality="at_most"`` makes it an upper bound."""
+        T = self.values.get("T")
+        if isinstance(T, numbers.Integral) and T > data.n_features and self.values.get("cardinality") != "at_most":
+            raise FormulationError(
+                f"{self.name}: T={T} exceeds the number of features (n_features={data.n_features}); T must be "
+                f"from 1 to {data.n_features}" + (" (or use cardinality='at_most')" if "cardinality" in self.values
+                                                 else ""))
 
     def build(self, data: Dataset) -> Built:
         return self.formulation().build(self.prepare(data), self.topology())

@@ -123,6 +123,14 @@ class L0(Block):
             old = ctx.roles["split_bound"]
             ctx.roles["split_bound"] = old.copy(data=np.minimum(old.values, (top * W + B)[:, None]))
 
+    def polish(self, ctx: BuildContext, x: np.ndarray) -> None:
+        """A weight whose indicator is (rounded) 0 is 0: (3.14) ``|w| <= M delta`` at delta = 0."""
+        fam = ctx[self.of]
+        delta, _ = ctx["l0"]
+        off = delta.values(x) < 0.5
+        if off.any():
+            x[fam.ids[off]] = 0.0
+
     def complete(self, ctx: BuildContext, x: np.ndarray) -> None:
         w = ctx[self.of].values(x)
         delta, s = ctx["l0"]

@@ -31,6 +31,7 @@ def load_csv(path: str | Path, label: Any, positive: Any = None) -> Dataset:
         df = pd.read_csv(p)
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
         raise DataError(f"cannot read {p} as CSV: {exc}") from None
+    _refuse_duplicate_columns(p, label)
     if label not in df.columns and not (isinstance(label, int) and 0 <= label < df.shape[1]):
         hint = ""
         if df.shape[1] == 1 and any(ch in str(df.columns[0]) for ch in ";\t|"):
@@ -40,3 +41,25 @@ def load_csv(path: str | Path, label: Any, positive: Any = None) -> Dataset:
     meta = {"source": f"CSV file {p}", "title": p.name, "variant": None, "task": "binary"}
     return frame_to_dataset(df, label, spec, name=p.stem, positive=positive, missing="error", header=True,
                             meta=meta)
+
+
+def _refuse_duplicate_columns(p: Path, label: Any) -> None:
+    """Refuse a header that repeats a column name: pandas would rename the copy ``name.1`` and keep it as a
+    feature, so a repeated label column would leak the label into the features."""
+    try:
+        header = pd.read_csv(p, header=None, nrows=1, dtype=str, keep_default_na=False).iloc[0].tolist()
+    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError, IndexError):
+        return  # the full read reports it
+    names = [str(h).strip() for h in header]
+    seen: dict[str, int] = {}
+    for h in names:
+        seen[h] = seen.get(h, 0) + 1
+    dups = sorted(h for h, k in seen.items() if k > 1)
+    if not dups:
+        return
+    leak = str(label) in dups
+    raise DataError(
+        f"{p.name}: the header repeats column name(s) {dups}"
+        + (f", among them the label {str(label)!r}: the copy would become a feature and leak the label" if leak
+           else "")
+        + "; give every column a distinct name (or drop the copies) first")

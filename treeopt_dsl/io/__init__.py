@@ -15,6 +15,7 @@ each format: :mod:`treeopt_dsl.io.lp`, :mod:`treeopt_dsl.io.mps`.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,22 @@ def file_format(path: str | Path) -> str:
     return fmt
 
 
+def check_writable(path: str | Path, what: str = "the model") -> Path:
+    """Raise a :class:`ModelError` unless ``path`` can be created: its directory exists and is writable,
+    and ``path`` is not a directory. Called before any work, so that a long build or solve does not end
+    in an unwritable path."""
+    p = Path(path).expanduser()
+    parent = p.parent if str(p.parent) else Path(".")
+    if p.is_dir():
+        raise ModelError(f"cannot write {what} to {str(path)!r}: it is a directory; give a file name")
+    if not parent.is_dir():
+        raise ModelError(f"cannot write {what} to {str(path)!r}: the directory {str(parent)!r} does not exist; "
+                         "create it first (mkdir -p) or choose another path")
+    if not os.access(parent, os.W_OK):
+        raise ModelError(f"cannot write {what} to {str(path)!r}: the directory {str(parent)!r} is not writable")
+    return p
+
+
 def write_model(obj: Any, path: str | Path, names: bool = True) -> Path:
     """Write ``obj`` to ``path`` as LP or MPS by its suffix (``.lp``, ``.mps``, either with ``.gz``).
 
@@ -59,14 +76,19 @@ def write_model(obj: Any, path: str | Path, names: bool = True) -> Path:
     ``names=False`` writes ``x0..`` / ``c0..`` instead of the formulation's names. Raises
     :class:`ModelError` for another suffix or an unwritable path, :class:`CapabilityError` for a
     model with nonlinear terms (neither format holds them). Returns the path written.
+
+    The file is written to a temporary file in the same directory and moved onto ``path`` at the end,
+    so an interrupted or failed write leaves an existing ``path`` unchanged and no partial file.
     """
     fmt = file_format(path)
-    sf = as_standard_form(obj)
     path = Path(path)
+    check_writable(path)
+    sf = as_standard_form(obj)
     try:
         return WRITERS[fmt](sf, path, names=names)
     except OSError as exc:
         raise ModelError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
-__all__ = ["as_standard_form", "file_format", "lp_lines", "mps_lines", "write_lp", "write_model", "write_mps"]
+__all__ = ["as_standard_form", "check_writable", "file_format", "lp_lines", "mps_lines", "write_lp", "write_model",
+           "write_mps"]

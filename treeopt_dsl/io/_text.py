@@ -7,7 +7,12 @@ repeat the same coefficients (±1, big-M, the data) many times.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
+import os
+import stat
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -171,6 +176,42 @@ def unique_names(names: np.ndarray, changed: np.ndarray | None = None) -> np.nda
         out[d] = out[d] + "_" + d.astype(str).astype(object)
         rank[d] = 1
     return out
+
+
+@contextlib.contextmanager
+def atomic_binary(path: Path) -> Iterator[Any]:
+    """Open a temporary file beside ``path`` for writing bytes (gzip-compressed when ``path`` ends in
+    ``.gz``) and move it onto ``path`` (``os.replace``) when the block ends without an exception.
+
+    On any exception, including ``KeyboardInterrupt``, the temporary file is removed and an existing
+    ``path`` keeps its old bytes: an interrupted write never leaves a truncated model behind. The new
+    file gets the permissions of the file it replaces, or the usual ones (``0o666`` less the umask).
+    """
+    path = Path(path)
+    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as raw:
+            if path.suffix.lower() == ".gz":
+                with gzip.GzipFile(filename=path.name[:-3], mode="wb", fileobj=raw, compresslevel=4) as fh:
+                    yield fh
+            else:
+                yield raw
+        os.chmod(tmp, _mode_for(path))
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _mode_for(path: Path) -> int:
+    """Permission bits for a new ``path``: those of the file it replaces, else ``0o666`` less the umask."""
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def open_binary(path: Path) -> Any:

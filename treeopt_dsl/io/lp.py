@@ -39,13 +39,13 @@ from ..ir import StandardForm
 from ._text import (
     Coded,
     as_bytes,
+    atomic_binary,
     byte_lines,
     check_linear,
     fmt_bytes,
     fmt_coded,
     model_name,
     names,
-    open_binary,
     pack,
     text_lines,
     unique_names,
@@ -186,7 +186,7 @@ def write_lp(sf: StandardForm, path: str | Path, names: bool = True) -> Path:
     """Write ``sf`` in CPLEX LP format (``.gz`` compresses). Returns the path."""
     path = Path(path)
     parts = lp_parts(sf, names)
-    with open_binary(path) as fh:
+    with atomic_binary(path) as fh:  # a temporary file, moved onto path at the end
         for part in parts:  # a few large chunks, no joined copy of the whole file
             fh.write(part)
     return path

@@ -33,13 +33,13 @@ import scipy.sparse as sp
 from ..ir import StandardForm
 from ._text import (
     as_bytes,
+    atomic_binary,
     byte_lines,
     check_linear,
     fmt_bytes,
     fmt_coded,
     model_name,
     names,
-    open_binary,
     pack,
     text_lines,
 )
@@ -185,7 +185,7 @@ def write_mps(sf: StandardForm, path: str | Path, names: bool = True) -> Path:
     """
     path = Path(path)
     parts = mps_parts(sf, names)
-    with open_binary(path) as fh:
+    with atomic_binary(path) as fh:  # a temporary file, moved onto path at the end
         for part in parts:  # a few large chunks, no joined copy of the whole file
             fh.write(part)
     return path

@@ -1,0 +1,174 @@
+"""The backend protocol (``backends/base.py``): option checks, stdout silence, HiGHS threads, interrupts."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from treeopt_dsl.backends import SolveOptions, available_solvers, get_backend
+from treeopt_dsl.errors import OptionError
+from treeopt_dsl.ir import Model
+from treeopt_dsl.result import Status
+
+ROOT = Path(__file__).resolve().parents[1]
+PY = sys.executable
+TREEOPT = str(Path(PY).parent / "treeopt")
+
+
+def hard_knapsack(n: int = 70, m: int = 6, seed: int = 0):
+    """A multi-dimensional knapsack: incumbents at once, a proof that takes far longer than the test."""
+    rng = np.random.default_rng(seed)
+    W = rng.integers(20, 100, size=(m, n)).astype(float)
+    p = W.sum(0) / m + rng.integers(0, 10, n)
+    mod = Model("mkp")
+    v = mod.add_variables("v", ("k",), {"k": n}, kind="binary")
+    mod.add_constraints("cap", v.dot(xr.DataArray(W, dims=("r", "k")), "k") <= W.sum(1) / 2)
+    mod.add_objective(v * -p, "profit")
+    return mod.compile()
+
+
+def small_sf():
+    from treeopt_dsl.datasets import load
+    from treeopt_dsl.formulations import get_formulation
+
+    return get_formulation("olct", depth=1).build(load("breast-cancer").subsample(30, seed=0)).compile()
+
+
+# ------------------------------------------------------------------------------- options
+@pytest.mark.parametrize(("kw", "name"), [({"time_limit": -5}, "time_limit"), ({"gap": -0.1}, "gap"),
+                                          ({"threads": -1}, "threads"), ({"threads": 1.5}, "threads"),
+                                          ({"time_limit": float("inf")}, "time_limit"),
+                                          ({"gap": float("nan")}, "gap"), ({"seed": -3}, "seed")])
+def test_bad_common_options_are_refused(kw, name):
+    with pytest.raises(OptionError, match=name):
+        SolveOptions(**kw)
+
+
+def test_time_limit_zero_is_allowed():
+    raw = get_backend("highs").solve(hard_knapsack(), "highs", SolveOptions(time_limit=0))
+    assert raw.status in (Status.TIME_LIMIT, Status.TIME_LIMIT_NO_SOLUTION, Status.OPTIMAL)
+
+
+#: CBC as a command-line program (linopy, pyomo) cannot list its options: names pass through unchecked
+CHECKED = [r for r in available_solvers() if r["installed"] and "MILP" in r["problem_classes"]
+           and not (r["solver"] == "cbc" and r["backend"] in ("linopy", "pyomo"))]
+
+
+@pytest.mark.parametrize("row", CHECKED, ids=lambda r: f"{r['backend']}-{r['solver']}")
+def test_misspelled_option_fails_before_the_solve(row):
+    """``timelimt`` is no option of any solver: refused at once (the model would take minutes), naming it."""
+    be = get_backend(row["solver"], row["backend"])
+    t0 = time.perf_counter()
+    with pytest.raises(OptionError, match="timelimt") as err:
+        be.solve(hard_knapsack(), row["solver"], SolveOptions(extra={"timelimt": 5}))
+    assert time.perf_counter() - t0 < 10
+    assert "time_limit" in str(err.value)  # the suggestion
+
+
+# ------------------------------------------------------------------------------- HiGHS specifics
+def test_highs_threads_change_within_one_process():
+    be, sf = get_backend("highs"), small_sf()
+    for threads in (1, 2, 1):
+        raw = be.solve(sf, "highs", SolveOptions(threads=threads, time_limit=30))
+        assert raw.status is Status.OPTIMAL, raw.message
+
+
+def test_library_prints_nothing_on_stdout():
+    code = ("from treeopt_dsl import export\n"
+            "from treeopt_dsl.backends import SolveOptions, get_backend\n"
+            "from treeopt_dsl.backends.highs import HighsBackend\n"
+            "from tests.test_backend_protocol import small_sf\n"
+            "sf = small_sf()\nHighsBackend.load(sf)\nexport.to_highs(sf)\n"
+            "get_backend('highs').solve(sf, 'highs', SolveOptions(time_limit=20))\n")
+    out = subprocess.run([PY, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == ""
+
+
+def _routes() -> list:
+    rows = [r for r in available_solvers() if r["installed"] and "MILP" in r["problem_classes"]]
+    return [pytest.param(r["solver"], r["backend"], id=f"{r['backend']}-{r['solver']}") for r in rows]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("solver", "backend"), _routes())
+def test_cli_json_stdout_is_one_document(solver, backend):
+    out = subprocess.run([TREEOPT, "solve", "olct", "--data", "breast-cancer", "--depth", "1", "--sample", "60",
+                          "--time-limit", "20", "--json", "--solver", solver, "--backend", backend],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    doc = json.loads(out.stdout)
+    assert doc["status"] == "optimal"
+
+
+# ------------------------------------------------------------------------------- interrupts
+INTERRUPTIBLE = [r for r in available_solvers() if r["installed"] and "interrupt" in r["features"]
+                 and "MILP" in r["problem_classes"]]
+
+
+def _kill_later(sig: int, after: float) -> threading.Timer:
+    t = threading.Timer(after, lambda: os.kill(os.getpid(), sig))
+    t.start()
+    return t
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("row", INTERRUPTIBLE, ids=lambda r: f"{r['backend']}-{r['solver']}")
+def test_signal_returns_the_incumbent(row, sig):
+    sf = hard_knapsack()
+    be = get_backend(row["solver"], row["backend"], sf)
+    previous = signal.getsignal(sig)
+    _kill_later(sig, 2.5)
+    t0 = time.perf_counter()
+    raw = be.solve(sf, row["solver"], SolveOptions(time_limit=60))
+    elapsed = time.perf_counter() - t0
+    assert signal.getsignal(sig) is previous  # handlers restored
+    assert raw.status is Status.INTERRUPTED, (raw.status, raw.message)
+    assert raw.x is not None and raw.objective is not None
+    assert elapsed < 30
+    assert ("SIGINT" if sig == signal.SIGINT else "SIGTERM") in raw.message
+
+
+@pytest.mark.parametrize("row", [r for r in available_solvers()
+                                 if r["installed"] and "MILP" in r["problem_classes"]
+                                 and "interrupt" not in r["features"] and r["backend"] == "mip"],
+                         ids=lambda r: f"{r['backend']}-{r['solver']}")
+def test_route_that_cannot_stop_raises_at_once(row):
+    """CBC through python-mip cannot be stopped with its incumbent: Ctrl-C is not swallowed."""
+    sf = hard_knapsack(n=90, m=8)
+    be = get_backend(row["solver"], row["backend"], sf)
+    _kill_later(signal.SIGINT, 2.0)
+    t0 = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        be.solve(sf, row["solver"], SolveOptions(time_limit=60))
+    assert time.perf_counter() - t0 < 20
+
+
+@pytest.mark.slow
+def test_cli_sigint_prints_the_interrupted_result_promptly():
+    """Ctrl-C during a HiGHS solve that sits in a sub-MIP heuristic (where HiGHS does not read its
+    interrupt callbacks: 107 s to return before the grace period) still ends within seconds with the
+    last incumbent, printed as one JSON document with status "interrupted", exit 130."""
+    proc = subprocess.Popen([TREEOPT, "solve", "oct", "--data", "breast-cancer", "--depth", "3", "--sample", "200",
+                             "--time-limit", "120", "--json"], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    time.sleep(10)
+    proc.send_signal(signal.SIGINT)
+    t0 = time.perf_counter()
+    out, err = proc.communicate(timeout=120)
+    assert time.perf_counter() - t0 < 30, "the stop was not prompt"
+    assert proc.returncode == 130, err[-2000:]
+    doc = json.loads(out)
+    assert doc["status"] == "interrupted" and doc["objective"] is not None
+    assert doc["certificate"]["ok"]
+    assert err.strip().splitlines()[-1].startswith("treeopt: interrupted (Ctrl-C)")
