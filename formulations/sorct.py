@@ -72,6 +72,8 @@ class SORCT(FormulationSpec):
             options.setdefault("max_iter", int(self.values["max_iter"]))
         seed = options.pop("seed", 0)
         warm = options.pop("warm_start", None)
+        if isinstance(warm, str) and warm in ("auto", "none"):  # the multistart's random points are its start
+            warm = None
         starts = None if warm is None else [warm]
         return multistart(built, n_starts=int(self.values["n_starts"]), seed=seed, starts=starts, solver=solver,
                           backend=backend, **options)

@@ -67,7 +67,7 @@ def test_predictions_equal_the_direct_solve(formulation, solver):
     X, y = data(30)
     clf = OptimalTreeClassifier(formulation=formulation, depth=2, solver=solver, time_limit=20).fit(X, y)
     res = get_formulation(formulation, depth=2).solve(Dataset.from_arrays(X, y, positive=1), solver=solver,
-                                                      time_limit=20)
+                                                      time_limit=20, warm_start="auto")  # the estimator's default
     assert clf.result_.status is Status.OPTIMAL and res.status is Status.OPTIMAL
     assert clf.result_.objective == pytest.approx(res.objective, rel=1e-6)
     assert clf.certificate_.ok
@@ -212,7 +212,7 @@ def test_warm_start_cart_is_accepted():
     X, y = data(40)
     clf = OptimalTreeClassifier(depth=2, time_limit=20, warm_start="cart").fit(X, y)
     assert clf.result_.warm_start_accepted is True
-    ref = OptimalTreeClassifier(depth=2, time_limit=20).fit(X, y)
+    ref = OptimalTreeClassifier(depth=2, time_limit=20, warm_start=None).fit(X, y)
     assert ref.result_.warm_start_accepted is None
     assert clf.result_.status is Status.OPTIMAL and ref.result_.status is Status.OPTIMAL
     assert clf.result_.objective == pytest.approx(ref.result_.objective, rel=1e-6)
@@ -248,13 +248,31 @@ def test_time_limit_with_an_incumbent_warns_with_the_gap():
 
 def test_no_incumbent_raises_solve_error():
     X, y = hard_data()
-    est = OptimalTreeClassifier(depth=3, time_limit=0.0)
+    est = OptimalTreeClassifier(depth=3, time_limit=0.0, warm_start=None)
     with pytest.raises(SolveError, match="before the solver found any feasible") as info:
         est.fit(X, y)
     assert info.value.result.status is Status.TIME_LIMIT_NO_SOLUTION
     assert not hasattr(est, "tree_")
     with pytest.raises(NotFittedError):
         est.predict(X)
+
+
+def test_the_default_start_is_never_lost():
+    """warm_start="auto" (the default): with no time to solve, the fit still returns the best start
+    (status time_limit, its objective), never worse; with time, the solver only improves on it."""
+    X, y = hard_data()
+    with pytest.warns(ConvergenceWarning):
+        est = OptimalTreeClassifier(depth=3, time_limit=0.0).fit(X, y)
+    st = est.result_.start
+    assert st["chosen"] in ("cart", "greedy", "dp") and est.result_.status is Status.TIME_LIMIT
+    assert est.result_.objective == pytest.approx(st["objective"])
+    assert st["objective"] == pytest.approx(min(v for v in st["candidates"].values() if isinstance(v, float)))
+    assert est.certificate_.ok and est.result_.improvement == pytest.approx(0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        longer = OptimalTreeClassifier(depth=3, time_limit=5.0).fit(X, y)
+    assert longer.result_.objective <= longer.result_.start["objective"] + 1e-9
+    assert longer.result_.improvement >= -1e-9
 
 
 def test_optimal_fit_does_not_warn():

@@ -63,19 +63,19 @@ def test_failed_certificate_is_uncertified_not_optimal(liar: None) -> None:
 def test_estimator_warns_and_can_raise_on_a_failed_certificate(liar: None) -> None:
     X, y = xor()
     with pytest.warns(UncertifiedWarning, match="certificate"):
-        clf = OptimalTreeClassifier(formulation="oct", depth=1).fit(X, y)
+        clf = OptimalTreeClassifier(formulation="oct", depth=1, warm_start=None).fit(X, y)
     assert clf.result_.status is Status.UNCERTIFIED
     with warnings.catch_warnings():
         warnings.simplefilter("error", UncertifiedWarning)
         with pytest.raises(UncertifiedWarning):
-            OptimalTreeClassifier(formulation="oct", depth=1).fit(X, y)
+            OptimalTreeClassifier(formulation="oct", depth=1, warm_start=None).fit(X, y)
 
 
 def test_cli_exits_non_zero_with_one_line_on_a_failed_certificate(liar: None, tmp_path, capsys) -> None:
     X, y = xor()
     path = tmp_path / "xor.csv"
     np.savetxt(path, np.column_stack([X, y]), delimiter=",", header="a,b,c,y", comments="", fmt="%.6f")
-    code = main(["solve", "oct", "--data", str(path), "--label", "y", "--depth", "1", "--json"])
+    code = main(["solve", "oct", "--data", str(path), "--label", "y", "--depth", "1", "--json", "--warm-start", "none"])
     out, err = capsys.readouterr()
     assert code == 3
     assert json.loads(out)["status"] == "uncertified"
@@ -142,3 +142,52 @@ def test_cbc_on_votes_is_never_called_optimal_without_its_certificate() -> None:
     if res.status is Status.UNCERTIFIED:
         assert res.objective == pytest.approx(res.certificate.objective_decoded)
         assert res.certificate.max_violation <= 1e-5  # the polished tree is a feasible tree of the model
+
+
+class FixedBackend:
+    """A backend that answers with a given status and point (e.g. worse than the start it was handed)."""
+
+    name = "fixed"
+
+    def __init__(self, status: Status, x: np.ndarray | None, objective: float | None) -> None:
+        self.status, self.x, self.obj = status, x, objective
+
+    def solve(self, sf, solver, options) -> RawResult:
+        assert options.warm_start is not None  # the default start reached the solver
+        return RawResult(self.status, self.x, self.obj, None, None, 0.01, f"fixed: {self.status.value}")
+
+
+@pytest.mark.parametrize("status", [Status.TIME_LIMIT, Status.OPTIMAL, Status.TIME_LIMIT_NO_SOLUTION,
+                                    Status.INTERRUPTED_NO_SOLUTION, Status.ERROR])
+def test_a_start_is_never_lost(monkeypatch: pytest.MonkeyPatch, status: Status) -> None:
+    """Whatever the solver answers (a worse tree, even one it calls optimal, or nothing), the result is at
+    least as good as the start it was given, and it is certified."""
+    from treeopt_dsl.warmstart import start_point
+
+    X, y = xor()
+    spec = get_formulation("oct", depth=2)
+    data = Dataset.from_arrays(X, y)
+    built = spec.build(data)
+    k = built.ctx["w"].shape
+    worse = start_point(built, {"w": np.zeros(k), "b": np.r_[-np.ones(k[0] - 2 ** (2 - 1)), np.ones(2)]})
+    obj = float(built.compile().objective(worse))
+    has = status.has_solution
+    monkeypatch.setattr(backends_pkg, "get_backend",
+                        lambda *a, **kw: FixedBackend(status, worse if has else None, obj if has else None))
+    res = spec.solve(data, warm_start="auto")
+    assert res.start["objective"] < obj  # CART and the greedy start beat the constant tree on xor
+    assert res.objective == pytest.approx(res.start["objective"]) and res.certificate.ok
+    assert res.status is not Status.OPTIMAL and "kept the" in res.message
+    assert res.status is (Status.INTERRUPTED if status is Status.INTERRUPTED_NO_SOLUTION else Status.TIME_LIMIT)
+
+
+def test_with_a_start_a_lying_solver_loses_to_the_start(liar: None) -> None:
+    """With the default start, a solver point that fails its certificate and is worse than the start is
+    replaced by the start (certified), and the solver's claim is still reported."""
+    X, y = xor()
+    res = get_formulation("oct", depth=2).solve(Dataset.from_arrays(X, y), warm_start="auto")
+    assert res.status is not Status.UNCERTIFIED and res.certificate.ok
+    assert res.objective == pytest.approx(res.start["objective"])
+    assert res.solver_status is Status.OPTIMAL and "kept the" in res.message
+    # optimal only where the start meets the bound (the exact DP start does on xor: 0 errors, bound 0)
+    assert res.status is Status.TIME_LIMIT or (res.status is Status.OPTIMAL and res.bound == res.objective)

@@ -41,7 +41,7 @@ import numpy as np
 from . import __version__
 from .errors import TreeoptError
 
-WARM_STARTS = ("none", "greedy", "cart")
+WARM_STARTS = ("auto", "none", "greedy", "cart")
 #: seconds after which ``solve`` and ``fit`` stop when ``--time-limit`` is not given
 DEFAULT_TIME_LIMIT = 300.0
 #: exit status of an interrupted solve (Ctrl-C, or SIGTERM during a solve) and of SIGTERM outside one
@@ -150,7 +150,10 @@ def build_parser() -> argparse.ArgumentParser:
                                 "the best solution found so far is returned")
         o.add_argument("--gap", type=gap_arg, default=None, help="relative MIP gap >= 0 at which to stop (0.01 = 1%%)")
         o.add_argument("--threads", type=threads_arg, default=None, help="solver threads >= 0 (0: the solver's choice)")
-        o.add_argument("--warm-start", choices=WARM_STARTS, default="none")
+        o.add_argument("--warm-start", choices=WARM_STARTS, default="auto",
+                       help="auto (default): the best of CART, the greedy per-node start and the exact DP tree "
+                            "in the formulation's own objective (tree formulations); none: the papers' plain "
+                            "runs; greedy; cart")
         o.add_argument("--output", "-o", help="also write the model: FILE.lp or FILE.mps (.gz compresses; fit: the "
                                               "model of the training part); the path is checked before the solve")
         v = c.add_argument_group("output")
@@ -290,6 +293,13 @@ def _summary(res: Any) -> list[str]:
              f"{res.size.get('n_nonzeros')} nonzeros, {res.size.get('n_integer')} integer"]
     if res.warm_start_accepted is not None:
         lines.append(f"warm start  {'accepted' if res.warm_start_accepted else 'NOT accepted'} by the solver")
+    st = getattr(res, "start", None)
+    if st is not None and st.get("chosen") is not None:
+        tried = ", ".join(f"{k} {v:.6g}" if isinstance(v, float) else f"{k} ({v})"
+                          for k, v in st.get("candidates", {}).items())
+        lines.append(f"start       {st['chosen']} at objective {st['objective']:.6g}"
+                     + (f", improved by {res.improvement:.6g}" if res.improvement is not None else "")
+                     + (f" [tried: {tried}; {st.get('time_s', 0.0):.2f} s]" if tried else ""))
     if res.certificate is not None:
         prefix = "certificate" if res.certificate.ok else "WARNING: certificate failed:"
         lines.append(f"{prefix} {res.certificate}")

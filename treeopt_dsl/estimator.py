@@ -222,8 +222,10 @@ class OptimalTreeClassifier(_SolvedClassifier):
         the time limit is not reached.
     verbose : bool, default=False
         Print the solver log.
-    warm_start : bool, {"greedy", "cart"}, TreeModel or None, default=None
-        A start handed to the solver (completed to a feasible point by the blocks): ``"greedy"``
+    warm_start : bool, {"auto", "greedy", "cart"}, TreeModel or None, default="auto"
+        A start handed to the solver (completed to a feasible point by the blocks): ``"auto"`` (the best
+        of CART, the greedy start and the exact DP tree in the formulation's objective; the fitted
+        model is never worse than it, ``result_.start`` says which won), ``"greedy"``
         (node-by-node classifiers from the root), ``"cart"`` (a scikit-learn tree of the same depth),
         or a fitted tree, e.g. ``tree_`` of a shallower estimator. ``True`` follows scikit-learn's
         convention: start from this estimator's previous ``tree_`` when it has one that fits (same
@@ -267,7 +269,7 @@ class OptimalTreeClassifier(_SolvedClassifier):
     def __init__(self, formulation: str = "olct", depth: int = 2, C: Any = 1.0, scaling: str = "standard",
                  solver: str = "highs", backend: str | None = None, time_limit: float | None = 60.0,
                  gap: float | None = None, threads: int | None = None, random_state: Any = None,
-                 verbose: bool = False, warm_start: Any = None, params: dict[str, Any] | None = None) -> None:
+                 verbose: bool = False, warm_start: Any = "auto", params: dict[str, Any] | None = None) -> None:
         self.formulation = formulation
         self.depth = depth
         self.C = C

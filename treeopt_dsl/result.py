@@ -95,6 +95,16 @@ class SolveResult:
     #: what the solver itself claimed when that differs from ``status`` (e.g. ``optimal`` for an
     #: ``uncertified`` result), else ``None``
     solver_status: Status | None = None
+    #: the warm start: which won (``"cart"``, ``"greedy"``, ``"dp"``, ``"given"``), its objective, every
+    #: candidate's objective (``warm_start="auto"``) and the time spent on them; ``None`` without a start
+    start: dict[str, Any] | None = None
+
+    @property
+    def improvement(self) -> float | None:
+        """How much the solver improved on its start (start objective - objective), or ``None``."""
+        if self.start is None or self.start.get("objective") is None or self.objective is None:
+            return None
+        return float(self.start["objective"]) - float(self.objective)
 
     @property
     def values(self) -> dict[str, Any]:
@@ -115,5 +125,6 @@ class SolveResult:
             "message": self.message, "options": self.options,
             "warm_start_accepted": self.warm_start_accepted,
             **({"solver_status": self.solver_status.value} if self.solver_status is not None else {}),
+            **({"start": {**self.start, "improvement": self.improvement}} if self.start is not None else {}),
             **({"starts": self.starts} if self.starts else {}),
         }

@@ -40,11 +40,19 @@ def solve_built(built: Built, solver: str = "highs", backend: str | None = None,
     sf = built.compile()
     compile_s = time.perf_counter() - t0
     be = get_backend(solver, backend, sf)
-    if warm_start is not None and not (isinstance(warm_start, np.ndarray) and warm_start.size == sf.n_cols
-                                       and np.all(np.isfinite(warm_start))):
+    start_report: dict[str, Any] | None = None
+    if isinstance(warm_start, str) and warm_start == "auto":
+        from .warmstart import auto_start
+
+        warm_start, start_report = auto_start(built)
+    elif warm_start is not None and not (isinstance(warm_start, np.ndarray) and warm_start.size == sf.n_cols
+                                         and np.all(np.isfinite(warm_start))):
         from .warmstart import start_point
 
         warm_start = start_point(built, warm_start)
+        start_report = {"chosen": "given", "candidates": {}}
+    if warm_start is not None and start_report is not None and start_report.get("objective") is None:
+        start_report["objective"] = float(sf.objective(warm_start))
     tol = built.ctx.numerics.solver_tolerances()
     opts = SolveOptions(time_limit=time_limit, gap=gap, threads=threads, seed=seed, verbose=verbose,
                         log_callback=log_callback, warm_start=warm_start, extra=extra, **tol)
@@ -55,16 +63,66 @@ def solve_built(built: Built, solver: str = "highs", backend: str | None = None,
         options={k: v for k, v in {"time_limit": time_limit, "gap": gap, "threads": threads, "seed": seed,
                                    **tol}.items() if v is not None},
         built=built, warm_start_accepted=raw.warm_start_accepted)
-    if raw.status.has_solution and raw.x is not None:
-        if built.formulation.decoder is not None:
-            xp = built.polish(raw.x)
-            result.model = built.decode(xp)
-            result.certificate = certify(built, xp, float(raw.objective), sf.problem_class)
-            if not result.certificate.ok:
-                _uncertified(result, built, raw.x)
-    elif raise_on_failure:
+    if warm_start is not None and start_report is not None and _worse_than_start(raw, start_report["objective"]):
+        raw = _start_as_result(raw, sf, warm_start, start_report)  # never worse than the start
+        _take(result, raw)
+    result.start = start_report
+    _decode_and_certify(result, built, raw, sf)
+    if (result.status is Status.UNCERTIFIED and warm_start is not None and start_report is not None
+            and start_report["objective"] <= result.objective):  # the solver's point is worse than the start
+        claim, why = result.solver_status, result.message
+        raw = _start_as_result(raw, sf, warm_start, start_report)
+        _take(result, raw)
+        result.certificate = None
+        _decode_and_certify(result, built, raw, sf)
+        result.solver_status, result.message = claim, f"{result.message}; the solver's own answer: {why}"
+    if not result.status.has_solution and raise_on_failure:
         raise SolveError(failure_message(result), result)
     return result
+
+
+def _worse_than_start(raw: Any, start_objective: float) -> bool:
+    """Whether the solver's answer is no answer, or a worse one than the start it was given."""
+    if not raw.status.has_solution or raw.x is None or raw.objective is None:
+        return True
+    return raw.objective > start_objective + 1e-9 * max(1.0, abs(start_objective))
+
+
+def _take(result: SolveResult, raw: Any) -> None:
+    result.status, result.objective, result.bound, result.gap = raw.status, raw.objective, raw.bound, raw.gap
+    result.x, result.message = raw.x, raw.message
+
+
+def _decode_and_certify(result: SolveResult, built: Built, raw: Any, sf: Any) -> None:
+    """Decode the (polished) point and certify it; a failed certificate demotes the status."""
+    if not raw.status.has_solution or raw.x is None or built.formulation.decoder is None:
+        return
+    xp = built.polish(raw.x)
+    result.model = built.decode(xp)
+    result.certificate = certify(built, xp, float(raw.objective), sf.problem_class)
+    if not result.certificate.ok:
+        _uncertified(result, built, raw.x)
+
+
+def _start_as_result(raw: Any, sf: Any, start: np.ndarray, report: dict[str, Any] | None) -> Any:
+    """The solver ended without a point or with a worse one than the start it was given (e.g. a start it
+    did not accept, or a limit before it reached it): the start is the answer, never proven optimal."""
+    from dataclasses import replace
+
+    from treeopt_dsl.backends.base import relative_gap
+
+    obj = float(sf.objective(start))
+    bound = raw.bound if raw.bound is not None and raw.bound <= obj + 1e-9 * max(1.0, abs(obj)) else None
+    status = raw.status
+    if status in (Status.INTERRUPTED, Status.INTERRUPTED_NO_SOLUTION):
+        status = Status.INTERRUPTED
+    elif status is not Status.OPTIMAL or bound is None or relative_gap(obj, bound) > 1e-9:
+        status = Status.TIME_LIMIT
+    name = (report or {}).get("chosen") or "given"
+    msg = (f"kept the {name} start (objective {obj:.6g}): the solver ended with {raw.status.value}"
+           + (f" at objective {raw.objective:.6g}" if raw.objective is not None else "") + f" [{raw.message}]")
+    return replace(raw, status=status, x=np.array(start, dtype=float), objective=obj, bound=bound,
+                   gap=relative_gap(obj, bound), message=msg)
 
 
 def _uncertified(result: SolveResult, built: Built, x: np.ndarray) -> None:

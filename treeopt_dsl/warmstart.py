@@ -31,6 +31,55 @@ if TYPE_CHECKING:
 
 FEASIBILITY_TOL = 1e-7
 STRATEGIES = ("greedy", "cart")
+#: what ``warm_start="auto"`` tries, in this order (the best in the formulation's own objective wins)
+AUTO_CANDIDATES = ("cart", "greedy", "dp")
+
+
+def auto_start(built: Built) -> tuple[np.ndarray | None, dict[str, Any]]:
+    """``warm_start="auto"``: every start that applies to ``built`` (:data:`AUTO_CANDIDATES`: CART, the
+    papers' greedy per-node start, the exact DP tree when a DP solver is installed), each completed to a
+    feasible point and scored in the formulation's own objective; the best one, and a report
+    ``{"chosen", "objective", "candidates": {name: objective or the reason it does not apply}, "time_s"}``.
+
+    A formulation without tree decisions (risk scores, categorical trees) has no automatic start
+    (``(None, {"chosen": None, ...})``); they take their own (``"greedy"``) when asked by name.
+    """
+    import time
+
+    t0 = time.perf_counter()
+    report: dict[str, Any] = {"chosen": None, "objective": None, "candidates": {}}
+    if "w" not in built.ctx or "b" not in built.ctx or built.ctx.topology is None:
+        report["candidates"] = {"auto": "not a tree formulation with hyperplane decisions (w, b)"}
+        report["time_s"] = time.perf_counter() - t0
+        return None, report
+    sf = built.compile()
+    best: np.ndarray | None = None
+    for name in AUTO_CANDIDATES:
+        try:
+            x = _candidate(built, name)
+        except (FormulationError, ImportError, ValueError) as exc:
+            report["candidates"][name] = f"not used: {exc}"
+            continue
+        if x is None:
+            report["candidates"][name] = "not used: no DP solver installed (pip install treeopt-dsl[dp])"
+            continue
+        obj = float(sf.objective(x))
+        report["candidates"][name] = obj
+        if report["objective"] is None or obj < report["objective"] - 1e-9:
+            best, report["chosen"], report["objective"] = x, name, obj
+    report["time_s"] = time.perf_counter() - t0
+    return best, report
+
+
+def _candidate(built: Built, name: str) -> np.ndarray | None:
+    """The completed point of one automatic start (``None``: that start is not available here)."""
+    if name == "dp":
+        try:
+            from .exact.dp import dp_start
+        except ImportError:
+            return None
+        return dp_start(built)
+    return start_point(built, name)
 
 
 def start_point(built: Built, start: Any) -> np.ndarray:
