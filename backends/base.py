@@ -116,6 +116,8 @@ class RawResult:
     runtime_s: float
     message: str = ""
     warm_start_accepted: bool | None = None
+    #: seconds from the solver's start to the incumbent it returned (``None``: the route cannot tell)
+    incumbent_time_s: float | None = None
 
 
 #: what a solver's own status means, before the incumbent is looked at ("interrupted": the solver
@@ -140,6 +142,8 @@ class Outcome:
     message: str = ""
     accepted: bool | None = None
     status: Status | None = None
+    #: the solver's time when it found the returned incumbent (None: unknown; see ``Run.incumbent_time``)
+    incumbent_time_s: float | None = None
 
 
 @dataclass
@@ -160,6 +164,8 @@ class Run:
     guarded: bool = False
     #: when the stop signal arrived (``time.perf_counter()``)
     stop_time: float | None = None
+    #: the solver's clock when its latest improving solution was found (set by callbacks that can tell)
+    incumbent_time: float | None = None
     #: the best point the solver reported through a callback so far (see :meth:`Backend.incumbent`)
     best: Outcome | None = None
     #: True when the wait was ended after a stop request while the solver still ran (its worker
@@ -344,7 +350,9 @@ class Backend:
         gap = relative_gap(obj, bound)
         if status is Status.ERROR:
             message = with_reason(message, run.log)
-        return RawResult(status, x, obj, bound, gap, runtime, message, self._accepted(run, out))
+        when = out.incumbent_time_s if out.incumbent_time_s is not None else run.incumbent_time
+        return RawResult(status, x, obj, bound, gap, runtime, message, self._accepted(run, out),
+                         incumbent_time_s=when if x is not None else None)
 
     def _accepted(self, run: Run, out: Outcome) -> bool | None:
         """Whether the solver used the warm start: ``None`` without one, else what the backend or the log says."""

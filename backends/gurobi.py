@@ -140,6 +140,8 @@ class GurobiBackend(Backend):
         def on_message(model: Any, where: int) -> None:
             if where == GRB.Callback.MESSAGE:
                 run.emit(model.cbGet(GRB.Callback.MSG_STRING).rstrip("\n"))
+            elif where == GRB.Callback.MIPSOL:  # the time of the latest incumbent (proof time is the rest)
+                run.incumbent_time = float(model.cbGet(GRB.Callback.RUNTIME))
             if run.stop_signal is not None:
                 model.terminate()
 

@@ -28,7 +28,16 @@ class MipBackend(Backend):
     """python-mip with CBC. Interrupts: python-mip 2.0 gives no way to stop CBC's search from outside
     (its progress callback's answer is ignored, the limits are copied when the search starts), so this
     route does not claim "interrupt": SIGINT/SIGTERM end the solve with ``KeyboardInterrupt`` at once
-    (the template abandons the worker thread) instead of being ignored until the time limit."""
+    (the template abandons the worker thread) instead of being ignored until the time limit.
+
+    Nor can the incumbent be kept for ``Run.best`` with the CBC that python-mip 2.0 loads (cbcbox
+    2.935): CBC's ``Cbc_addIncCallback`` is never called at log level >= 1 (the level this route needs
+    for its log), because ``CbcSolver`` replaces the C interface's event handler with its own output
+    handler before branch and bound; at log level 0 it is called, but CBC then crashes (SIGSEGV in
+    ``CbcBnBOutput::onStrongStats``, from ``dealWithEventHandler(endSearch)``) at the end of every
+    search. The progress callback only fires for the root LP and preprocessing, and the ``CbcModel``
+    it hands over cannot be stopped through the C API (``CbcModel::setCutoff`` from another thread
+    corrupted the heap)."""
 
     name = "mip"
     solvers = ("cbc",)

@@ -133,7 +133,8 @@ class ScipBackend(Backend):
         if st == "gaplimit" and has_sol:
             outcome = "optimal"  # stopped at the requested gap, as the other solvers report it
         bound = float(m.getDualbound()) if has_sol or outcome == "optimal" else None
-        return Outcome(outcome, x, obj, bound, f"scip: {st}")
+        when = float(m.getSolTime(m.getBestSol())) if has_sol else None  # when SCIP found its incumbent
+        return Outcome(outcome, x, obj, bound, f"scip: {st}", incumbent_time_s=when)
 
     def close(self, run: Run) -> None:
         if "stack" in run.data:

@@ -149,9 +149,9 @@ def test_route_that_cannot_stop_raises_at_once(row):
     be = get_backend(row["solver"], row["backend"], sf)
     _kill_later(signal.SIGINT, 2.0)
     t0 = time.perf_counter()
-    with pytest.raises(KeyboardInterrupt):
-        be.solve(sf, row["solver"], SolveOptions(time_limit=60))
-    assert time.perf_counter() - t0 < 20
+    with pytest.raises(KeyboardInterrupt):  # the abandoned worker runs on to its (short) limit in the background
+        be.solve(sf, row["solver"], SolveOptions(time_limit=12))
+    assert time.perf_counter() - t0 < 6
 
 
 @pytest.mark.slow
@@ -172,3 +172,15 @@ def test_cli_sigint_prints_the_interrupted_result_promptly():
     assert doc["status"] == "interrupted" and doc["objective"] is not None
     assert doc["certificate"]["ok"]
     assert err.strip().splitlines()[-1].startswith("treeopt: interrupted (Ctrl-C)")
+
+
+@pytest.mark.parametrize("row", [r for r in available_solvers() if r["installed"] and r["backend"] == "direct"
+                                 and "MILP" in r["problem_classes"]],
+                         ids=lambda r: f"{r['backend']}-{r['solver']}")
+def test_time_to_the_final_incumbent_is_reported(row):
+    """The direct MILP routes say when they found the incumbent they return (the rest of the run is the
+    proof), read from the solver's own callbacks or solution records."""
+    sf = hard_knapsack(n=40, m=4)
+    raw = get_backend(row["solver"], row["backend"], sf).solve(sf, row["solver"], SolveOptions(time_limit=30))
+    assert raw.x is not None and raw.incumbent_time_s is not None
+    assert 0.0 <= raw.incumbent_time_s <= raw.runtime_s + 0.05

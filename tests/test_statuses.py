@@ -174,8 +174,8 @@ def test_a_start_is_never_lost(monkeypatch: pytest.MonkeyPatch, status: Status) 
     has = status.has_solution
     monkeypatch.setattr(backends_pkg, "get_backend",
                         lambda *a, **kw: FixedBackend(status, worse if has else None, obj if has else None))
-    res = spec.solve(data, warm_start="auto")
-    assert res.start["objective"] < obj  # CART and the greedy start beat the constant tree on xor
+    res = spec.solve(data, warm_start="cart")  # ("auto" would find the DP's proven optimum and skip the solver)
+    assert res.start["objective"] < obj  # CART beats the constant tree on xor
     assert res.objective == pytest.approx(res.start["objective"]) and res.certificate.ok
     assert res.status is not Status.OPTIMAL and "kept the" in res.message
     assert res.status is (Status.INTERRUPTED if status is Status.INTERRUPTED_NO_SOLUTION else Status.TIME_LIMIT)
@@ -185,9 +185,46 @@ def test_with_a_start_a_lying_solver_loses_to_the_start(liar: None) -> None:
     """With the default start, a solver point that fails its certificate and is worse than the start is
     replaced by the start (certified), and the solver's claim is still reported."""
     X, y = xor()
-    res = get_formulation("oct", depth=2).solve(Dataset.from_arrays(X, y), warm_start="auto")
+    res = get_formulation("oct", depth=2).solve(Dataset.from_arrays(X, y), warm_start="cart")
     assert res.status is not Status.UNCERTIFIED and res.certificate.ok
     assert res.objective == pytest.approx(res.start["objective"])
     assert res.solver_status is Status.OPTIMAL and "kept the" in res.message
     # optimal only where the start meets the bound (the exact DP start does on xor: 0 errors, bound 0)
     assert res.status is Status.TIME_LIMIT or (res.status is Status.OPTIMAL and res.bound == res.objective)
+
+
+def test_an_interrupt_on_a_route_that_cannot_stop_keeps_the_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CBC through python-mip cannot be stopped with its incumbent (it raises KeyboardInterrupt at once):
+    with a start, the result is that start with status ``interrupted``; without one, the interrupt stands."""
+
+    class Stopped:
+        name = "stopped"
+
+        def solve(self, sf, solver, options):
+            raise KeyboardInterrupt("interrupted by SIGINT (Ctrl-C)")
+
+    monkeypatch.setattr(backends_pkg, "get_backend", lambda *a, **kw: Stopped())
+    X, y = xor()
+    res = get_formulation("oct", depth=2).solve(Dataset.from_arrays(X, y), warm_start="cart")
+    assert res.status is Status.INTERRUPTED and res.certificate.ok
+    assert res.objective == pytest.approx(res.start["objective"]) and "SIGINT" in res.message
+    with pytest.raises(KeyboardInterrupt):
+        get_formulation("oct", depth=2).solve(Dataset.from_arrays(X, y))
+
+
+def test_ctrl_c_while_the_starts_are_computed_returns_the_best_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    import treeopt_dsl.warmstart as ws
+
+    real = ws._candidate
+
+    def candidate(built, name):
+        if name == "dp":
+            raise KeyboardInterrupt
+        return real(built, name)
+
+    monkeypatch.setattr(ws, "_candidate", candidate)
+    X, y = xor()
+    res = get_formulation("oct", depth=2).solve(Dataset.from_arrays(X, y), warm_start="auto")
+    assert res.status is Status.INTERRUPTED and res.certificate.ok
+    assert res.start["chosen"] in ("cart", "greedy") and res.start["candidates"]["dp"] == "not used: interrupted"
+    assert res.objective == pytest.approx(res.start["objective"])

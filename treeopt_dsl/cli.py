@@ -139,7 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
             continue
         o = c.add_argument_group("solver")
         o.add_argument("--solver", default=None,
-                       help="highs, cbc, gurobi, scip, ipopt (default: the formulation's, highs or ipopt)")
+                       help="highs, cbc, gurobi, scip, ipopt, or streed (exact dynamic programming for oct) "
+                            "(default: the formulation's, highs or ipopt)")
         o.add_argument("--backend", help="force a backend (default: the fastest capable one)")
         if name == "path":
             o.add_argument("--time-limit", type=time_limit_arg, default=None, metavar="SEC",
@@ -288,7 +289,10 @@ def _summary(res: Any) -> list[str]:
 
     lines = [f"status      {res.status.value}",
              f"objective   {num(res.objective)}   bound {num(res.bound)}   gap {num(res.gap)}",
-             f"time        solve {res.runtime_s:.2f} s, compile {res.compile_s:.2f} s ({res.solver} via {res.backend})",
+             f"time        solve {res.runtime_s:.2f} s, compile {res.compile_s:.2f} s ({res.solver} via {res.backend})"
+             + ("" if res.incumbent_time_s is None else
+                f"; final incumbent at {res.incumbent_time_s:.2f} s, "
+                f"proof {max(0.0, res.runtime_s - res.incumbent_time_s):.2f} s"),
              f"model       {res.size.get('n_variables')} variables, {res.size.get('n_constraints')} constraints, "
              f"{res.size.get('n_nonzeros')} nonzeros, {res.size.get('n_integer')} integer"]
     if res.warm_start_accepted is not None:
@@ -348,8 +352,9 @@ def cmd_formulations(args: argparse.Namespace) -> int:
 
 def cmd_solvers(args: argparse.Namespace) -> int:
     from .backends import available_solvers
+    from .exact.dp import route
 
-    rows = available_solvers()
+    rows = [*available_solvers(), route()]  # the MILP routes, then the exact DP route (axis-aligned 0-1 trees)
     if args.json:
         _print_json({"solvers": rows})
         return 0

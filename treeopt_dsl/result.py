@@ -92,6 +92,9 @@ class SolveResult:
     warm_start_accepted: bool | None = None
     #: one entry per start of a multistart solve (objective, status, runtime); the result is the best
     starts: list[dict[str, Any]] = field(default_factory=list)
+    #: seconds from the solver's start to the incumbent it returned (the rest of ``runtime_s`` went into the
+    #: proof); ``None`` when the route cannot tell (CBC, linopy, pyomo) or the answer is not the solver's
+    incumbent_time_s: float | None = None
     #: what the solver itself claimed when that differs from ``status`` (e.g. ``optimal`` for an
     #: ``uncertified`` result), else ``None``
     solver_status: Status | None = None
@@ -120,6 +123,7 @@ class SolveResult:
         return {
             "status": self.status.value, "objective": self.objective, "bound": self.bound, "gap": self.gap,
             "runtime_s": round(self.runtime_s, 4), "compile_s": round(self.compile_s, 4),
+            "incumbent_time_s": None if self.incumbent_time_s is None else round(self.incumbent_time_s, 4),
             "solver": self.solver, "backend": self.backend, **self.size,
             "certificate": self.certificate.to_dict() if self.certificate else None,
             "message": self.message, "options": self.options,

@@ -35,7 +35,16 @@ def solve_built(built: Built, solver: str = "highs", backend: str | None = None,
     solver cannot route a training sample across the gap the model keeps empty.
     """
     from treeopt_dsl.backends import SolveOptions, get_backend
+    from treeopt_dsl.backends.base import RawResult
 
+    if solver == "streed":  # the exact DP route (treeopt_dsl.exact): no MILP, no solver options
+        from .errors import OptionError
+        from .exact.dp import maybe_solve_dp
+
+        unknown = sorted(set(extra) - {"max_thresholds"})
+        if unknown:
+            raise OptionError(f"unknown option(s) {unknown} for streed (it takes time_limit and max_thresholds)")
+        return maybe_solve_dp(built, solver, time_limit=time_limit, **extra)
     t0 = time.perf_counter()
     sf = built.compile()
     compile_s = time.perf_counter() - t0
@@ -45,6 +54,28 @@ def solve_built(built: Built, solver: str = "highs", backend: str | None = None,
         from .warmstart import auto_start
 
         warm_start, start_report = auto_start(built)
+        if start_report.get("interrupted"):  # Ctrl-C while the starts were computed: the best start is the answer
+            if warm_start is None:
+                raise KeyboardInterrupt("interrupted while computing the warm starts")
+            result = SolveResult(status=Status.INTERRUPTED, objective=None, bound=None, gap=None, runtime_s=0.0,
+                                 solver=solver, backend=be.name, compile_s=compile_s, size=sf.summary(), built=built)
+            raw = _start_as_result(RawResult(Status.INTERRUPTED_NO_SOLUTION, None, None, None, None, 0.0,
+                                             "interrupted by SIGINT (Ctrl-C) while computing the starts"),
+                                   sf, warm_start, start_report)
+            _take(result, raw)
+            result.start = start_report
+            _decode_and_certify(result, built, raw, sf)
+            return result
+        if warm_start is not None and start_report.get("proven"):  # the exact DP tree is this model's optimum
+            obj = float(start_report["objective"])
+            result = SolveResult(
+                status=Status.OPTIMAL, objective=obj, bound=obj, gap=0.0, runtime_s=start_report["time_s"],
+                solver="streed", backend="dp", x=warm_start, compile_s=compile_s, size=sf.summary(),
+                message=f"the exact DP start (STreeD) is proven optimal for this composition, so {solver} was not "
+                        "run (--warm-start none or cart runs it)", options={"warm_start": "auto"}, built=built)
+            result.start = start_report
+            _decode_and_certify(result, built, RawResult(Status.OPTIMAL, warm_start, obj, obj, 0.0, 0.0), sf)
+            return result
     elif warm_start is not None and not (isinstance(warm_start, np.ndarray) and warm_start.size == sf.n_cols
                                          and np.all(np.isfinite(warm_start))):
         from .warmstart import start_point
@@ -56,13 +87,19 @@ def solve_built(built: Built, solver: str = "highs", backend: str | None = None,
     tol = built.ctx.numerics.solver_tolerances()
     opts = SolveOptions(time_limit=time_limit, gap=gap, threads=threads, seed=seed, verbose=verbose,
                         log_callback=log_callback, warm_start=warm_start, extra=extra, **tol)
-    raw = be.solve(sf, solver, opts)
+    try:
+        raw = be.solve(sf, solver, opts)
+    except KeyboardInterrupt as exc:  # a route that cannot stop with its incumbent (CBC): keep the start
+        if warm_start is None:
+            raise
+        raw = RawResult(Status.INTERRUPTED_NO_SOLUTION, None, None, None, None, time.perf_counter() - t0,
+                        f"{exc or 'interrupted'}; {solver} through {be.name!r} returns no incumbent when stopped")
     result = SolveResult(
         status=raw.status, objective=raw.objective, bound=raw.bound, gap=raw.gap, runtime_s=raw.runtime_s,
         solver=solver, backend=be.name, x=raw.x, compile_s=compile_s, size=sf.summary(), message=raw.message,
         options={k: v for k, v in {"time_limit": time_limit, "gap": gap, "threads": threads, "seed": seed,
                                    **tol}.items() if v is not None},
-        built=built, warm_start_accepted=raw.warm_start_accepted)
+        built=built, warm_start_accepted=raw.warm_start_accepted, incumbent_time_s=raw.incumbent_time_s)
     if warm_start is not None and start_report is not None and _worse_than_start(raw, start_report["objective"]):
         raw = _start_as_result(raw, sf, warm_start, start_report)  # never worse than the start
         _take(result, raw)
@@ -90,7 +127,7 @@ def _worse_than_start(raw: Any, start_objective: float) -> bool:
 
 def _take(result: SolveResult, raw: Any) -> None:
     result.status, result.objective, result.bound, result.gap = raw.status, raw.objective, raw.bound, raw.gap
-    result.x, result.message = raw.x, raw.message
+    result.x, result.message, result.incumbent_time_s = raw.x, raw.message, raw.incumbent_time_s
 
 
 def _decode_and_certify(result: SolveResult, built: Built, raw: Any, sf: Any) -> None:
@@ -122,7 +159,7 @@ def _start_as_result(raw: Any, sf: Any, start: np.ndarray, report: dict[str, Any
     msg = (f"kept the {name} start (objective {obj:.6g}): the solver ended with {raw.status.value}"
            + (f" at objective {raw.objective:.6g}" if raw.objective is not None else "") + f" [{raw.message}]")
     return replace(raw, status=status, x=np.array(start, dtype=float), objective=obj, bound=bound,
-                   gap=relative_gap(obj, bound), message=msg)
+                   gap=relative_gap(obj, bound), message=msg, incumbent_time_s=0.0)
 
 
 def _uncertified(result: SolveResult, built: Built, x: np.ndarray) -> None:

@@ -39,7 +39,9 @@ def auto_start(built: Built) -> tuple[np.ndarray | None, dict[str, Any]]:
     """``warm_start="auto"``: every start that applies to ``built`` (:data:`AUTO_CANDIDATES`: CART, the
     papers' greedy per-node start, the exact DP tree when a DP solver is installed), each completed to a
     feasible point and scored in the formulation's own objective; the best one, and a report
-    ``{"chosen", "objective", "candidates": {name: objective or the reason it does not apply}, "time_s"}``.
+    ``{"chosen", "objective", "proven", "candidates": {name: objective or the reason it does not apply},
+    "time_s"}`` (``proven``: the chosen start is the formulation's proven optimum, e.g. the exact DP tree
+    of ``oct``; the MILP is then not run).
 
     A formulation without tree decisions (risk scores, categorical trees) has no automatic start
     (``(None, {"chosen": None, ...})``); they take their own (``"greedy"``) when asked by name.
@@ -54,32 +56,40 @@ def auto_start(built: Built) -> tuple[np.ndarray | None, dict[str, Any]]:
         return None, report
     sf = built.compile()
     best: np.ndarray | None = None
+    report["proven"] = False
     for name in AUTO_CANDIDATES:
         try:
-            x = _candidate(built, name)
+            x, proven = _candidate(built, name)
         except (FormulationError, ImportError, ValueError) as exc:
             report["candidates"][name] = f"not used: {exc}"
             continue
+        except KeyboardInterrupt:  # Ctrl-C while the starts are computed: keep the best one so far
+            report["candidates"][name] = "not used: interrupted"
+            report["interrupted"] = True
+            break
         if x is None:
             report["candidates"][name] = "not used: no DP solver installed (pip install treeopt-dsl[dp])"
             continue
         obj = float(sf.objective(x))
         report["candidates"][name] = obj
-        if report["objective"] is None or obj < report["objective"] - 1e-9:
-            best, report["chosen"], report["objective"] = x, name, obj
+        best_obj = report["objective"]
+        tie = best_obj is not None and obj <= best_obj + 1e-9 * max(1.0, abs(best_obj))
+        if best_obj is None or obj < best_obj - 1e-9 or (tie and proven and not report["proven"]):
+            best, report["chosen"], report["objective"], report["proven"] = x, name, obj, proven
     report["time_s"] = time.perf_counter() - t0
     return best, report
 
 
-def _candidate(built: Built, name: str) -> np.ndarray | None:
-    """The completed point of one automatic start (``None``: that start is not available here)."""
+def _candidate(built: Built, name: str) -> tuple[np.ndarray | None, bool]:
+    """The completed point of one automatic start (``None``: not available here) and whether it is the
+    formulation's proven optimum (the exact DP tree of a composition the DP solves)."""
     if name == "dp":
         try:
-            from .exact.dp import dp_start
+            from .exact.dp import dp_candidate
         except ImportError:
-            return None
-        return dp_start(built)
-    return start_point(built, name)
+            return None, False
+        return dp_candidate(built)
+    return start_point(built, name), False
 
 
 def start_point(built: Built, start: Any) -> np.ndarray:

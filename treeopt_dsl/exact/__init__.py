@@ -1,0 +1,16 @@
+"""Exact routes that bypass the MILP: dynamic programming over binarized axis-aligned splits.
+
+:mod:`.binarize` turns continuous features into 0/1 threshold columns (every distinct cut, or quantiles);
+:mod:`.dp` recognizes the compositions a DP solver solves exactly (OCT, Bertsimas & Dunn 2017: axis-aligned
+splits, the 0-1 loss, a penalty per split) and solves them with STreeD (van der Linden et al. 2023),
+returning a :class:`~treeopt_dsl.result.SolveResult` certified by the formulation's own blocks.
+STreeD (``pystreed``) is optional: ``pip install treeopt-dsl[dp]``.
+"""
+
+from __future__ import annotations
+
+from .binarize import Binarization, binarize
+from .dp import DPTask, dp_start, maybe_solve_dp, recognize, solve_dp, why_not_dp
+
+__all__ = ["Binarization", "DPTask", "binarize", "dp_start", "maybe_solve_dp", "recognize", "solve_dp",
+           "why_not_dp"]
