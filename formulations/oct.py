@@ -10,12 +10,18 @@ The 0-1 loss is scale-invariant, so ``|w_jt| <= 1`` loses nothing; big-M is deri
 
 from __future__ import annotations
 
+from typing import Any
+
 from treeopt_dsl import blocks as B
 from treeopt_dsl.formulation import Formulation, Numerics
 from treeopt_dsl.models.tree import decode_tree
 from treeopt_dsl.spec import FormulationSpec, Param
 
 from .common import tree_params
+
+#: the largest samples x threshold columns x branch nodes that ``cuts="all"`` builds (the split rows are dense
+#: in the columns: breast-cancer, 100 samples, 3000 columns, depth 1 takes 0.8 GB to build)
+CUTS_ALL_MAX_ENTRIES = 2_000_000
 
 
 class OCT(FormulationSpec):
@@ -24,7 +30,38 @@ class OCT(FormulationSpec):
     params = (
         *tree_params(big_m="derived", w_bound=1.0, b_bound="auto"),
         Param("alpha", 0.0, float, "penalty per used feature (number of splits)"),
+        Param("cuts", "data", str, "data: split the scaled features (cuts between values closer than eps/w_bound "
+                                   "cannot be expressed; the result counts them); all: split 0/1 columns [x_j > c] "
+                                   "at every midpoint c, so every distinct cut is expressible (larger model)"),
     )
+
+    def prepare(self, data: Any) -> Any:
+        """``cuts="all"``: the model splits threshold columns ``[x_j > c]``, one per midpoint between
+        consecutive distinct training values (:func:`treeopt_dsl.exact.binarize`): every distinct
+        axis-aligned cut has a gap of 1, whatever eps, and predictions map raw inputs through the same cuts."""
+        cuts = self.values.get("cuts", "data")  # (OCT-H, oblique, has no such parameter)
+        if cuts not in ("data", "all"):
+            from treeopt_dsl.errors import FormulationError
+
+            raise FormulationError(f"cuts must be 'data' or 'all', got {cuts!r}")
+        if cuts == "data":
+            return super().prepare(data)
+        from dataclasses import replace
+
+        from treeopt_dsl.exact.binarize import CutScaler, binarize
+
+        data.require_binary(self.name)
+        bz = binarize(data.X)
+        nodes = 2 ** int(self.values["depth"]) - 1
+        if data.n_samples * bz.n_columns * nodes > CUTS_ALL_MAX_ENTRIES:
+            from treeopt_dsl.errors import FormulationError
+
+            raise FormulationError(
+                f"cuts='all' gives {bz.n_columns} threshold columns on {data.n_samples} samples: a model of "
+                f"about {data.n_samples * bz.n_columns * nodes:.2g} split entries, above {CUTS_ALL_MAX_ENTRIES:.0e} "
+                "(memory): subsample (--sample) or use cuts='data'")
+        scaler = CutScaler(bz, data.feature_names)
+        return replace(data, X=bz.Z.astype(float), feature_names=scaler.names, meta={**data.meta, "scaler": scaler})
 
     def regularizers(self) -> list[B.Block]:
         alpha = float(self.values["alpha"])

@@ -183,3 +183,33 @@ def test_auto_start_on_other_trees_is_a_start_not_a_proof() -> None:
     res = get_formulation("olct", depth=1).solve(Dataset.from_arrays(X, y), warm_start="auto", time_limit=30)
     assert not res.start["proven"] and isinstance(res.start["candidates"]["dp"], float)
     assert res.solver == "highs" and res.objective <= res.start["objective"] + 1e-9
+
+
+def test_cuts_all_expresses_a_cut_closer_than_eps() -> None:
+    """Two values 2e-12 apart: with the scaled features OCT's margin eps cannot put a cut between them (its
+    optimum makes one error, and the result says why); with ``cuts="all"`` every distinct cut is a 0/1
+    column, the optimum is the brute force's 0 errors, and the model predicts raw inputs through the cuts."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    X[:20, 0] = np.round(X[:20, 0], 1)
+    X[5, 0] = X[6, 0] + 2e-12
+    y = np.where(X[:, 0] > X[6, 0] + 1e-12, 1, -1)
+    data = Dataset.from_arrays(X, y)
+    for warm in (None, "auto"):
+        coarse = get_formulation("oct", depth=1).solve(data, warm_start=warm, time_limit=30)
+        fine = get_formulation("oct", depth=1, cuts="all").solve(data, warm_start=warm, time_limit=30)
+        assert coarse.status is Status.OPTIMAL and coarse.objective == pytest.approx(1.0)
+        assert coarse.resolution["unseparable_pairs"] == 1 and "cuts=all" in coarse.message
+        assert fine.status is Status.OPTIMAL and fine.objective == pytest.approx(brute_force(X, y, 1, 0.0)) == 0.0
+        assert fine.resolution is None and fine.certificate.ok
+        np.testing.assert_array_equal(fine.model.predict(X), y)
+
+
+def test_cuts_all_refuses_a_model_too_large_to_build() -> None:
+    from treeopt_dsl.errors import FormulationError
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(400, 30))  # ~12 000 distinct cuts
+    y = np.where(X[:, 0] > 0, 1, -1)
+    with pytest.raises(FormulationError, match="cuts='all' gives .* threshold columns"):
+        get_formulation("oct", depth=2, cuts="all").build(Dataset.from_arrays(X, y))

@@ -98,6 +98,9 @@ class SolveResult:
     #: what the solver itself claimed when that differs from ``status`` (e.g. ``optimal`` for an
     #: ``uncertified`` result), else ``None``
     solver_status: Status | None = None
+    #: distinct training values of a feature that lie closer than the model's smallest expressible cut
+    #: (``eps / w_bound``): ``{"smallest_cut_gap", "unseparable_pairs", "features": {name: pairs}}``, or ``None``
+    resolution: dict[str, Any] | None = None
     #: the warm start: which won (``"cart"``, ``"greedy"``, ``"dp"``, ``"given"``), its objective, every
     #: candidate's objective (``warm_start="auto"``) and the time spent on them; ``None`` without a start
     start: dict[str, Any] | None = None
@@ -130,5 +133,6 @@ class SolveResult:
             "warm_start_accepted": self.warm_start_accepted,
             **({"solver_status": self.solver_status.value} if self.solver_status is not None else {}),
             **({"start": {**self.start, "improvement": self.improvement}} if self.start is not None else {}),
+            **({"resolution": self.resolution} if self.resolution is not None else {}),
             **({"starts": self.starts} if self.starts else {}),
         }

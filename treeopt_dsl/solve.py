@@ -130,10 +130,39 @@ def _take(result: SolveResult, raw: Any) -> None:
     result.x, result.message, result.incumbent_time_s = raw.x, raw.message, raw.incumbent_time_s
 
 
+def resolution(built: Built) -> dict[str, Any] | None:
+    """For an axis-aligned tree whose splits keep a margin ``eps`` with ``|w| <= w_bound``: the pairs of consecutive
+    distinct (scaled) training values of a feature closer than ``eps / w_bound``, which no axis-aligned
+    split of this model can put a cut between (``None`` when there are none or the model has no such
+    split). ``oct`` with ``cuts="all"`` splits threshold columns instead and can express every cut."""
+    from .blocks.splits import ObliqueSplit
+    from .warmstart import _budget
+
+    split = next((b for b in built.formulation.blocks if isinstance(b, ObliqueSplit)), None)
+    if split is None or split.w_bound is None or "w" not in built.ctx or _budget(built) != 1:
+        return None  # (an oblique split may separate such samples by another feature)
+    from .exact.binarize import unseparable_pairs
+
+    eps = float(built.ctx.numerics.eps)
+    gap = eps / float(split.w_bound)
+    counts = unseparable_pairs(built.ctx.data.X, gap)
+    if not counts.any():
+        return None
+    names = built.ctx.data.feature_names
+    return {"smallest_cut_gap": gap, "unseparable_pairs": int(counts.sum()),
+            "features": {names[j]: int(c) for j, c in enumerate(counts) if c}}
+
+
 def _decode_and_certify(result: SolveResult, built: Built, raw: Any, sf: Any) -> None:
     """Decode the (polished) point and certify it; a failed certificate demotes the status."""
     if not raw.status.has_solution or raw.x is None or built.formulation.decoder is None:
         return
+    note = resolution(built)
+    if note is not None:
+        result.resolution = note
+        result.message = (f"{result.message}; {note['unseparable_pairs']} pair(s) of distinct training values lie "
+                          f"closer than eps/w_bound = {note['smallest_cut_gap']:.2g} (scaled) and cannot be split "
+                          "apart by this model (oct: --param cuts=all expresses every cut)").lstrip("; ")
     xp = built.polish(raw.x)
     result.model = built.decode(xp)
     result.certificate = certify(built, xp, float(raw.objective), sf.problem_class)

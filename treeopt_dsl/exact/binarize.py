@@ -88,3 +88,48 @@ def binarize(X: np.ndarray, max_thresholds: int | None = None, min_gap: float = 
     Z = (X[:, feature] > threshold).astype(np.int32)
     return Binarization(Z, feature, threshold, np.concatenate(los) if los else np.zeros(0),
                         np.concatenate(his) if his else np.zeros(0), exact)
+
+
+def _cut_text(t: float, lower: float, upper: float) -> str:
+    """The shortest text (at least 6 significant digits) of a cut ``x > c`` that keeps the training values on
+    their sides: ``lower <= c < upper``."""
+    for digits in range(6, 18):
+        text = f"{t:.{digits}g}"
+        if lower <= float(text) < upper:
+            return text
+    return repr(float(t))
+
+
+class CutScaler:
+    """The "scaler" of a tree fitted on threshold columns (``oct`` with ``cuts="all"``): ``transform`` maps
+    raw features to the 0/1 columns of a :class:`Binarization`, so a fitted
+    :class:`~treeopt_dsl.models.tree.TreeModel` predicts on raw inputs; ``shift_ = 0`` and ``scale_ = 1``
+    per column (the columns are what the tree splits on) and ``names`` reads ``"x3 > 2.5"``."""
+
+    kind = "cuts"
+
+    def __init__(self, bz: Binarization, feature_names: tuple[str, ...]) -> None:
+        self.bz = bz
+        self.shift_ = np.zeros(bz.n_columns)
+        self.scale_ = np.ones(bz.n_columns)
+        self.names = tuple(f"{feature_names[j]} > {_cut_text(t, lo, up)}"
+                           for j, t, lo, up in zip(bz.feature, bz.threshold, bz.lower, bz.upper, strict=True))
+
+    def transform(self, X: np.ndarray) -> np.ndarray:
+        from treeopt_dsl.data import _as_features
+
+        X = _as_features(X)
+        if X.shape[1] <= int(self.bz.feature.max(initial=-1)):
+            from treeopt_dsl.errors import DataError
+
+            raise DataError(f"X has {X.shape[1]} features; the tree's cuts use feature {int(self.bz.feature.max())}")
+        return self.bz.transform(X).astype(float)
+
+
+def unseparable_pairs(X: np.ndarray, resolution: float) -> np.ndarray:
+    """Per feature, how many pairs of consecutive distinct values lie closer than ``resolution`` (the
+    smallest gap a split with margin ``eps`` and ``|w| <= w_bound`` can put a cut into: ``eps / w_bound``)."""
+    if X.size == 0:
+        return np.zeros(X.shape[1] if X.ndim == 2 else 0, dtype=np.int64)
+    d = np.diff(np.sort(X, axis=0), axis=0)
+    return np.count_nonzero((d > 0) & (d < resolution), axis=0)

@@ -343,7 +343,14 @@ def maybe_solve_dp(built: Built, solver: str, **options: Any) -> SolveResult | N
         raise CapabilityError(f"the {SOLVER} solver (exact DP for axis-aligned 0-1-loss trees) cannot solve "
                               f"{built.formulation.name}: {reason}; use a MILP solver such as highs")
     _streed()  # a missing pystreed is SolverNotAvailable with the install hint
-    return solve_dp(built, time_limit=options.get("time_limit"), max_thresholds=options.get("max_thresholds"))
+    res = solve_dp(built, time_limit=options.get("time_limit"), max_thresholds=options.get("max_thresholds"))
+    from ..solve import resolution
+
+    res.resolution = resolution(built)  # cuts the model's margin cannot express, as on the MILP route
+    if res.resolution is not None:
+        res.message += (f"; {res.resolution['unseparable_pairs']} pair(s) of distinct training values lie closer "
+                        "than eps/w_bound and cannot be split apart (--param cuts=all expresses every cut)")
+    return res
 
 
 #: the threshold columns the automatic start may give STreeD, by depth: its cost grows with their square at

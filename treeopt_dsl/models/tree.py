@@ -124,8 +124,9 @@ class TreeModel:
                 more = f" ... ({used.size - max_terms} more)" if used.size > max_terms else ""
                 cond = f"{terms}{more} {b:+.3g} > 0"
             lines.append(f"{pad}node {t} [level {h}]: {role} {cond}")
-        lines.append(f"(classes: -1 = {self.classes[0]!r}, +1 = {self.classes[1]!r}; "
-                     f"oblique terms use standardized features)")
+        units = ("splits test 0/1 threshold columns [x > c]: '(x > c) > 0.5' reads 'x > c'"
+                 if getattr(self.scaler, "kind", None) == "cuts" else "oblique terms use standardized features")
+        lines.append(f"(classes: -1 = {self.classes[0]!r}, +1 = {self.classes[1]!r}; {units})")
         return "\n".join(lines)
 
     def _side(self, v: np.ndarray, last: bool) -> np.ndarray:
