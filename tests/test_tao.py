@@ -222,3 +222,33 @@ def test_tao_start_is_feasible_for_the_milps(name: str, oblique: bool) -> None:
     assert np.all(np.isfinite(x)) and built.model.max_violation(x) <= 1e-6
     if name == "oct":  # objective C * (misclassified) with C = 1, alpha = 0: TAO's own count
         assert built.compile().objective(x) == pytest.approx(history[-1])
+
+
+def test_tao_is_a_warm_start_of_the_library() -> None:
+    """``warm_start="tao"`` (TAO from CART) is accepted by the axis-aligned and the oblique formulations, and
+    ``"auto"`` tries TAO from the best other start: its 0-1 error is never above that start's."""
+    from treeopt_dsl.data import Dataset
+    from treeopt_dsl.formulations import get_formulation
+    from treeopt_dsl.result import Status
+    from treeopt_dsl.warmstart import auto_start, start_point
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(120, 4))
+    y = np.where((X[:, 0] > 0.3) ^ (X[:, 1] > -0.2), 1, -1)
+    y[rng.random(120) < 0.1] *= -1
+    data = Dataset.from_arrays(X, y)
+    for name in ("oct", "olct"):
+        built = get_formulation(name, depth=2).build(data)
+        x = start_point(built, "tao")
+        assert built.model.max_violation(x) <= 1e-6
+        cart = float(built.compile().objective(start_point(built, "cart")))
+        if name == "oct":  # the 0-1 objective: TAO never worse than its CART start
+            assert float(built.compile().objective(x)) <= cart + 1e-9
+    built = get_formulation("oct", depth=2, alpha=0.5).build(data)  # alpha: not proven by the DP start alone
+    _, report = auto_start(built)
+    others = [v for k, v in report["candidates"].items() if k != "tao" and isinstance(v, float)]
+    if isinstance(report["candidates"].get("tao"), float):
+        assert report["candidates"]["tao"] <= min(others) + 1e-9 or report["proven"]
+    res = get_formulation("oct", depth=2).solve(data, warm_start="tao", time_limit=5)
+    assert res.status.has_solution and res.start["chosen"] == "given" and res.objective <= res.start["objective"]
+    assert res.status is not Status.UNCERTIFIED

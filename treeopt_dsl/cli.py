@@ -41,7 +41,7 @@ import numpy as np
 from . import __version__
 from .errors import TreeoptError
 
-WARM_STARTS = ("auto", "none", "greedy", "cart")
+WARM_STARTS = ("auto", "none", "greedy", "cart", "tao")
 #: seconds after which ``solve`` and ``fit`` stop when ``--time-limit`` is not given
 DEFAULT_TIME_LIMIT = 300.0
 #: exit status of an interrupted solve (Ctrl-C, or SIGTERM during a solve) and of SIGTERM outside one
@@ -152,9 +152,9 @@ def build_parser() -> argparse.ArgumentParser:
         o.add_argument("--gap", type=gap_arg, default=None, help="relative MIP gap >= 0 at which to stop (0.01 = 1%%)")
         o.add_argument("--threads", type=threads_arg, default=None, help="solver threads >= 0 (0: the solver's choice)")
         o.add_argument("--warm-start", choices=WARM_STARTS, default="auto",
-                       help="auto (default): the best of CART, the greedy per-node start and the exact DP tree "
-                            "in the formulation's own objective (tree formulations); none: the papers' plain "
-                            "runs; greedy; cart")
+                       help="auto (default): the best of CART, the greedy per-node start and the exact DP tree, "
+                            "then TAO from it, in the formulation's own objective (tree formulations); none: the "
+                            "papers' plain runs; greedy; cart; tao (TAO from CART)")
         o.add_argument("--output", "-o", help="also write the model: FILE.lp or FILE.mps (.gz compresses; fit: the "
                                               "model of the training part); the path is checked before the solve")
         v = c.add_argument_group("output")

@@ -126,15 +126,15 @@ def _best_axis_split(Xt: np.ndarray, target: np.ndarray, wt: np.ndarray, node_th
 
     ``target[i]``: sample ``i`` should go right; ``wt[i]``: its weight (0 outside the care set).
     Splitting feature ``j`` between the ``k``-th and ``k+1``-th smallest values sends the first ``k``
-    left ("right iff x_j > theta") or right ("right iff x_j < theta"); their errors are read off cumulative
-    sums of the right/left-labelled weights in sorted order. Only cuts between values more than
+    left ("right iff x_j > theta") or right ("right iff x_j < theta"); both errors are read off one
+    cumulative sum of the signed care weights in sorted order. Only cuts between values more than
     ``min_gap`` apart are candidates (``eps``: a unit-weight hyperplane keeps every sample outside the
     forwarding gap ``(0, eps)`` of the MILP formulations).
     """
     m, p = Xt.shape
-    wr = np.where(target, wt, 0.0)
-    wl = wt - wr
-    tot_r, tot_l = float(wr.sum()), float(wl.sum())
+    signed = np.where(target, wt, -wt)  # right-labelled minus left-labelled weight
+    tot_r = float(wt[target].sum())
+    tot_l = float(wt.sum()) - tot_r
     # constants first: all left errs on the right-labelled weight, all right on the left-labelled
     best_err, best = (tot_r, (np.zeros(p), node_thr - CONSTANT_OFFSET))
     if tot_l < best_err:
@@ -144,17 +144,19 @@ def _best_axis_split(Xt: np.ndarray, target: np.ndarray, wt: np.ndarray, node_th
     Xc = np.ascontiguousarray(Xt.T)  # feature x sample: sorts and sums run along contiguous rows
     order = np.argsort(Xc, axis=1, kind="stable")
     xs = np.take_along_axis(Xc, order, axis=1)
-    cr = np.cumsum(wr[order], axis=1)[:, :-1]  # [j, k-1]: right-labelled weight among the k smallest
-    cl = np.cumsum(wl[order], axis=1)[:, :-1]
+    # D[j, k-1] = (right - left)-labelled weight among the k smallest values of feature j; sending them left
+    # ("right iff x_j > theta") errs on tot_l + D, sending them right ("right iff x_j < theta") on tot_r - D
+    D = np.cumsum(signed[order], axis=1)[:, :-1]
     invalid = (xs[:, 1:] - xs[:, :-1]) <= min_gap
-    err = np.empty((2, p, m - 1))
-    np.add(cr, tot_l - cl, out=err[0])  # "right iff x_j > theta": the k smallest go left
-    np.add(cl, tot_r - cr, out=err[1])  # "right iff x_j < theta": the k smallest go right
-    err[:, invalid] = np.inf
-    flat = int(np.argmin(err))
-    if not err.flat[flat] < best_err:  # ties keep the constant (fewer features)
+    D[invalid] = np.nan
+    if np.all(invalid):
         return best
-    orient, j, k = np.unravel_index(flat, err.shape)
+    lo, hi = int(np.nanargmin(D)), int(np.nanargmax(D))
+    err_pos, err_neg = tot_l + D.flat[lo], tot_r - D.flat[hi]
+    orient, flat = (0, lo) if err_pos <= err_neg else (1, hi)
+    if not min(err_pos, err_neg) < best_err:  # ties keep the constant (fewer features)
+        return best
+    j, k = np.unravel_index(flat, D.shape)
     theta = 0.5 * (xs[j, k] + xs[j, k + 1])
     w = np.zeros(p)
     if orient == 0:  # w x + b - node_thr = x - theta: centred between the two values
@@ -256,6 +258,9 @@ def tao(X: np.ndarray, y: np.ndarray, W: np.ndarray, b: np.ndarray, topology: To
     pos = y > 0
     history: list[float] = []
     seen = {W.tobytes() + b.tobytes()}
+    # a node's care set depends only on the other nodes (its ancestors route, its descendants classify):
+    # when no node has changed since its last refit, refitting it again would change nothing
+    version, refitted_at = 0, np.full(topo.n_nodes, -1)
     for _ in range(max_iter):
         changed = False
         for h in range(topo.depth, 0, -1):  # reverse breadth-first: one depth's nodes are independent
@@ -263,6 +268,9 @@ def tao(X: np.ndarray, y: np.ndarray, W: np.ndarray, b: np.ndarray, topology: To
             P, R = _subtree_predictions(S, topo), _reach(S, topo)
             leaf = h == topo.depth
             for t in topo.nodes[topo.level == h]:
+                if refitted_at[t] == version:
+                    continue
+                refitted_at[t] = version
                 rows = np.flatnonzero(R[:, t])
                 if rows.size == 0:
                     continue
@@ -280,6 +288,8 @@ def tao(X: np.ndarray, y: np.ndarray, W: np.ndarray, b: np.ndarray, topology: To
                 if new is not None:
                     W[t], b[t] = new
                     changed = True
+                    version += 1
+                    refitted_at[t] = version
         history.append(training_error(X, y, W, b, topo, eps=eps, leaf_threshold=lt, sample_weight=sw))
         state = W.tobytes() + b.tobytes()
         if not changed or state in seen:  # oblique ties can cycle through equally good trees
