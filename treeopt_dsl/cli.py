@@ -64,28 +64,27 @@ class _Parser(argparse.ArgumentParser):
 
 
 # ---------------------------------------------------------------------------------------------- option types
+def _nonnegative(text: str, needs: str) -> float:
+    """``text`` as a finite number >= 0, else an argparse error saying what the option ``needs``."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"needs {needs}; got {text!r}")
+    return value
+
+
 def time_limit_arg(text: str) -> float | None:
     """``--time-limit``: seconds >= 0, or ``none`` (also ``inf``) for no limit."""
     if text.strip().lower() in ("none", "inf", "infinity"):
         return None
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value >= 0):
-        raise argparse.ArgumentTypeError(f"needs seconds >= 0, or 'none' for no limit; got {text!r}")
-    return value
+    return _nonnegative(text, "seconds >= 0, or 'none' for no limit")
 
 
 def gap_arg(text: str) -> float:
     """``--gap``: a relative MIP gap >= 0 (0.01 = 1%)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value >= 0):
-        raise argparse.ArgumentTypeError(f"needs a relative gap >= 0 (e.g. 0.01 for 1%); got {text!r}")
-    return value
+    return _nonnegative(text, "a relative gap >= 0 (e.g. 0.01 for 1%)")
 
 
 def threads_arg(text: str) -> int:
