@@ -186,3 +186,22 @@ def test_scaler_keeps_ordinary_columns_with_a_tiny_middle_spread(kind):
     X = np.array([[0.0], [0.0], [2.220446049250313e-16], [0.0], [1.0], [1.0]])
     s = Scaler(kind).fit(X)
     assert np.all(np.isfinite(s.transform(X)))
+
+
+def test_models_predict_labels_of_mixed_types():
+    """A positive class defined by a rule is text ('1|2|3|4') beside an integer negative class (heart): numpy has
+    no common type for them, so predict gave a DTypePromotionError; labels are text then, as labels_of gives."""
+    from treeopt_dsl.data import pick_labels
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    import dataclasses
+
+    data = Dataset.from_arrays(X, np.where(X[:, 0] > 0, 1, 0))
+    res = get_formulation("oct", depth=1).solve(data, time_limit=20)
+    model = dataclasses.replace(res.model, classes=(0, "1|2|3|4"))  # as loaded for heart by the manifest's rule
+    mixed = dataclasses.replace(data, classes=(0, "1|2|3|4"))
+    np.testing.assert_array_equal(model.predict(X), mixed.labels_of(data.y))
+    assert set(model.predict(X).tolist()) == {"0", "1|2|3|4"}
+    assert pick_labels((0, "1|2"), np.array([True, False])).tolist() == ["1|2", "0"]
+    assert pick_labels((-1, 1), np.array([True, False])).tolist() == [1, -1]

@@ -108,9 +108,7 @@ class Dataset:
         """Map {-1, +1} (two classes) or class codes (``K > 2``) back to the original labels."""
         if self.n_classes > 2:
             return np.asarray(self.classes)[np.asarray(y_pm, dtype=np.int64)]
-        return np.where(np.asarray(y_pm) > 0, np.asarray(self.classes[1], dtype=object),
-                        np.asarray(self.classes[0], dtype=object)).astype(type(self.classes[1])) \
-            if isinstance(self.classes[1], str) else np.where(np.asarray(y_pm) > 0, self.classes[1], self.classes[0])
+        return pick_labels(self.classes, np.asarray(y_pm) > 0)
 
     def take(self, index: np.ndarray) -> Dataset:
         return replace(self, X=self.X[index], y=self.y[index])
@@ -163,6 +161,15 @@ def _names(names: Sequence[str] | None, p: int) -> tuple[str, ...]:
     if len(names) != p:
         raise DataError(f"{len(names)} feature names for {p} features")
     return names
+
+
+def pick_labels(classes: Sequence[Any], positive: np.ndarray) -> np.ndarray:
+    """``classes[1]`` where ``positive``, else ``classes[0]``: the one place a binary model's labels are made.
+    When either class is text (e.g. a positive class defined by a rule, ``(0, '1|2|3|4')``), both are given
+    as text, as :meth:`Dataset.labels_of` always did; numpy has no common type for ``0`` and ``'1|2'``."""
+    c0, c1 = classes[0], classes[1]
+    table = np.array([str(c0), str(c1)]) if isinstance(c0, str) or isinstance(c1, str) else np.array([c0, c1])
+    return table[np.asarray(positive, dtype=np.intp)]
 
 
 def _rows_text(rows: np.ndarray) -> str:

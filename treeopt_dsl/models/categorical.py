@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..categorical import NONE_LEVEL, GroupEncoder
+from ..data import pick_labels
 from ..errors import FormulationError, SolverNotAvailable
 from ..shapes import Shape
 
@@ -82,7 +83,7 @@ class CategoricalTreeModel:
     def predict(self, X: Any) -> np.ndarray:
         """The leaf label of every raw row, in the original class labels."""
         pos = self.leaf_sign[self.apply(X)] > 0
-        return np.where(pos, self.classes[1], self.classes[0])
+        return pick_labels(self.classes, pos)
 
     # ---------------------------------------------------------------- explanation
     def left_levels(self, node: int) -> np.ndarray:

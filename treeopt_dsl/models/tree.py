@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ..data import Scaler
+from ..data import Scaler, pick_labels
 from ..errors import DataError
 from ..topology import Topology
 
@@ -67,7 +67,7 @@ class TreeModel:
     def predict(self, X: Any) -> np.ndarray:
         score = self.decision_function(X)
         pos = score > self.leaf_threshold if self.leaf_threshold > 0 else score >= 0.0  # s(v) >= 0.5, line 589
-        return np.where(pos, self.classes[1], self.classes[0])
+        return pick_labels(self.classes, pos)
 
     def decision_path(self, X: Any) -> np.ndarray:
         """Boolean (sample x node) matrix: node ``t`` lies on the sample's path."""
