@@ -15,9 +15,18 @@ Reading chosen: (4.1b) writes ``||s||_0 = T`` while the surrounding text says "n
 small threshold; (4.2) is an equality. ``cardinality="exact"`` (default) follows (4.2);
 ``cardinality="at_most"`` gives ``<= T``. With ``= T`` the indicator ``a_j`` may be 1 while
 ``s_j = 0``; the fitted model then uses fewer than ``T`` features, which is still optimal for (4.5).
+
+``multiplier`` (FasterRisk's scale ``m``, Liu et al., NeurIPS 2022: ``P(y|x) = sigmoid((s·x + beta)/m)``)
+puts the loss (4.4) on ``y_i (s·x_i + beta)/m``: :class:`ScaledTangentLogisticLoss` divides the slopes of
+the tangent pieces by ``m`` (``f(u/m) >= f(v) + f'(v)(u/m - v)``), so the points stay integers in ``A``
+while the logit they stand for is ``(s·x + beta)/m``. ``m = 1`` (the default) is the thesis' (4.5).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
 
 from treeopt_dsl import blocks as B
 from treeopt_dsl.errors import FormulationError
@@ -26,6 +35,27 @@ from treeopt_dsl.models.risk import decode_generalized_risk_score, decode_risk_s
 from treeopt_dsl.spec import FormulationSpec, Param, floats
 
 from .olct import _tangents
+
+
+class ScaledTangentLogisticLoss(B.TangentLogisticLoss):
+    """The tangent-logistic loss (4.4) of the scaled margin ``y_i score_i / m`` (FasterRisk's multiplier).
+
+    A tangent of ``f`` at ``v`` as a function of ``u = y_i score_i`` is ``f(v) + (f'(v)/m)(u - m v)``: the
+    pieces of :class:`~treeopt_dsl.blocks.TangentLogisticLoss` with the slopes divided by ``m`` and the
+    intercepts unchanged. The rows, the completion (``surrogate``) and the certificate all read
+    :meth:`pieces`, so they agree; ``m = 1`` is the unscaled block.
+    """
+
+    def __init__(self, multiplier: float = 1.0, tangents: str | Sequence[float] = "V3", C: float = 1.0,
+                 on: str = "score") -> None:
+        super().__init__(tangents=tangents, C=C, on=on)
+        if not (np.isfinite(multiplier) and multiplier > 0):
+            raise FormulationError(f"the multiplier must be a positive finite number, got {multiplier!r}")
+        self.multiplier = float(multiplier)
+
+    def pieces(self) -> tuple[np.ndarray, np.ndarray]:
+        a, c = super().pieces()
+        return a / self.multiplier, c
 
 
 def _cardinality(text: str) -> str:
@@ -46,6 +76,7 @@ class ORS(FormulationSpec):
         Param("C", 1.0, floats, "weight of the loss"),
         Param("beta_bound", None, lambda t: None if t.lower() == "none" else float(t), "|beta| <= bound (none: free)"),
         Param("scaling", "minmax", str, "scaling fitted on training data: minmax (the thesis) | standard | none"),
+        Param("multiplier", 1.0, float, "FasterRisk's scale m > 0: the loss and P(y|x) on (s·x + beta)/m (1: (4.5))"),
     )
 
     def topology(self) -> None:
@@ -55,12 +86,14 @@ class ORS(FormulationSpec):
         v = self.values
         if v["T"] < 1:
             raise FormulationError(f"T must be at least 1, got {v['T']}")
+        loss = ScaledTangentLogisticLoss(multiplier=float(v["multiplier"]), tangents=v["tangents"], C=v["C"],
+                                         on="score")  # m = 1: exactly TangentLogisticLoss (slopes / 1.0)
         return Formulation(
             self.name,
             [
                 B.IntegerScores(A=v["A"], beta_bound=v["beta_bound"]),
                 B.L0(of="s", budget=v["T"], exact=v["cardinality"] == "exact"),
-                B.TangentLogisticLoss(tangents=v["tangents"], C=v["C"], on="score"),
+                loss,
             ],
             decoder=decode_risk_score,
             decisions=("s", "beta"),

@@ -41,7 +41,7 @@ import numpy as np
 from . import __version__
 from .errors import TreeoptError
 
-WARM_STARTS = ("auto", "none", "greedy", "cart", "tao")
+WARM_STARTS = ("auto", "none", "greedy", "cart", "tao", "beam")
 #: seconds after which ``solve`` and ``fit`` stop when ``--time-limit`` is not given
 DEFAULT_TIME_LIMIT = 300.0
 #: exit status of an interrupted solve (Ctrl-C, or SIGTERM during a solve) and of SIGTERM outside one
@@ -153,7 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
         o.add_argument("--warm-start", choices=WARM_STARTS, default="auto",
                        help="auto (default): the best of CART, the greedy per-node start and the exact DP tree, "
                             "then TAO from it, in the formulation's own objective (tree formulations); none: the "
-                            "papers' plain runs; greedy; cart; tao (TAO from CART)")
+                            "papers' plain runs; greedy; cart; tao (TAO from CART); beam (risk scores: the "
+                            "beam-search score card, also what auto uses for ors)")
         o.add_argument("--output", "-o", help="also write the model: FILE.lp or FILE.mps (.gz compresses; fit: the "
                                               "model of the training part); the path is checked before the solve")
         v = c.add_argument_group("output")

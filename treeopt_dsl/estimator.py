@@ -358,8 +358,12 @@ class RiskScoreClassifier(_SolvedClassifier):
         Weight of the loss.
     scaling : {"minmax", "standard", "none"}, default="minmax"
         Features are scaled to [0, 1] as in the thesis; binary features keep their 0/1 meaning.
+    multiplier : float, default=1.0
+        ``ors`` only: the scale factor ``m`` of FasterRisk (Liu et al. 2022), ``P = sigmoid((points + beta) / m)``;
+        the loss is fitted on that scale, so ``m > 1`` allows larger integer points for the same probabilities.
     solver, backend, time_limit, gap, threads, random_state, verbose
-        As for :class:`OptimalTreeClassifier`.
+        As for :class:`OptimalTreeClassifier`. The solve starts from a beam-search score card
+        (``result_.start``) and is never worse than it.
 
     Attributes
     ----------
@@ -375,9 +379,10 @@ class RiskScoreClassifier(_SolvedClassifier):
     """
 
     def __init__(self, formulation: str = "ors", T: int = 3, A: str = "-5..5", cardinality: str = "exact",
-                 tangents: Any = "V3", C: float = 1.0, scaling: str = "minmax", solver: str = "highs",
-                 backend: str | None = None, time_limit: float | None = 60.0, gap: float | None = None,
-                 threads: int | None = None, random_state: Any = None, verbose: bool = False) -> None:
+                 tangents: Any = "V3", C: float = 1.0, scaling: str = "minmax", multiplier: float = 1.0,
+                 solver: str = "highs", backend: str | None = None, time_limit: float | None = 60.0,
+                 gap: float | None = None, threads: int | None = None, random_state: Any = None,
+                 verbose: bool = False) -> None:
         self.formulation = formulation
         self.T = T
         self.A = A
@@ -385,6 +390,7 @@ class RiskScoreClassifier(_SolvedClassifier):
         self.tangents = tangents
         self.C = C
         self.scaling = scaling
+        self.multiplier = multiplier
         self.solver = solver
         self.backend = backend
         self.time_limit = time_limit
@@ -409,9 +415,21 @@ class RiskScoreClassifier(_SolvedClassifier):
                                    f"to {p}" + (" (or cardinality='at_most' makes T an upper bound)"
                                                 if self.formulation == "ors" else ""))
         common = dict(A=str(self.A), tangents=self.tangents, C=float(self.C), scaling=self.scaling)
+        if not _finite_real(self.multiplier) or float(self.multiplier) <= 0:
+            raise FormulationError(f"multiplier must be a finite number > 0, got {self.multiplier!r}")
         if self.formulation == "ors":
-            return get_formulation("ors", T=int(self.T), cardinality=self.cardinality, **common)
+            return get_formulation("ors", T=int(self.T), cardinality=self.cardinality,
+                                   multiplier=float(self.multiplier), **common)
+        if float(self.multiplier) != 1.0:
+            raise FormulationError("multiplier applies to formulation='ors' only")
         return get_formulation("ogrs", T=int(self.T), **common)
+
+    def _start(self, previous: Any, n_features: int) -> Any:
+        return "auto"  # the beam-search score card (ors); no automatic start for ogrs
+
+    def _decision(self, X: np.ndarray) -> np.ndarray:
+        """``(points + beta) / m``: its sign is the prediction, its sigmoid ``P(classes_[1])``."""
+        return self.model_.decision_function(X) / float(getattr(self.model_, "multiplier", 1.0))
 
 
 class CategoricalTreeClassifier(_SolvedClassifier):

@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 
 FEASIBILITY_TOL = 1e-7
 STRATEGIES = ("greedy", "cart", "tao")
+#: starts by name for risk scores (formulations with an IntegerScores block, ``ors``): "beam" is the sparse
+#: beam search of :func:`treeopt_dsl.starts.risk.risk_score_start` (FasterRisk-style); also the auto start
+RISK_STRATEGIES = ("beam",)
 #: what ``warm_start="auto"`` tries, in this order (the best in the formulation's own objective wins);
 #: "tao" improves the best of the others by Tree Alternating Optimization
 AUTO_CANDIDATES = ("cart", "greedy", "dp", "tao")
@@ -45,13 +48,17 @@ def auto_start(built: Built) -> tuple[np.ndarray | None, dict[str, Any]]:
     "time_s"}`` (``proven``: the chosen start is the formulation's proven optimum, e.g. the exact DP tree
     of ``oct``; the MILP is then not run).
 
-    A formulation without tree decisions (risk scores, categorical trees) has no automatic start
-    (``(None, {"chosen": None, ...})``); they take their own (``"greedy"``) when asked by name.
+    Risk scores (an :class:`~treeopt_dsl.blocks.IntegerScores` block, ``ors``) get the sparse beam-search
+    start (candidate ``"beam"``, :func:`treeopt_dsl.starts.risk.risk_score_start`). Any other formulation
+    without tree decisions (``ogrs``, categorical trees) has no automatic start (``(None, {"chosen": None,
+    ...})``); they take their own (``"greedy"``) when asked by name.
     """
     import time
 
     t0 = time.perf_counter()
     report: dict[str, Any] = {"chosen": None, "objective": None, "candidates": {}}
+    if _is_risk_score(built):  # ---- risk scores: one candidate, the beam search
+        return _risk_auto(built, report, t0)
     if "w" not in built.ctx or "b" not in built.ctx or built.ctx.topology is None:
         report["candidates"] = {"auto": "not a tree formulation with hyperplane decisions (w, b)"}
         report["time_s"] = time.perf_counter() - t0
@@ -82,6 +89,36 @@ def auto_start(built: Built) -> tuple[np.ndarray | None, dict[str, Any]]:
             best, report["chosen"], report["objective"], report["proven"] = x, name, obj, proven
     report["time_s"] = time.perf_counter() - t0
     return best, report
+
+
+def _is_risk_score(built: Built) -> bool:
+    """Whether ``built`` is a risk score on integer points per feature (it has an IntegerScores block)."""
+    from .blocks import IntegerScores
+
+    return any(isinstance(b, IntegerScores) for b in built.formulation.blocks)
+
+
+def _risk_auto(built: Built, report: dict[str, Any], t0: float) -> tuple[np.ndarray | None, dict[str, Any]]:
+    """``warm_start="auto"`` for risk scores: the completed beam-search start, reported as ``"beam"``."""
+    import time
+
+    report["proven"] = False
+    try:
+        x = start_point(built, "beam")
+    except (FormulationError, ValueError, np.linalg.LinAlgError) as exc:
+        report["candidates"]["beam"] = f"not used: {exc}"
+        report["time_s"] = time.perf_counter() - t0
+        return None, report
+    except KeyboardInterrupt:
+        report["candidates"]["beam"] = "not used: interrupted"
+        report["interrupted"] = True
+        report["time_s"] = time.perf_counter() - t0
+        return None, report
+    obj = float(built.compile().objective(x))
+    report["candidates"]["beam"] = obj
+    report["chosen"], report["objective"] = "beam", obj
+    report["time_s"] = time.perf_counter() - t0
+    return x, report
 
 
 def tao_start(built: Built, W: np.ndarray, b: np.ndarray, max_iter: int = 10) -> tuple[np.ndarray, np.ndarray]:
@@ -127,11 +164,17 @@ def start_point(built: Built, start: Any) -> np.ndarray:
             from .risk_start import rule_by_rule
 
             start = rule_by_rule(built)
+        risk = _is_risk_score(built)
+        if isinstance(start, str) and start in RISK_STRATEGIES and risk:  # "beam": sparse beam search
+            from .starts.risk import risk_score_start
+
+            start = risk_score_start(built)
         if isinstance(start, dict):
             return from_decisions(built, start)
         raise FormulationError(f"{built.formulation.name} takes a warm start as a dict of its decisions "
                                f"{list(built.formulation.decisions)}" + (" or 'greedy'" if "a_rule" in built.ctx
-                                                                           else ""))
+                                                                           else "")
+                               + (f" or one of {RISK_STRATEGIES}" if risk else ""))
     if isinstance(start, str):
         if start not in STRATEGIES:
             raise FormulationError(f"unknown warm start {start!r}; use one of {STRATEGIES}, a TreeModel or values")

@@ -7,16 +7,17 @@ from typing import Any
 
 import numpy as np
 
-from ..data import Scaler
+from ..data import Scaler, pick_labels
 from ..errors import DataError
 from .tree import sigmoid
 
 
-def risk_table(s: np.ndarray, beta: float) -> list[tuple[int, float]]:
-    """``(total, sigmoid(total + beta))`` for every integer total from the sum of the negative points to
-    the sum of the positive ones (each rule or [0, 1] feature adds between 0 and its points)."""
+def risk_table(s: np.ndarray, beta: float, multiplier: float = 1.0) -> list[tuple[int, float]]:
+    """``(total, sigmoid((total + beta) / m))`` for every integer total from the sum of the negative points to
+    the sum of the positive ones (each rule or [0, 1] feature adds between 0 and its points); ``m`` is
+    FasterRisk's multiplier (1: the thesis)."""
     totals = np.arange(int(np.minimum(s, 0).sum()), int(np.maximum(s, 0).sum()) + 1)
-    return list(zip(totals.tolist(), sigmoid(totals + beta).tolist(), strict=True))
+    return list(zip(totals.tolist(), sigmoid((totals + beta) / multiplier).tolist(), strict=True))
 
 
 def card_text(title: str, card: list[tuple[str, int]], table: list[tuple[int, float]]) -> str:
@@ -31,10 +32,12 @@ def card_text(title: str, card: list[tuple[str, int]], table: list[tuple[int, fl
 
 @dataclass
 class RiskScoreModel:
-    """``P(y = +1 | x) = sigmoid(s·x + beta)`` with integer points ``s`` on the *scaled* features.
+    """``P(y = +1 | x) = sigmoid((s·x + beta) / m)`` with integer points ``s`` on the *scaled* features.
 
     Features are scaled to [0, 1] as the thesis does (binary features are unchanged), so a binary
-    feature that is present adds exactly its points to the total score.
+    feature that is present adds exactly its points to the total score. ``multiplier`` is FasterRisk's
+    scale ``m`` (Liu et al., NeurIPS 2022; ``ors`` ``multiplier=``); ``m = 1`` is the thesis' model.
+    ``decision_function`` is the total plus ``beta`` (its sign is the prediction whatever ``m``).
     """
 
     s: np.ndarray  # integer points per feature
@@ -44,6 +47,8 @@ class RiskScoreModel:
     scaler: Scaler
     #: features whose rule is read negated: the points go to ``1 - x_j`` ("NOT feature")
     negated: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    #: FasterRisk's multiplier ``m``: probabilities are ``sigmoid((s·x + beta) / m)``
+    multiplier: float = 1.0
 
     def __post_init__(self) -> None:
         if self.negated.size != self.s.size:
@@ -64,12 +69,12 @@ class RiskScoreModel:
         return self.total_score(X, scaled) + self.beta
 
     def predict_proba(self, X: Any, scaled: bool = False) -> np.ndarray:
-        p = sigmoid(self.decision_function(X, scaled))
+        p = sigmoid(self.decision_function(X, scaled) / self.multiplier)
         return np.column_stack([1.0 - p, p])
 
     def predict(self, X: Any, scaled: bool = False) -> np.ndarray:
         pos = self.decision_function(X, scaled) > 0
-        return np.where(pos, self.classes[1], self.classes[0])
+        return pick_labels(self.classes, pos)
 
     @property
     def used(self) -> np.ndarray:
@@ -94,12 +99,13 @@ class RiskScoreModel:
     def risk_table(self) -> list[tuple[int, float]]:
         """``(total score, predicted risk)`` for every integer total between the lowest and highest
         total a sample with features in [0, 1] can collect."""
-        return risk_table(self.s, self.beta)
+        return risk_table(self.s, self.beta, self.multiplier)
 
     def text(self) -> str:
         """The score card and risk table as in the thesis' Figure 4.1."""
-        return card_text(f"risk score: P({self.classes[1]}) = sigmoid(total + {self.beta:.4g})",
-                         self.score_card(), self.risk_table())
+        logit = (f"total + {self.beta:.4g}" if self.multiplier == 1.0 else
+                 f"(total + {self.beta:.4g}) / {self.multiplier:.4g}")
+        return card_text(f"risk score: P({self.classes[1]}) = sigmoid({logit})", self.score_card(), self.risk_table())
 
     def __str__(self) -> str:
         return self.text()
@@ -141,7 +147,7 @@ class GeneralizedRiskScoreModel:
         return np.column_stack([1.0 - p, p])
 
     def predict(self, X: Any, scaled: bool = False) -> np.ndarray:
-        return np.where(self.decision_function(X, scaled) > 0, self.classes[1], self.classes[0])
+        return pick_labels(self.classes, self.decision_function(X, scaled) > 0)
 
     def original_thresholds(self) -> np.ndarray:
         """The thresholds in the features' original units."""
@@ -192,8 +198,11 @@ def decode_generalized_risk_score(ctx: Any, x: np.ndarray) -> GeneralizedRiskSco
 
 
 def decode_risk_score(ctx: Any, x: np.ndarray) -> RiskScoreModel:
-    """Read ``s`` (rounded: the solver returns integers within its integrality tolerance) and ``beta``."""
+    """Read ``s`` (rounded: the solver returns integers within its integrality tolerance) and ``beta``; the
+    multiplier ``m`` is the loss block's (``ors`` ``multiplier=``, 1 for a loss without one)."""
     data = ctx.data
     s = np.rint(ctx["s"].values(x)).astype(int)
     beta = float(ctx["beta"].values(x))
-    return RiskScoreModel(s, beta, data.feature_names, data.classes, data.meta.get("scaler") or Scaler("none"))
+    m = float(getattr(ctx.roles.get("loss"), "multiplier", 1.0))
+    return RiskScoreModel(s, beta, data.feature_names, data.classes, data.meta.get("scaler") or Scaler("none"),
+                          multiplier=m)
