@@ -11,8 +11,9 @@ import contextlib
 import os
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from treeopt_dsl.ir import StandardForm
 
@@ -43,3 +44,14 @@ def captured_stdout(path: Path, echo: bool = False) -> Iterator[None]:
             os.close(saved)
     if echo:
         sys.stderr.write(path.read_text(errors="replace"))
+
+
+def columns_by_name(variables: Iterable[Any], n_cols: int) -> list[Any]:
+    """The solver's variable objects in standard-form column order, from the ``x<j>`` names
+    :func:`mps_file` writes (a solver may add columns of its own, e.g. SCIP's ``qmatrixvar``: skipped)."""
+    out: list[Any] = [None] * n_cols
+    for v in variables:
+        name = v.name
+        if name.startswith("x") and name[1:].isdigit():
+            out[int(name[1:])] = v
+    return out

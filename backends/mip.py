@@ -18,7 +18,7 @@ import numpy as np
 
 from treeopt_dsl.errors import SolverNotAvailable
 
-from ._files import captured_stdout, mps_file
+from ._files import captured_stdout, columns_by_name, mps_file
 from .base import Backend, Outcome, Run, UnknownOption, importable
 
 _ACCEPTED = re.compile(r"MIPStart provided solution with cost|mipstart provided solution", re.IGNORECASE)
@@ -73,11 +73,7 @@ class MipBackend(Backend):
         # CBC's MPS reader drops the objective constant (the RHS of the objective row)
         if abs(float(m.objective_const) - float(sf.c0)) > 1e-12:
             m.objective = m.objective + (float(sf.c0) - float(m.objective_const))
-        variables = [None] * sf.n_cols
-        for v in m.vars:
-            if v.name.startswith("x") and v.name[1:].isdigit():
-                variables[int(v.name[1:])] = v
-        run.data["vars"] = variables
+        run.data["vars"] = columns_by_name(m.vars, sf.n_cols)
 
     def native_options(self, run: Run) -> dict[str, Any]:
         out = super().native_options(run)

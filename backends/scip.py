@@ -18,7 +18,7 @@ import numpy as np
 
 from treeopt_dsl.errors import OptionError, SolverNotAvailable
 
-from ._files import mps_file
+from ._files import columns_by_name, mps_file
 from .base import Backend, Outcome, Run, UnknownOption, importable
 
 #: what SCIP logs when a start became a solution (complete start / partial start completed by SCIP)
@@ -60,11 +60,7 @@ class ScipBackend(Backend):
         run.data["log_path"] = tmp / "scip.log"
         m.setLogfile(str(run.data["log_path"]))
         m.setParam("misc/catchctrlc", False)
-        variables = [None] * run.sf.n_cols  # the writer names columns x<j>; SCIP may add its own (QP)
-        for v in m.getVars():
-            if v.name.startswith("x") and v.name[1:].isdigit():
-                variables[int(v.name[1:])] = v
-        run.data["vars"] = variables
+        run.data["vars"] = columns_by_name(m.getVars(), run.sf.n_cols)
 
     def native_options(self, run: Run) -> dict[str, Any]:
         out = super().native_options(run)
