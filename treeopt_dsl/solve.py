@@ -196,7 +196,7 @@ def _uncertified(result: SolveResult, built: Built, x: np.ndarray) -> None:
     objective is what the returned model achieves, and the message names the cause."""
     cert = result.certificate
     assert cert is not None
-    where, worst = worst_violation(built.model, x)
+    where, worst = built.model.worst_violation(x)
     cause = (f"the solver's own point violates {where} by {worst:.2g} (beyond its tolerance: the solver's "
              "scaled tolerances accepted it)" if worst > cert.violation_tolerance else
              "the decoded model does not reproduce the solver's point")
@@ -212,23 +212,6 @@ def _uncertified(result: SolveResult, built: Built, x: np.ndarray) -> None:
     if result.bound is not None and result.bound > cert.objective_decoded + 1e-9 * max(1.0, abs(result.bound)):
         result.bound = None  # a bound above a point the model achieves is not a bound of this model
     result.gap = relative_gap(result.objective, result.bound)
-
-
-def worst_violation(model: Any, x: np.ndarray) -> tuple[str, float]:
-    """The constraint family (or variable family's bounds) most violated at ``x`` and by how much."""
-    where, worst = "no row", 0.0
-    for name, c in (*model.constraints.items(), *model.nl_constraints.items()):
-        if c.size:
-            v = float(c.violation(x).max())
-            if v > worst:
-                where, worst = f"row family {name!r}", v
-    for name, f in model.variables.items():
-        v = f.values(x)
-        if v.size:
-            viol = max(float(np.maximum(f.lower - v, 0).max()), float(np.maximum(v - f.upper, 0).max()))
-            if viol > worst:
-                where, worst = f"the bounds of {name!r}", viol
-    return where, worst
 
 
 def certify(built: Built, x: np.ndarray, objective: float, problem_class: str = "MILP") -> Certificate:

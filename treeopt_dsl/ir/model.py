@@ -114,15 +114,24 @@ class Model:
 
     def max_violation(self, x: np.ndarray) -> float:
         """Largest violation of any row or column bound at ``x`` (integrality not included)."""
-        worst = 0.0
-        for c in (*self.constraints.values(), *self.nl_constraints.values()):
+        return self.worst_violation(x)[1]
+
+    def worst_violation(self, x: np.ndarray) -> tuple[str, float]:
+        """Where ``x`` is most violated (a row family, or a variable family's bounds) and by how much
+        (``("no row", 0.0)`` at a feasible point; integrality not included)."""
+        where, worst = "no row", 0.0
+        for name, c in (*self.constraints.items(), *self.nl_constraints.items()):
             if c.size:
-                worst = max(worst, float(c.violation(x).max()))
-        for f in self.variables.values():
+                v = float(c.violation(x).max())
+                if v > worst:
+                    where, worst = f"row family {name!r}", v
+        for name, f in self.variables.items():
             v = f.values(x)
             if v.size:
-                worst = max(worst, float(np.maximum(f.lower - v, 0).max()), float(np.maximum(v - f.upper, 0).max()))
-        return worst
+                b = max(float(np.maximum(f.lower - v, 0).max()), float(np.maximum(v - f.upper, 0).max()))
+                if b > worst:
+                    where, worst = f"the bounds of {name!r}", b
+        return where, worst
 
     def compile(self) -> StandardForm:  # noqa: F821 - imported lazily to keep modules small
         from .standard_form import compile_model
