@@ -57,16 +57,18 @@ def auto_start(built: Built) -> tuple[np.ndarray | None, dict[str, Any]]:
 
     t0 = time.perf_counter()
     report: dict[str, Any] = {"chosen": None, "objective": None, "candidates": {}}
-    if _is_risk_score(built):  # ---- risk scores: one candidate, the beam search
-        return _risk_auto(built, report, t0)
-    if "w" not in built.ctx or "b" not in built.ctx or built.ctx.topology is None:
+    if _is_risk_score(built):  # risk scores: one candidate, the beam search
+        names: tuple[str, ...] = RISK_STRATEGIES
+    elif "w" not in built.ctx or "b" not in built.ctx or built.ctx.topology is None:
         report["candidates"] = {"auto": "not a tree formulation with hyperplane decisions (w, b)"}
         report["time_s"] = time.perf_counter() - t0
         return None, report
+    else:
+        names = AUTO_CANDIDATES
     sf = built.compile()
     best: np.ndarray | None = None
     report["proven"] = False
-    for name in AUTO_CANDIDATES:
+    for name in names:
         if name == "tao" and (best is None or report["proven"]):
             continue  # TAO improves the best start; a proven optimum needs no improving
         try:
@@ -96,29 +98,6 @@ def _is_risk_score(built: Built) -> bool:
     from .blocks import IntegerScores
 
     return any(isinstance(b, IntegerScores) for b in built.formulation.blocks)
-
-
-def _risk_auto(built: Built, report: dict[str, Any], t0: float) -> tuple[np.ndarray | None, dict[str, Any]]:
-    """``warm_start="auto"`` for risk scores: the completed beam-search start, reported as ``"beam"``."""
-    import time
-
-    report["proven"] = False
-    try:
-        x = start_point(built, "beam")
-    except (FormulationError, ValueError, np.linalg.LinAlgError) as exc:
-        report["candidates"]["beam"] = f"not used: {exc}"
-        report["time_s"] = time.perf_counter() - t0
-        return None, report
-    except KeyboardInterrupt:
-        report["candidates"]["beam"] = "not used: interrupted"
-        report["interrupted"] = True
-        report["time_s"] = time.perf_counter() - t0
-        return None, report
-    obj = float(built.compile().objective(x))
-    report["candidates"]["beam"] = obj
-    report["chosen"], report["objective"] = "beam", obj
-    report["time_s"] = time.perf_counter() - t0
-    return x, report
 
 
 def tao_start(built: Built, W: np.ndarray, b: np.ndarray, max_iter: int = 10) -> tuple[np.ndarray, np.ndarray]:
