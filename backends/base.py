@@ -80,6 +80,9 @@ class SolveOptions:
     feasibility_tol: float | None = None
     integrality_tol: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # solver-specific, passed through
+    #: lazy constraints: ``lazy(x)`` returns the rows (:class:`~treeopt_dsl.formulation.Cuts`) an integer point
+    #: ``x`` violates, or ``None``; only routes with the feature "lazy" take it (:mod:`treeopt_dsl.lazy`)
+    lazy: Callable[[np.ndarray], Any] | None = None
 
     def __post_init__(self) -> None:
         self.validate()
@@ -270,6 +273,11 @@ class Backend:
         self.require_installed(solver)
         self.require_class(sf, solver)
         options.validate()
+        if options.lazy is not None and "lazy" not in self.features_for(solver):
+            from treeopt_dsl.errors import CapabilityError
+
+            raise CapabilityError(f"{solver} through backend {self.name!r} takes no lazy constraints "
+                                  "(treeopt_dsl.lazy re-solves with the cuts as rows instead)")
         t0 = time.perf_counter()
         run = Run(sf, solver, options)
         early = self.settle(run)

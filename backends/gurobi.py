@@ -76,6 +76,21 @@ def to_gurobi(sf: StandardForm, env: Any = None, names: bool = True) -> Any:
     return m
 
 
+def add_lazy(model: Any, cols: list[Any], cuts: Any) -> None:
+    """Hand the rows of ``cuts`` (:class:`~treeopt_dsl.formulation.Cuts`, or ``None``) to ``cbLazy``."""
+    if cuts is None:
+        return
+    gp = _gurobipy()
+    A = cuts.A.tocsr()
+    for r in range(A.shape[0]):  # one call per cut: the callback API takes one row at a time
+        lo, hi = A.indptr[r], A.indptr[r + 1]
+        expr = gp.LinExpr(A.data[lo:hi].tolist(), [cols[j] for j in A.indices[lo:hi]])
+        if np.isfinite(cuts.upper[r]):
+            model.cbLazy(expr <= float(cuts.upper[r]))
+        if np.isfinite(cuts.lower[r]):
+            model.cbLazy(expr >= float(cuts.lower[r]))
+
+
 class GurobiBackend(Backend):
     """Gurobi direct (``--solver gurobi``).
 
@@ -86,7 +101,8 @@ class GurobiBackend(Backend):
     solvers = ("gurobi",)
     problem_classes = frozenset({"LP", "MILP", "QP", "MIQP"})
     extra = "gurobi"
-    features = frozenset({"time_limit", "gap", "threads", "seed", "warm_start", "log", "export", "interrupt"})
+    features = frozenset({"time_limit", "gap", "threads", "seed", "warm_start", "log", "export", "interrupt",
+                          "lazy"})
     option_names: ClassVar[dict[str, str]] = {
         "time_limit": "TimeLimit", "gap": "MIPGap", "threads": "Threads", "seed": "Seed",
         "feasibility_tol": "FeasibilityTol", "integrality_tol": "IntFeasTol"}
@@ -135,17 +151,31 @@ class GurobiBackend(Backend):
         return True
 
     def run(self, run: Run) -> None:
-        GRB = _gurobipy().GRB
+        gp = _gurobipy()
+        GRB = gp.GRB
+        lazy = run.options.lazy
+        cols = run.model.getVars() if lazy is not None else None
+        failed: list[BaseException] = []
+        if lazy is not None:
+            run.model.Params.LazyConstraints = 1
 
         def on_message(model: Any, where: int) -> None:
             if where == GRB.Callback.MESSAGE:
                 run.emit(model.cbGet(GRB.Callback.MSG_STRING).rstrip("\n"))
             elif where == GRB.Callback.MIPSOL:  # the time of the latest incumbent (proof time is the rest)
+                if lazy is not None:
+                    try:
+                        add_lazy(model, cols, lazy(np.array(model.cbGetSolution(cols))))
+                    except Exception as exc:  # Gurobi swallows callback errors: keep it and stop
+                        failed.append(exc)
+                        model.terminate()
                 run.incumbent_time = float(model.cbGet(GRB.Callback.RUNTIME))
             if run.stop_signal is not None:
                 model.terminate()
 
         run.model.optimize(on_message)
+        if failed:
+            raise failed[0]
 
     def request_stop(self, run: Run) -> None:
         if run.model is not None:

@@ -43,7 +43,7 @@ class MipBackend(Backend):
     solvers = ("cbc",)
     problem_classes = frozenset({"LP", "MILP"})
     extra = "cbc"
-    features = frozenset({"time_limit", "gap", "threads", "seed", "warm_start", "log", "export"})
+    features = frozenset({"time_limit", "gap", "threads", "seed", "warm_start", "log", "export", "lazy"})
     #: python-mip ``Model`` attributes (``time_limit`` is ``optimize(max_seconds=)``)
     option_names: ClassVar[dict[str, str]] = {
         "gap": "max_mip_gap", "threads": "threads", "seed": "seed", "feasibility_tol": "infeas_tol",
@@ -101,8 +101,13 @@ class MipBackend(Backend):
     def run(self, run: Run) -> None:
         limit = run.options.time_limit if run.options.time_limit is not None else run.data.get("max_seconds")
         kw = {} if limit is None else {"max_seconds": float(limit)}
+        failed: list[BaseException] = []
+        if run.options.lazy is not None:
+            run.model.lazy_constrs_generator = _LazyRows(run.options.lazy, run.data["vars"], failed)
         with captured_stdout(run.data["log_path"], echo=run.options.verbose):
             run.data["status"] = run.model.optimize(**kw)
+        if failed:
+            raise failed[0]
         run.emit_text(run.data["log_path"].read_text(errors="replace"))
 
     def read_solution(self, run: Run) -> Outcome:
@@ -127,6 +132,39 @@ class MipBackend(Backend):
     def close(self, run: Run) -> None:
         if "stack" in run.data:
             run.data.pop("stack").close()
+
+
+class _LazyRows:
+    """python-mip's lazy constraint generator (a ``mip.ConstrsGenerator``): CBC calls it at the integer points of
+    its search; the rows :attr:`SolveOptions.lazy` returns are added to the model CBC is searching (its
+    preprocessed copy: columns are translated both ways)."""
+
+    def __init__(self, lazy: Any, cols: list[Any], failed: list[BaseException]) -> None:
+        self.lazy, self.cols, self.failed = lazy, cols, failed
+
+    def generate_constrs(self, model: Any, depth: int = 0, npass: int = 0) -> None:
+        import mip
+
+        if self.failed:
+            return
+        try:
+            mine = model.translate(self.cols)  # None where preprocessing removed a column
+            x = np.array([np.nan if v is None else v.x for v in mine], dtype=float)
+            if np.isnan(x).any():
+                return  # a column was presolved away: this point cannot be separated here
+            cuts = self.lazy(x)
+            if cuts is None:
+                return
+            A = cuts.A.tocsr()
+            for r in range(A.shape[0]):
+                lo, hi = A.indptr[r], A.indptr[r + 1]
+                expr = mip.xsum(float(c) * mine[j] for c, j in zip(A.data[lo:hi], A.indices[lo:hi], strict=True))
+                if np.isfinite(cuts.upper[r]):
+                    model += expr <= float(cuts.upper[r])
+                if np.isfinite(cuts.lower[r]):
+                    model += expr >= float(cuts.lower[r])
+        except Exception as exc:  # CBC would swallow it: keep it for the caller
+            self.failed.append(exc)
 
 
 def _set_start_by_index(m: object, idx: list[int], values: np.ndarray) -> None:

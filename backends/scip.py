@@ -35,7 +35,7 @@ class ScipBackend(Backend):
     solvers = ("scip",)
     problem_classes = frozenset({"LP", "MILP", "QP", "MIQP"})
     extra = "scip"
-    features = frozenset({"time_limit", "gap", "seed", "warm_start", "log", "export", "interrupt"})
+    features = frozenset({"time_limit", "gap", "seed", "warm_start", "log", "export", "interrupt", "lazy"})
     option_names: ClassVar[dict[str, str]] = {
         "time_limit": "limits/time", "gap": "limits/gap", "seed": "randomization/randomseedshift",
         "feasibility_tol": "numerics/feastol"}
@@ -96,6 +96,9 @@ class ScipBackend(Backend):
 
     def run(self, run: Run) -> None:
         m = run.model
+        failed: list[BaseException] = []
+        if run.options.lazy is not None:
+            _include_lazy(m, run.options.lazy, run.data["vars"], failed)
         try:
             if run.guarded:
                 m.optimizeNogil()
@@ -110,6 +113,8 @@ class ScipBackend(Backend):
 
                 sys.stderr.write(text)
             run.emit_text(text)
+        if failed:
+            raise failed[0]
 
     def request_stop(self, run: Run) -> None:
         if run.model is not None:
@@ -138,3 +143,61 @@ class ScipBackend(Backend):
 
 
 BACKENDS = [ScipBackend]
+
+
+def _include_lazy(m: Any, lazy: Any, cols: list[Any], failed: list[BaseException]) -> None:
+    """A SCIP constraint handler without constraints that enforces the lazy rows of ``lazy``: it rejects a
+    solution the rows cut off (``conscheck``) and, at an LP or pseudo solution that violates some, adds them
+    as constraints (``consenfolp`` / ``consenfops``). Dual reductions are switched off: they assume that the
+    rows SCIP sees are all there is (the lazy rows hold no variable locks)."""
+    import pyscipopt
+
+    R = pyscipopt.SCIP_RESULT
+
+    class LazyRows(pyscipopt.Conshdlr):
+        def _cuts(self, sol: Any) -> Any:
+            if failed:
+                return None
+            try:
+                return lazy(np.array([self.model.getSolVal(sol, v) for v in cols], dtype=float))
+            except Exception as exc:  # SCIP would swallow it: keep it for the caller
+                failed.append(exc)
+                self.model.interruptSolve()
+                return None
+
+        def conscheck(self, constraints: Any, solution: Any, checkintegrality: Any, checklprows: Any,
+                      printreason: Any, completely: Any, **kw: Any) -> dict[str, Any]:
+            return {"result": R.FEASIBLE if self._cuts(solution) is None else R.INFEASIBLE}
+
+        def _enforce(self) -> dict[str, Any]:
+            cuts = self._cuts(None)
+            if cuts is None:
+                return {"result": R.FEASIBLE}
+            mdl = self.model
+            A = cuts.A.tocsr()
+            for r in range(A.shape[0]):
+                lo, hi = A.indptr[r], A.indptr[r + 1]
+                expr = pyscipopt.quicksum(float(c) * mdl.getTransformedVar(cols[j])
+                                          for c, j in zip(A.data[lo:hi], A.indices[lo:hi], strict=True))
+                lhs = float(cuts.lower[r]) if np.isfinite(cuts.lower[r]) else None
+                rhs = float(cuts.upper[r]) if np.isfinite(cuts.upper[r]) else None
+                cons = expr <= rhs if lhs is None else (expr >= lhs if rhs is None else pyscipopt.ExprCons(
+                    expr, lhs=lhs, rhs=rhs))
+                mdl.addCons(cons, name=f"lazy_{mdl.getNConss()}", removable=False)
+            return {"result": R.CONSADDED}
+
+        def consenfolp(self, constraints: Any, nusefulconss: Any, solinfeasible: Any) -> dict[str, Any]:
+            return self._enforce()
+
+        def consenfops(self, constraints: Any, nusefulconss: Any, solinfeasible: Any, objinfeasible: Any
+                       ) -> dict[str, Any]:
+            return self._enforce()
+
+        def conslock(self, constraint: Any, locktype: Any, nlockspos: Any, nlocksneg: Any) -> None:
+            pass
+
+    m.setBoolParam("misc/allowstrongdualreds", False)
+    m.setBoolParam("misc/allowweakdualreds", False)
+    m.includeConshdlr(LazyRows(), "treeopt_lazy", "lazy rows of a treeopt-dsl block", sepapriority=0,
+                      enfopriority=-1, chckpriority=-1, sepafreq=-1, propfreq=-1, eagerfreq=-1, maxprerounds=0,
+                      delaysepa=False, delayprop=False, needscons=False)

@@ -33,18 +33,24 @@ class OCT(FormulationSpec):
         Param("cuts", "data", str, "data: split the scaled features (cuts between values closer than eps/w_bound "
                                    "cannot be expressed; the result counts them); all: split 0/1 columns [x_j > c] "
                                    "at every midpoint c, so every distinct cut is expressible (larger model)"),
+        Param("routing", "bigm", str, "bigm: big-M forwarding (3.7) and the 0-1 loss (3.9); flow: FlowOCT's flow "
+                                      "routing (Aghaei et al., no big-M); benders: its Benders decomposition (cuts "
+                                      "added lazily). flow and benders split the 0/1 cut columns (cuts=all)"),
     )
 
     def prepare(self, data: Any) -> Any:
         """``cuts="all"``: the model splits threshold columns ``[x_j > c]``, one per midpoint between
         consecutive distinct training values (:func:`treeopt_dsl.exact.binarize`): every distinct
         axis-aligned cut has a gap of 1, whatever eps, and predictions map raw inputs through the same cuts."""
-        cuts = self.values.get("cuts", "data")  # (OCT-H, oblique, has no such parameter)
-        if cuts not in ("data", "all"):
-            from treeopt_dsl.errors import FormulationError
+        from treeopt_dsl.errors import FormulationError
 
+        cuts = self.values.get("cuts", "data")  # (OCT-H, oblique, has no such parameter)
+        routing = self.values.get("routing", "bigm")
+        if cuts not in ("data", "all"):
             raise FormulationError(f"cuts must be 'data' or 'all', got {cuts!r}")
-        if cuts == "data":
+        if routing not in ROUTINGS:
+            raise FormulationError(f"routing must be one of {', '.join(ROUTINGS)}, got {routing!r}")
+        if cuts == "data" and routing == "bigm":
             return super().prepare(data)
         from dataclasses import replace
 
@@ -53,9 +59,7 @@ class OCT(FormulationSpec):
         data.require_binary(self.name)
         bz = binarize(data.X)
         nodes = 2 ** int(self.values["depth"]) - 1
-        if data.n_samples * bz.n_columns * nodes > CUTS_ALL_MAX_ENTRIES:
-            from treeopt_dsl.errors import FormulationError
-
+        if data.n_samples * bz.n_columns * nodes > CUTS_ALL_MAX_ENTRIES and routing != "benders":
             raise FormulationError(
                 f"cuts='all' gives {bz.n_columns} threshold columns on {data.n_samples} samples: a model of "
                 f"about {data.n_samples * bz.n_columns * nodes:.2g} split entries, above {CUTS_ALL_MAX_ENTRIES:.0e} "
@@ -69,6 +73,9 @@ class OCT(FormulationSpec):
 
     def formulation(self) -> Formulation:
         v = self.values
+        routing = v.get("routing", "bigm")
+        if routing in ("flow", "benders"):
+            return self.flow_formulation(routing)
         return Formulation(
             self.name,
             [
@@ -82,6 +89,24 @@ class OCT(FormulationSpec):
             numerics=Numerics(eps=v["eps"]),
             decisions=("w", "b"),
         )
+
+
+    def flow_formulation(self, routing: str) -> Formulation:
+        """FlowOCT / BendersOCT (Aghaei, Gómez, Vayanos): the same trees (axis-aligned, the 0-1 loss at the
+        leaves, ``alpha`` per split) on the 0/1 cut columns, routed by flows instead of big-M rows."""
+        import numpy as np
+
+        v = self.values
+        C = float(np.atleast_1d(np.asarray(v["C"], dtype=float))[-1])  # the last level's C_d: (3.9) at the leaves
+        alpha = float(v["alpha"])
+        reg = [B.L0(of="select", penalty=alpha)] if alpha > 0 else []
+        tail = [B.FlowRouting(), B.FlowZeroOneLoss(C=C)] if routing == "flow" else [B.BendersFlow(C=C)]
+        return Formulation(f"{self.name}-{routing}", [B.BinarySplits(), *reg, *tail], decoder=B.decode_flow_tree,
+                           numerics=Numerics(eps=v["eps"]), decisions=("select", "leaf_class"))
+
+
+#: the routings of ``oct`` (``--param routing=...``)
+ROUTINGS = ("bigm", "flow", "benders")
 
 
 class OCTH(OCT):

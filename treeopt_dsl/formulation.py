@@ -91,12 +91,47 @@ class Block:
         the integer columns were rounded: e.g. a weight whose l0 indicator is 0 is set to 0, so that the
         decoded model is the one the integers describe, not one the solver's tolerances let through."""
 
+    def separate(self, ctx: BuildContext, x: np.ndarray) -> Cuts | None:
+        """Lazy constraints: rows of the *full* model that the built model leaves out and that the integer
+        point ``x`` violates (``None``: this block has none). A block that overrides this builds a
+        relaxation (e.g. a Benders master); the solve adds the rows it returns until none is violated,
+        through the solver's lazy-constraint callback or by re-solving (:mod:`treeopt_dsl.lazy`)."""
+        return None
+
     def provided_by(self) -> str:
         return type(self).__name__
 
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.startswith("_"))
         return f"{type(self).__name__}({params})"
+
+
+@dataclass
+class Cuts:
+    """Rows ``lower <= A x <= upper`` over a model's columns (``A`` CSR), e.g. lazy Benders cuts."""
+
+    A: Any
+    lower: np.ndarray
+    upper: np.ndarray
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.A.shape[0])
+
+    def violation(self, x: np.ndarray) -> np.ndarray:
+        """How far ``x`` is outside each row (0 where it holds)."""
+        ax = self.A @ np.asarray(x, dtype=float)
+        return np.maximum(np.maximum(self.lower - ax, ax - self.upper), 0.0)
+
+    @staticmethod
+    def stack(parts: Sequence[Cuts]) -> Cuts | None:
+        import scipy.sparse as sp
+
+        parts = [p for p in parts if p is not None and p.n_rows]
+        if not parts:
+            return None
+        return Cuts(sp.vstack([p.A for p in parts], format="csr"), np.concatenate([p.lower for p in parts]),
+                    np.concatenate([p.upper for p in parts]))
 
 
 #: which block class provides a role, for error messages (filled by the blocks package)
@@ -137,6 +172,16 @@ class Built:
         for b in self.formulation.blocks:
             b.polish(self.ctx, x)
         return x
+
+    @property
+    def lazy(self) -> bool:
+        """Whether some block adds lazy constraints (the built model is a relaxation of the formulation)."""
+        return any(type(b).separate is not Block.separate for b in self.formulation.blocks)
+
+    def separate(self, x: np.ndarray) -> Cuts | None:
+        """Every block's lazy rows violated at ``x`` (rounded first: cuts are separated at integer points)."""
+        xp = self.polish(x)
+        return Cuts.stack([b.separate(self.ctx, xp) for b in self.formulation.blocks])
 
     def decode(self, x: np.ndarray) -> Any:
         if self.formulation.decoder is None:

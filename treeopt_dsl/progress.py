@@ -30,6 +30,9 @@ _HIGHS = re.compile(rf"^\s*\S?\s+\d+\s+\d+\s+\d+\s+[\d.]+%\s+({_NUM})\s+({_NUM})
 _GUROBI = re.compile(rf"^\s*[H*]?\s*\d+\s+\d+\s+.*?\s(-|{_NUM})\s+({_NUM})\s+({_NUM}%|-)\s+\S+\s+(\d+)s\s*$")
 
 
+#: the line :func:`treeopt_dsl.lazy.row_generation` logs after every round (the best completed tree, the bound)
+_ROWGEN = re.compile(rf"^treeopt row generation: round \d+ rows \d+ best ({_NUM}) bound ({_NUM}|-) time ([\d.]+)s\s*$")
+
 #: the line :func:`treeopt_dsl.multistart.solve_from` logs after every start of a multistart
 _MULTI = re.compile(rf"^treeopt multistart: start \d+/\d+ \S+ objective \S+ best ({_NUM}|-) time ([\d.]+)s\s*$")
 
@@ -49,6 +52,12 @@ def parse_progress(line: str) -> tuple[float | None, float | None, float | None,
     if m:
         inc, bound, gap, secs = m.groups()
         return _f(inc), _f(bound), _pct(gap), float(secs)
+    m = _ROWGEN.match(line)
+    if m:
+        best, bound, secs = m.groups()
+        inc, bnd = _f(best), (None if bound == "-" else _f(bound))
+        gap = None if inc is None or bnd is None else abs(inc - bnd) / max(abs(inc), 1e-10)
+        return inc, bnd, gap, float(secs)
     m = _MULTI.match(line)
     if m:  # a local NLP solver has no bound: the best objective over the starts so far
         best, secs = m.groups()

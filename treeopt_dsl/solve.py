@@ -88,7 +88,12 @@ def solve_built(built: Built, solver: str = "highs", backend: str | None = None,
     opts = SolveOptions(time_limit=time_limit, gap=gap, threads=threads, seed=seed, verbose=verbose,
                         log_callback=log_callback, warm_start=warm_start, extra=extra, **tol)
     try:
-        raw = be.solve(sf, solver, opts)
+        if built.lazy:  # a master: its blocks add rows lazily (Benders cuts)
+            from .lazy import solve_lazy
+
+            raw = solve_lazy(built, be, sf, solver, opts)
+        else:
+            raw = be.solve(sf, solver, opts)
     except KeyboardInterrupt as exc:  # a route that cannot stop with its incumbent (CBC): keep the start
         if warm_start is None:
             raise

@@ -59,7 +59,7 @@ def auto_start(built: Built) -> tuple[np.ndarray | None, dict[str, Any]]:
     report: dict[str, Any] = {"chosen": None, "objective": None, "candidates": {}}
     if _is_risk_score(built):  # risk scores: one candidate, the beam search
         names: tuple[str, ...] = RISK_STRATEGIES
-    elif "w" not in built.ctx or "b" not in built.ctx or built.ctx.topology is None:
+    elif not is_tree(built):
         report["candidates"] = {"auto": "not a tree formulation with hyperplane decisions (w, b)"}
         report["time_s"] = time.perf_counter() - t0
         return None, report
@@ -93,6 +93,18 @@ def auto_start(built: Built) -> tuple[np.ndarray | None, dict[str, Any]]:
     return best, report
 
 
+def is_tree(built: Built) -> bool:
+    """Whether ``built`` is a tree whose starts are axis-aligned or oblique hyperplane trees: decisions ``w`` and
+    ``b`` (big-M routing), or the binary splits and leaf classes of the flow routings (:func:`is_flow`)."""
+    ctx = built.ctx
+    return ctx.topology is not None and (("w" in ctx and "b" in ctx) or is_flow(built))
+
+
+def is_flow(built: Built) -> bool:
+    """Whether ``built`` routes by flows on binary splits (:class:`~treeopt_dsl.blocks.BinarySplits`)."""
+    return "select" in built.ctx and "leaf_class" in built.ctx
+
+
 def _is_risk_score(built: Built) -> bool:
     """Whether ``built`` is a risk score on integer points per feature (it has an IntegerScores block)."""
     from .blocks import IntegerScores
@@ -116,8 +128,8 @@ def tao_start(built: Built, W: np.ndarray, b: np.ndarray, max_iter: int = 10) ->
 
 def _tao_from(built: Built, x: np.ndarray) -> np.ndarray:
     """The completed point of TAO started from the decisions of the point ``x``."""
-    ctx = built.ctx
-    return _feasible(built, *tao_start(built, ctx["w"].values(x).copy(), ctx["b"].values(x).copy()))
+    tree = built.decode(built.polish(x))
+    return _feasible(built, *tao_start(built, tree.W.copy(), tree.b.copy()))
 
 
 def _candidate(built: Built, name: str) -> tuple[np.ndarray | None, bool]:
@@ -138,7 +150,7 @@ def start_point(built: Built, start: Any) -> np.ndarray:
     if isinstance(start, np.ndarray) and start.ndim == 1 and start.size == model.n_vars:
         x = built.complete(start)
         return x
-    if "w" not in built.ctx:  # not a tree: risk scores take their decisions, or a strategy of their own
+    if not is_tree(built):  # not a tree: risk scores take their decisions, or a strategy of their own
         if start == "greedy" and "a_rule" in built.ctx:
             from .risk_start import rule_by_rule
 
@@ -161,6 +173,8 @@ def start_point(built: Built, start: Any) -> np.ndarray:
             built)
     elif isinstance(start, TreeModel):
         W, b = embed_tree(built, start)
+    elif isinstance(start, dict) and is_flow(built) and "select" in start:
+        return from_decisions(built, start)
     elif isinstance(start, dict):
         try:
             W, b = np.asarray(start["w"], dtype=float), np.asarray(start["b"], dtype=float)
@@ -185,6 +199,12 @@ def from_decisions(built: Built, values: dict[str, Any]) -> np.ndarray:
 
 def _feasible(built: Built, W: np.ndarray, b: np.ndarray) -> np.ndarray:
     model, ctx = built.model, built.ctx
+    if is_flow(built):  # binary splits: the same tree as splits and leaf classes (predictions unchanged)
+        from .blocks.flow import flow_decisions
+
+        half = ctx.numerics.eps / 2
+        S, C = flow_decisions(ctx.topo, np.asarray(W, dtype=float), np.asarray(b, dtype=float), half, half)
+        return from_decisions(built, {"select": S, "leaf_class": C})
     w_fam, b_fam = ctx["w"], ctx["b"]
     if W.shape != w_fam.shape or b.shape != b_fam.shape:
         raise FormulationError(f"warm start shapes {W.shape}/{b.shape} do not match w {w_fam.shape} / b {b_fam.shape}")
@@ -237,6 +257,9 @@ def _loss_kind(built: Built) -> str:
 
 def _budget(built: Built) -> int | None:
     from .blocks import L0
+
+    if is_flow(built):
+        return 1  # one binary column per split
 
     for blk in built.formulation.blocks:
         if isinstance(blk, L0) and blk.budget is not None and np.ndim(blk.budget) == 0:

@@ -12,6 +12,7 @@ from .categorical import (
     PathRouting,
     RateConstraint,
 )
+from .flow import BendersFlow, BinarySplits, FlowRouting, FlowZeroOneLoss, decode_flow_tree, flow_decisions
 from .losses import (
     TANGENT_SETS,
     HingeLoss,
@@ -28,7 +29,7 @@ from .rules import BinaryTimesInteger, RulePoints, RuleSelection, ThresholdRules
 from .scores import IntegerScores, integer_in_set, score_set
 from .splits import ObliqueSplit
 
-for _cls in (ObliqueSplit, Routing, BigMForwarding, HingeLoss, L1):
+for _cls in (ObliqueSplit, Routing, BigMForwarding, HingeLoss, L1, BinarySplits, FlowRouting):
     for _role in _cls.provides:
         PROVIDERS.setdefault(_role, _cls.__name__ + "()")
 _LOSS = "a loss block (e.g. TangentLogisticLoss())"
@@ -39,7 +40,9 @@ __all__ = [
     "L1",
     "TANGENT_SETS",
     "AnchorFeatures",
+    "BendersFlow",
     "BigMForwarding",
+    "BinarySplits",
     "BinaryTimesInteger",
     "Block",
     "BranchIndicators",
@@ -47,6 +50,8 @@ __all__ = [
     "ClassWeightedAccuracy",
     "ExpectedMisclassification",
     "FeatureSubset",
+    "FlowRouting",
+    "FlowZeroOneLoss",
     "GroupSelection",
     "HingeLoss",
     "IntegerScores",
@@ -68,6 +73,8 @@ __all__ = [
     "ThresholdRules",
     "TotalScore",
     "ZeroOneLoss",
+    "decode_flow_tree",
+    "flow_decisions",
     "integer_in_set",
     "logistic_loss",
     "logistic_tangents",

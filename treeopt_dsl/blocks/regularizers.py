@@ -90,9 +90,13 @@ class L0(Block):
         bound = np.maximum(np.abs(w.lower), np.abs(w.upper)) if self.M is None else np.full(w.shape, float(self.M))
         if not np.all(np.isfinite(bound)):
             raise FormulationError("L0 needs a bounded family (give w_bound) or a constant M")
-        delta = m.add_variables(f"{w.name}_used", w.dims, w.coords, kind=Kind.BINARY)
-        m.add_constraints(f"{w.name}_l0_up", w <= delta * bound)  # (3.14)
-        m.add_constraints(f"{w.name}_l0_lo", w >= delta * (-bound))
+        self._own = _is_indicator(w)
+        if self._own:  # a 0/1 family (e.g. FlowOCT's splits) is its own indicator: ||w||_0 = 1ᵀw, no rows
+            delta = w
+        else:
+            delta = m.add_variables(f"{w.name}_used", w.dims, w.coords, kind=Kind.BINARY)
+            m.add_constraints(f"{w.name}_l0_up", w <= delta * bound)  # (3.14)
+            m.add_constraints(f"{w.name}_l0_lo", w >= delta * (-bound))
         count = delta.sum(self.over)
         if self.budget is not None:
             if self.exact:  # "= budget", or every entry when the group is smaller than the budget
@@ -111,8 +115,8 @@ class L0(Block):
         ctx.provide("l0", (delta, s), "L0")
 
     def _tighten_split_bound(self, ctx: BuildContext, bound: np.ndarray) -> None:
-        if self.of != "w" or "split_bound" not in ctx or np.ndim(self.budget) != 0:
-            return
+        if self.of != "w" or "split_bound" not in ctx or np.ndim(self.budget) != 0 or bound.size == 0:
+            return  # (no features: e.g. every cut column of constant data dropped)
         k = int(self.budget)
         X = np.abs(ctx.data.X)
         top = -np.sort(-X, axis=1)[:, :k].sum(1) if k < X.shape[1] else X.sum(1)
@@ -140,10 +144,18 @@ class L0(Block):
             missing = np.expand_dims(np.minimum(self.budget, used.shape[ax]) - used.sum(ax), ax)
             rank = np.cumsum(1.0 - used, axis=ax)
             used = np.where((used == 0) & (rank <= missing), 1.0, used)
-        x[delta.ids] = used
+        if not getattr(self, "_own", False):
+            x[delta.ids] = used
         if s is not None:
             x[s.ids] = np.maximum(used.sum(ctx[self.of].dims.index(self.over)),
                                   np.broadcast_to(self.penalty_floor, s.shape))
+
+
+def _is_indicator(w: Any) -> bool:
+    """Whether ``w`` is a binary variable family (bounds within [0, 1])."""
+    from ..ir.variables import VarFamily
+
+    return isinstance(w, VarFamily) and w.kind is Kind.BINARY and bool(np.all(w.lower >= 0))
 
 
 class LInf(Block):

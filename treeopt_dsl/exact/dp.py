@@ -92,6 +92,10 @@ def _inspect(built: Built) -> DPTask | str:
     if ctx.data.n_classes != 2:
         return "the data have more than two classes (the DP route handles the binary 0-1 loss)"
     kinds = [type(b) for b in f.blocks]
+    from ..warmstart import is_flow
+
+    if is_flow(built):
+        return _inspect_flow(built)
     reasons = []
     if not any(isinstance(b, L0) and b.of == "w" and b.budget is not None and np.ndim(b.budget) == 0
                and int(b.budget) == 1 for b in f.blocks):
@@ -129,6 +133,37 @@ def _inspect(built: Built) -> DPTask | str:
     C = float(loss._weights.weights(ctx)[-1])
     w_scale = 1.0 if split.w_bound is None else min(1.0, float(split.w_bound))
     return DPTask(depth=ctx.topo.depth, C=C, alpha=float(l0.penalty), eps=float(ctx.numerics.eps), w_scale=w_scale)
+
+
+def _inspect_flow(built: Built) -> DPTask | str:
+    """The flow routings (FlowOCT, BendersOCT) of ``oct``: the same trees on 0/1 columns."""
+    from ..blocks import L0, BendersFlow, BinarySplits, FlowRouting, FlowZeroOneLoss
+
+    f = built.formulation
+    allowed = (BinarySplits, L0, FlowRouting, FlowZeroOneLoss, BendersFlow)
+    extra = [type(b).__name__ for b in f.blocks if not isinstance(b, allowed)]
+    if extra:
+        return f"block(s) {extra} add objective terms or rows a DP solver does not model"
+    l0 = [b for b in f.blocks if isinstance(b, L0)]
+    if len(l0) > 1 or (l0 and (l0[0].of != "select" or l0[0].budget is not None or np.ndim(l0[0].penalty) != 0
+                              or float(l0[0].penalty_floor) != 0.0)):
+        return "its split penalty is not one alpha per used split"
+    loss = next((b for b in f.blocks if isinstance(b, (FlowZeroOneLoss, BendersFlow))), None)
+    if loss is None:
+        return "it has no flow loss"
+    wrong = [n for n in built.model.constraints if not n.startswith(_FLOW_ROWS)]
+    if wrong or built.model.nl_constraints:
+        return f"it has side constraints {wrong[:4]} a DP solver does not model"
+    terms = [n for n in built.model.objective if n not in _OBJECTIVE_TERMS]
+    if terms:
+        return f"its objective has terms {terms} besides the 0-1 loss and the split penalty"
+    return DPTask(depth=built.ctx.topo.depth, C=float(loss.C), alpha=float(l0[0].penalty) if l0 else 0.0,
+                  eps=float(built.ctx.numerics.eps))
+
+
+#: the row families of the flow routings' blocks
+_FLOW_ROWS = ("select_one", "select_right_child", "flow_conservation", "flow_left_arc", "flow_right_arc",
+              "flow_sink_arc", "leaf_class_one", "select_l0_count")
 
 
 def _is_quadratic(expr: Any) -> bool:
@@ -245,8 +280,8 @@ def fit_dp(built: Built, task: DPTask, time_limit: float | None = None,
     y01 = (y > 0).astype(np.int32)
     n_pos = int(y01.sum())
     majority = 1.0 if n_pos >= y.size - n_pos else -1.0
-    split = next(b for b in built.formulation.blocks if isinstance(b, ObliqueSplit))
-    b_cap = float(built.ctx["b"].upper.max()) if split.b_bound is not None else 1.0
+    split = next((b for b in built.formulation.blocks if isinstance(b, ObliqueSplit)), None)
+    b_cap = float(built.ctx["b"].upper.max()) if split is not None and split.b_bound is not None else 1.0
     # candidates: the constant tree, then (alpha > 0) one run per number of branch nodes k
     best_node: Any | None = None
     best_pred = np.full(y.size, majority)
@@ -295,7 +330,9 @@ def solve_dp(built: Built, time_limit: float | None = None, max_thresholds: int 
     sf = built.compile()
     compile_s = time.perf_counter() - t0
     tree = fit_dp(built, task, time_limit=time_limit, max_thresholds=max_thresholds)
-    x = from_decisions(built, {"w": tree.W, "b": tree.b})
+    from ..warmstart import is_flow, start_point
+
+    x = (start_point if is_flow(built) else from_decisions)(built, {"w": tree.W, "b": tree.b})
     cert = certify(built, x, tree.objective, sf.problem_class)
     model = built.decode(x)
     agrees = cert.ok and abs(cert.objective_decoded - tree.objective) <= cert.tolerance * max(1.0, abs(tree.objective))
@@ -395,11 +432,11 @@ def dp_candidate(built: Built, time_limit: float = 5.0,
         _streed()
     except SolverNotAvailable:
         return None, False
-    from ..warmstart import start_point
+    from ..warmstart import is_tree, start_point
 
     ctx = built.ctx
-    if "w" not in ctx or "b" not in ctx or ctx.topology is None:
-        raise FormulationError("the DP start needs a tree formulation with hyperplane decisions (w, b)")
+    if not is_tree(built):
+        raise FormulationError("the DP start needs a tree formulation (hyperplane decisions w, b or binary splits)")
     if ctx.data.n_classes != 2:
         raise FormulationError("the DP start handles two classes")
     task = recognize(built)

@@ -97,6 +97,23 @@ class StandardForm:
             val += float(np.sum(term.evaluate(x)))
         return val
 
+    def with_rows(self, A: sp.spmatrix, lower: np.ndarray, upper: np.ndarray, name: str = "cuts") -> StandardForm:
+        """A copy with the rows ``lower <= A x <= upper`` appended (named ``name_k``), e.g. lazy cuts made
+        explicit for a solver without a lazy-constraint callback. The columns and objective are shared."""
+        from dataclasses import replace
+
+        A = sp.csr_matrix(A, dtype=np.float64)
+        if A.shape[1] != self.n_cols:
+            raise ModelError(f"the new rows have {A.shape[1]} columns, the model {self.n_cols}")
+        k = A.shape[0]
+        block = Block(name, self.n_rows, ("cut",), {"cut": np.arange(k)})
+        AA = sp.vstack([self.A, A], format="csr")
+        AA.indices = AA.indices.astype(np.int32, copy=False)
+        AA.indptr = AA.indptr.astype(np.int32 if AA.nnz < 2**31 else np.int64, copy=False)
+        return replace(self, A=AA, row_lower=np.concatenate([self.row_lower, np.asarray(lower, dtype=float)]),
+                       row_upper=np.concatenate([self.row_upper, np.asarray(upper, dtype=float)]),
+                       rows=[*self.rows, block])
+
     def col_names(self) -> np.ndarray:
         return _names(self.columns, self.n_cols)
 
