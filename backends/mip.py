@@ -37,13 +37,19 @@ class MipBackend(Backend):
     ``CbcBnBOutput::onStrongStats``, from ``dealWithEventHandler(endSearch)``) at the end of every
     search. The progress callback only fires for the root LP and preprocessing, and the ``CbcModel``
     it hands over cannot be stopped through the C API (``CbcModel::setCutoff`` from another thread
-    corrupted the heap)."""
+    corrupted the heap).
+
+    Lazy constraints (Benders cuts) are not taken through python-mip's ``lazy_constrs_generator``: with it,
+    CBC hung past its time limit in about one BendersOCT solve of four on monks-3 (depth 2, 10 s; in the
+    main thread and in a worker, whatever the thread count), as ODTlearn's own BendersOCT on CBC did on a toy
+    matrix here. A route that may never return is worse than a slower one: CBC gets row generation
+    (:mod:`treeopt_dsl.lazy`), each round a fresh, time-limited CBC solve."""
 
     name = "mip"
     solvers = ("cbc",)
     problem_classes = frozenset({"LP", "MILP"})
     extra = "cbc"
-    features = frozenset({"time_limit", "gap", "threads", "seed", "warm_start", "log", "export", "lazy"})
+    features = frozenset({"time_limit", "gap", "threads", "seed", "warm_start", "log", "export"})
     #: python-mip ``Model`` attributes (``time_limit`` is ``optimize(max_seconds=)``)
     option_names: ClassVar[dict[str, str]] = {
         "gap": "max_mip_gap", "threads": "threads", "seed": "seed", "feasibility_tol": "infeas_tol",
@@ -101,13 +107,8 @@ class MipBackend(Backend):
     def run(self, run: Run) -> None:
         limit = run.options.time_limit if run.options.time_limit is not None else run.data.get("max_seconds")
         kw = {} if limit is None else {"max_seconds": float(limit)}
-        failed: list[BaseException] = []
-        if run.options.lazy is not None:
-            run.model.lazy_constrs_generator = _LazyRows(run.options.lazy, run.data["vars"], failed)
         with captured_stdout(run.data["log_path"], echo=run.options.verbose):
             run.data["status"] = run.model.optimize(**kw)
-        if failed:
-            raise failed[0]
         run.emit_text(run.data["log_path"].read_text(errors="replace"))
 
     def read_solution(self, run: Run) -> Outcome:
@@ -132,39 +133,6 @@ class MipBackend(Backend):
     def close(self, run: Run) -> None:
         if "stack" in run.data:
             run.data.pop("stack").close()
-
-
-class _LazyRows:
-    """python-mip's lazy constraint generator (a ``mip.ConstrsGenerator``): CBC calls it at the integer points of
-    its search; the rows :attr:`SolveOptions.lazy` returns are added to the model CBC is searching (its
-    preprocessed copy: columns are translated both ways)."""
-
-    def __init__(self, lazy: Any, cols: list[Any], failed: list[BaseException]) -> None:
-        self.lazy, self.cols, self.failed = lazy, cols, failed
-
-    def generate_constrs(self, model: Any, depth: int = 0, npass: int = 0) -> None:
-        import mip
-
-        if self.failed:
-            return
-        try:
-            mine = model.translate(self.cols)  # None where preprocessing removed a column
-            x = np.array([np.nan if v is None else v.x for v in mine], dtype=float)
-            if np.isnan(x).any():
-                return  # a column was presolved away: this point cannot be separated here
-            cuts = self.lazy(x)
-            if cuts is None:
-                return
-            A = cuts.A.tocsr()
-            for r in range(A.shape[0]):
-                lo, hi = A.indptr[r], A.indptr[r + 1]
-                expr = mip.xsum(float(c) * mine[j] for c, j in zip(A.data[lo:hi], A.indices[lo:hi], strict=True))
-                if np.isfinite(cuts.upper[r]):
-                    model += expr <= float(cuts.upper[r])
-                if np.isfinite(cuts.lower[r]):
-                    model += expr >= float(cuts.lower[r])
-        except Exception as exc:  # CBC would swallow it: keep it for the caller
-            self.failed.append(exc)
 
 
 def _set_start_by_index(m: object, idx: list[int], values: np.ndarray) -> None:

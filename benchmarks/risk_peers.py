@@ -23,10 +23,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+from peer_envs import peer_python
 
 DATASETS = ("breast-wisconsin-original", "heart", "spambase")
-ROOT = Path(__file__).resolve().parents[1]
-PEER_ENV = ROOT / ".venv-fasterrisk"
 
 PEER = r"""
 import json, sys, time
@@ -46,15 +45,6 @@ print(json.dumps({"time_s": secs, "loss": losses[i], "multiplier": float(multipl
 """
 
 
-def peer_python() -> Path:
-    """The FasterRisk environment's interpreter, made on first use."""
-    py = PEER_ENV / "bin" / "python"
-    if not py.exists():
-        subprocess.run(["python3", "-m", "venv", str(PEER_ENV)], check=True)
-        subprocess.run([str(py), "-m", "pip", "install", "-q", "fasterrisk"], check=True)
-    return py
-
-
 def run(dataset: str, T: int, time_limit: float, multiplier: float, sample: int | None) -> dict[str, object]:
     from treeopt_dsl.datasets import load
     from treeopt_dsl.formulations import get_formulation
@@ -69,7 +59,7 @@ def run(dataset: str, T: int, time_limit: float, multiplier: float, sample: int 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "data.npz"
         np.savez(path, X=X, y=y, k=T)
-        out = subprocess.run([str(peer_python()), "-c", PEER, str(path)], capture_output=True, text=True)
+        out = subprocess.run([str(peer_python("fasterrisk")), "-c", PEER, str(path)], capture_output=True, text=True)
     if out.returncode == 0:
         peer = json.loads(out.stdout.strip().splitlines()[-1])
         row.update(fr_time_s=peer["time_s"], fr_loss=peer["loss"], fr_multiplier=peer["multiplier"])

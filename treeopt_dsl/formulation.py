@@ -178,10 +178,18 @@ class Built:
         """Whether some block adds lazy constraints (the built model is a relaxation of the formulation)."""
         return any(type(b).separate is not Block.separate for b in self.formulation.blocks)
 
-    def separate(self, x: np.ndarray) -> Cuts | None:
-        """Every block's lazy rows violated at ``x`` (rounded first: cuts are separated at integer points)."""
+    def separate(self, x: np.ndarray, tol: float = 1e-6) -> Cuts | None:
+        """Every block's lazy rows that ``x`` violates by more than ``tol``. Blocks separate at the rounded point
+        (their cuts are those of an integer tree); a row the unrounded ``x`` satisfies is dropped, so that a
+        solver calling at a fractional point never gets back a row that does not cut it off (CBC would loop)."""
         xp = self.polish(x)
-        return Cuts.stack([b.separate(self.ctx, xp) for b in self.formulation.blocks])
+        cuts = Cuts.stack([b.separate(self.ctx, xp) for b in self.formulation.blocks])
+        if cuts is None:
+            return None
+        keep = cuts.violation(x) > tol
+        if not keep.any():
+            return None
+        return cuts if keep.all() else Cuts(cuts.A[keep], cuts.lower[keep], cuts.upper[keep])
 
     def decode(self, x: np.ndarray) -> Any:
         if self.formulation.decoder is None:

@@ -1,10 +1,11 @@
 """Solving a model whose blocks add lazy constraints (:meth:`treeopt_dsl.formulation.Block.separate`).
 
-A route with a lazy-constraint callback (the backend feature ``"lazy"``: Gurobi's ``cbLazy``, CBC's lazy
-constraint generator through python-mip) adds the violated rows at every integer point the search finds:
-branch and cut on one tree. Every other route (HiGHS, whose callbacks cannot add rows, SCIP through this
-library's file-based route, the modelling layers) gets *row generation*: solve the master, separate at its
-answer, append the violated rows, solve again from the best point known, until the answer violates no row.
+A route with a lazy-constraint callback (the backend feature ``"lazy"``: Gurobi's ``cbLazy``, a SCIP constraint
+handler) adds the violated rows at every integer point the search finds: branch and cut on one tree. Every other
+route gets *row generation*: solve the master, separate at its answer, append the violated rows, solve again from
+the best point known, until the answer violates no row. That is HiGHS (its callbacks cannot add rows), CBC
+(python-mip's lazy constraint generator hung CBC past its time limit here: backends/mip.py) and the modelling
+layers (linopy, pyomo).
 
 What the result claims: the master is a relaxation of the formulation, so its bound is a bound of the
 formulation; its point is only a solution once no row is violated. The best point known is always the
