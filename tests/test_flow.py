@@ -225,3 +225,17 @@ def test_highs_never_reports_an_objective_its_point_does_not_have() -> None:
         if cuts is None:
             break
         cur = cur.with_rows(cuts.A, cuts.lower, cuts.upper)
+
+
+def test_a_tree_on_cut_columns_prints_the_cuts_themselves() -> None:
+    """A node on a 0/1 cut column reads "x0 > 0.5" or "not (x0 > 0.5)" (not "(x0 > 0.5) > 0.5"), and what
+    it says is what the tree does."""
+    X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]] * 4, dtype=float)
+    y = np.array([-1, 1, 1, -1] * 4)
+    res = get_formulation("oct", depth=2, routing="flow").solve(dataset(X, y), solver="highs", warm_start=None)
+    text = res.model.text()
+    assert "> 0.5 > 0.5" not in text and "> 0.5 <" not in text
+    root = text.splitlines()[0]
+    col = 0 if "x0 > 0.5" in root else 1
+    goes_right = X[:, col] > 0.5 if "not (" not in root else X[:, col] <= 0.5
+    assert np.array_equal(res.model.apply(X) >= res.model.topology.last.size // 2, goes_right)

@@ -113,7 +113,15 @@ class TreeModel:
                 does = (f"predict {'+1' if right else '-1'}" if last else f"go {'right' if right else 'left'}")
                 lines.append(f"{pad}node {t} [level {h}]: {does} always  (constant score {b:+.4g})")
                 continue
-            if used.size == 1:
+            if used.size == 1 and getattr(self.scaler, "kind", None) == "cuts":  # a 0/1 column [x > c]
+                j = used[0]
+                s0, s1 = (bool(self._side(np.array([v]), last)[0]) for v in (b, w[j] + b))
+                if s0 == s1:  # both values of the column on one side: the node is constant
+                    does = (f"predict {'+1' if s0 else '-1'}" if last else f"go {'right' if s0 else 'left'}")
+                    lines.append(f"{pad}node {t} [level {h}]: {does} always")
+                    continue
+                cond = self.feature_names[j] if s1 else f"not ({self.feature_names[j]})"
+            elif used.size == 1:
                 j = used[0]
                 strict = not last or self.leaf_threshold > 0  # predict uses s(v) >= 0.5 for logistic/hinge
                 op = ('>' if w[j] > 0 else '<') + ('' if strict else '=')
@@ -124,7 +132,7 @@ class TreeModel:
                 more = f" ... ({used.size - max_terms} more)" if used.size > max_terms else ""
                 cond = f"{terms}{more} {b:+.3g} > 0"
             lines.append(f"{pad}node {t} [level {h}]: {role} {cond}")
-        units = ("splits test 0/1 threshold columns [x > c]: '(x > c) > 0.5' reads 'x > c'"
+        units = ("splits test threshold columns [x > c] of the raw features"
                  if getattr(self.scaler, "kind", None) == "cuts" else "oblique terms use standardized features")
         lines.append(f"(classes: -1 = {self.classes[0]!r}, +1 = {self.classes[1]!r}; {units})")
         return "\n".join(lines)
