@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import strategies as st
 
 
 def brute_force(X: np.ndarray, y: np.ndarray, depth: int, alpha: float) -> float:
@@ -22,3 +23,16 @@ def brute_force(X: np.ndarray, y: np.ndarray, depth: int, alpha: float) -> float
         return out
 
     return best(np.arange(y.size), depth)
+
+
+@st.composite
+def small_data(draw: st.DrawFn, values: int = 4, max_n: int = 16) -> tuple[np.ndarray, np.ndarray]:
+    """8..max_n samples, 2-3 integer features in ``0 .. values - 1``, both classes present."""
+    n = draw(st.integers(8, max_n))
+    p = draw(st.integers(2, 3))
+    X = np.array(draw(st.lists(st.lists(st.integers(0, values - 1), min_size=p, max_size=p), min_size=n,
+                               max_size=n)), dtype=float)
+    y = np.array(draw(st.lists(st.sampled_from([-1, 1]), min_size=n, max_size=n)))
+    if np.unique(y).size < 2:
+        y[0] = -y[0]
+    return X, y

@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("pystreed")
 
-from brute_force import brute_force
+from brute_force import brute_force, small_data
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -22,18 +22,6 @@ from treeopt_dsl.formulation import Formulation
 from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.result import Status
 from treeopt_dsl.topology import Topology
-
-
-@st.composite
-def small_data(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray]:
-    n = draw(st.integers(8, 16))
-    p = draw(st.integers(2, 3))
-    X = np.array(draw(st.lists(st.lists(st.integers(0, 3), min_size=p, max_size=p), min_size=n, max_size=n)),
-                 dtype=float)
-    y = np.array(draw(st.lists(st.sampled_from([-1, 1]), min_size=n, max_size=n)))
-    if np.unique(y).size < 2:
-        y[0] = -y[0]
-    return X, y
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])

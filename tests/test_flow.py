@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from brute_force import brute_force
+from brute_force import brute_force, small_data
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -28,20 +28,8 @@ def dataset(X: np.ndarray, y: np.ndarray) -> Dataset:
     return Dataset(np.asarray(X, dtype=float), np.asarray(y), tuple(f"x{j}" for j in range(X.shape[1])))
 
 
-@st.composite
-def small_data(draw: st.DrawFn, values: int = 3) -> tuple[np.ndarray, np.ndarray]:
-    n = draw(st.integers(8, 18))
-    p = draw(st.integers(2, 3))
-    X = np.array(draw(st.lists(st.lists(st.integers(0, values - 1), min_size=p, max_size=p), min_size=n,
-                               max_size=n)), dtype=float)
-    y = np.array(draw(st.lists(st.sampled_from([-1, 1]), min_size=n, max_size=n)))
-    if np.unique(y).size < 2:
-        y[0] = -y[0]
-    return X, y
-
-
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(small_data(), st.sampled_from([1, 2]), st.sampled_from([0.0, 0.5, 1.5]))
+@given(small_data(values=3, max_n=18), st.sampled_from([1, 2]), st.sampled_from([0.0, 0.5, 1.5]))
 def test_routings_reach_the_brute_force_optimum(data: tuple[np.ndarray, np.ndarray], depth: int,
                                                 alpha: float) -> None:
     """Flow, Benders (HiGHS: row generation) and big-M on the cut columns: one optimum, the brute force's."""

@@ -175,13 +175,9 @@ class _LeafClasses:
         return cls[leaf, (ctx.data.y > 0).astype(np.int64)] > 0.5
 
 
-class FlowZeroOneLoss(Block):
-    """The 0-1 loss by sink arcs (FlowOCT (4g)): ``f[i, l] <= c[l, y_i]`` at every leaf, the loss
-    ``xi_i = 1 - f[i, 0]`` (the unit the sample could not bring to the sink) and the objective
-    ``C sum_i xi_i`` (FlowOCT maximizes ``sum_i f[i, 0]``: the same optimum)."""
-
-    requires = ("leaf_flow", "flow")
-    provides = ("xi", "loss", "leaf_class")
+class _LeafLoss(Block):
+    """What the flow losses share: the weight ``C`` of the 0-1 loss, and leaves that predict by class (the
+    decoded tree's last layer classifies by the sign of ``±(x_f - 1/2)``, so its leaf threshold is 0)."""
 
     def __init__(self, C: float = 1.0) -> None:
         if not (np.isfinite(C) and C >= 0):
@@ -190,6 +186,15 @@ class FlowZeroOneLoss(Block):
 
     def leaf_threshold(self, ctx: BuildContext) -> float:
         return 0.0
+
+
+class FlowZeroOneLoss(_LeafLoss):
+    """The 0-1 loss by sink arcs (FlowOCT (4g)): ``f[i, l] <= c[l, y_i]`` at every leaf, the loss
+    ``xi_i = 1 - f[i, 0]`` (the unit the sample could not bring to the sink) and the objective
+    ``C sum_i xi_i`` (FlowOCT maximizes ``sum_i f[i, 0]``: the same optimum)."""
+
+    requires = ("leaf_flow", "flow")
+    provides = ("xi", "loss", "leaf_class")
 
     def build(self, ctx: BuildContext) -> None:
         m, data = ctx.model, ctx.data
@@ -211,7 +216,7 @@ class FlowZeroOneLoss(Block):
         x[f.ids] = vals
 
 
-class BendersFlow(Block):
+class BendersFlow(_LeafLoss):
     """BendersOCT (problem (8)): FlowRouting and FlowZeroOneLoss projected onto the tree's variables.
 
     The master keeps ``b`` (from :class:`BinarySplits`), the leaf classes ``c`` and one ``g_i in [0, 1]`` per
@@ -231,14 +236,6 @@ class BendersFlow(Block):
 
     requires = ("select",)
     provides = ("xi", "loss", "leaf_class", "g")
-
-    def __init__(self, C: float = 1.0) -> None:
-        if not (np.isfinite(C) and C >= 0):
-            raise FormulationError(f"C must be a non-negative number, got {C!r}")
-        self.C = float(C)
-
-    def leaf_threshold(self, ctx: BuildContext) -> float:
-        return 0.0
 
     def build(self, ctx: BuildContext) -> None:
         m, data = ctx.model, ctx.data

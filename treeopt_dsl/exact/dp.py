@@ -122,14 +122,9 @@ def _inspect(built: Built) -> DPTask | str:
         return "its split penalty is not one alpha per used split (per-node penalties or a floor)"
     if loss.levels != "last":
         return "its 0-1 loss counts errors at every level (the DP route needs levels='last')"
-    wrong = [n for n in built.model.constraints if not n.startswith(_ROW_PREFIXES)]
-    if wrong or built.model.nl_constraints:
-        return f"it has side constraints {(wrong + list(built.model.nl_constraints))[:4]} a DP solver does not model"
-    terms = [n for n in built.model.objective if n not in _OBJECTIVE_TERMS]
-    if terms:
-        return f"its objective has terms {terms} besides the 0-1 loss and the split penalty"
-    if any(_is_quadratic(e) for e in built.model.objective.values()):
-        return "its objective is quadratic"
+    extra_terms = _extra_rows_or_terms(built, _ROW_PREFIXES)
+    if extra_terms:
+        return extra_terms
     C = float(loss._weights.weights(ctx)[-1])
     w_scale = 1.0 if split.w_bound is None else min(1.0, float(split.w_bound))
     return DPTask(depth=ctx.topo.depth, C=C, alpha=float(l0.penalty), eps=float(ctx.numerics.eps), w_scale=w_scale)
@@ -151,12 +146,9 @@ def _inspect_flow(built: Built) -> DPTask | str:
     loss = next((b for b in f.blocks if isinstance(b, (FlowZeroOneLoss, BendersFlow))), None)
     if loss is None:
         return "it has no flow loss"
-    wrong = [n for n in built.model.constraints if not n.startswith(_FLOW_ROWS)]
-    if wrong or built.model.nl_constraints:
-        return f"it has side constraints {wrong[:4]} a DP solver does not model"
-    terms = [n for n in built.model.objective if n not in _OBJECTIVE_TERMS]
-    if terms:
-        return f"its objective has terms {terms} besides the 0-1 loss and the split penalty"
+    extra_terms = _extra_rows_or_terms(built, _FLOW_ROWS)
+    if extra_terms:
+        return extra_terms
     return DPTask(depth=built.ctx.topo.depth, C=float(loss.C), alpha=float(l0[0].penalty) if l0 else 0.0,
                   eps=float(built.ctx.numerics.eps))
 
@@ -164,6 +156,20 @@ def _inspect_flow(built: Built) -> DPTask | str:
 #: the row families of the flow routings' blocks
 _FLOW_ROWS = ("select_one", "select_right_child", "flow_conservation", "flow_left_arc", "flow_right_arc",
               "flow_sink_arc", "leaf_class_one", "select_l0_count")
+
+
+def _extra_rows_or_terms(built: Built, rows: tuple[str, ...]) -> str | None:
+    """Why the model has more than the DP's problem: row families outside ``rows`` (side constraints), objective
+    terms besides the 0-1 loss and the split penalty, a quadratic objective (``None``: nothing more)."""
+    wrong = [n for n in built.model.constraints if not n.startswith(rows)]
+    if wrong or built.model.nl_constraints:
+        return f"it has side constraints {(wrong + list(built.model.nl_constraints))[:4]} a DP solver does not model"
+    terms = [n for n in built.model.objective if n not in _OBJECTIVE_TERMS]
+    if terms:
+        return f"its objective has terms {terms} besides the 0-1 loss and the split penalty"
+    if any(_is_quadratic(e) for e in built.model.objective.values()):
+        return "its objective is quadratic"
+    return None
 
 
 def _is_quadratic(expr: Any) -> bool:
