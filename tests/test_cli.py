@@ -161,3 +161,17 @@ def test_installed_entry_point():
     proc = subprocess.run([str(exe), "fit", "nope", "--data", "breast-cancer"], capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+def test_routings_from_the_command_line(capsys, tmp_path):
+    """`--param routing=flow|benders` solves (breast-cancer's cut columns, depth 1: the DP optimum, proven by the
+    MILP itself with --warm-start none); writing a Benders master is refused before any work."""
+    dp = run_json(capsys, "solve", "oct", "--data", "breast-cancer", "--depth", "1", "--sample", "40", "--seed", "0",
+                  "--solver", "streed", "--param", "cuts=all")
+    for routing in ("flow", "benders"):
+        res = run_json(capsys, "solve", "oct", "--data", "breast-cancer", "--depth", "1", "--sample", "40", "--seed",
+                       "0", "--param", f"routing={routing}", "--warm-start", "none", "--time-limit", "60")
+        assert res["status"] == "optimal" and res["objective"] == pytest.approx(dp["objective"])
+    code, _, err = run(capsys, "compile", "oct", "--data", "breast-cancer", "--param", "routing=benders",
+                       "--output", str(tmp_path / "m.lp"))
+    assert code == 2 and "lazily" in err and not (tmp_path / "m.lp").exists()

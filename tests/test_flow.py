@@ -227,3 +227,26 @@ def test_a_tree_on_cut_columns_prints_the_cuts_themselves() -> None:
     col = 0 if "x0 > 0.5" in root else 1
     goes_right = X[:, col] > 0.5 if "not (" not in root else X[:, col] <= 0.5
     assert np.array_equal(res.model.apply(X) >= res.model.topology.last.size // 2, goes_right)
+
+
+def test_the_flow_model_reads_back_from_a_file_to_the_same_optimum_and_benders_is_not_written(tmp_path) -> None:
+    import highspy
+
+    from treeopt_dsl.errors import CapabilityError
+    from treeopt_dsl.io import write_model
+
+    rng = np.random.default_rng(5)
+    X = (rng.random((40, 4)) > 0.5).astype(float)
+    y = np.where(X[:, 0] + X[:, 2] * X[:, 3] + rng.random(40) > 1.2, 1, -1)
+    spec = get_formulation("oct", depth=2, alpha=0.5, routing="flow")
+    built = spec.build(spec.prepare(dataset(X, y)))
+    res = built.solve(solver="highs", warm_start=None)
+    path = write_model(built, tmp_path / "flow.mps")
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.readModel(str(path))
+    h.run()
+    assert h.getInfo().objective_function_value == pytest.approx(res.objective, abs=1e-6)
+    benders = get_formulation("oct", depth=2, routing="benders")
+    with pytest.raises(CapabilityError, match="lazily"):
+        write_model(benders.build(benders.prepare(dataset(X, y))), tmp_path / "benders.lp")

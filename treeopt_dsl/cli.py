@@ -249,6 +249,10 @@ def _check_paths(args: argparse.Namespace) -> None:
         except TreeoptError as exc:
             raise UsageError(f"--output: {exc}") from None
         check_writable(args.output, "the model (--output)")
+        if any(str(kv).replace(" ", "") == "routing=benders" for kv in (getattr(args, "param", None) or [])):
+            from .io import LAZY_EXPORT
+
+            raise UsageError(f"--output: {LAZY_EXPORT}")
     if getattr(args, "log", None):
         check_writable(args.log, "the solver log (--log)")
     if getattr(args, "plot", None):

@@ -27,12 +27,22 @@ from .mps import mps_lines, write_mps
 WRITERS = {".lp": write_lp, ".mps": write_mps}
 
 
+#: why a model whose blocks add lazy rows is not written: the file would hold only the master (a relaxation)
+LAZY_EXPORT = ("this model adds rows lazily during the solve (Benders cuts: oct --param routing=benders); a file "
+               "would hold only its master, a relaxation with another optimum: write routing=flow (the same trees, "
+               "every row explicit) instead")
+
+
 def as_standard_form(obj: Any) -> StandardForm:
     """A :class:`StandardForm` from a StandardForm, a ``Built`` formulation or an IR ``Model``."""
     if isinstance(obj, StandardForm):
         return obj
     if isinstance(obj, Model):
         return obj.compile()
+    if getattr(obj, "lazy", False):
+        from ..errors import CapabilityError
+
+        raise CapabilityError(LAZY_EXPORT)
     if hasattr(obj, "compile") and callable(obj.compile):
         sf = obj.compile()
         if isinstance(sf, StandardForm):
