@@ -182,7 +182,9 @@ class Built:
         """Every block's lazy rows that ``x`` violates by more than ``tol``. Blocks separate at the rounded point
         (their cuts are those of an integer tree); a row the unrounded ``x`` satisfies is dropped, so that a
         solver calling at a fractional point never gets back a row that does not cut it off (CBC would loop)."""
-        xp = self.polish(x)
+        xp = np.array(x, dtype=float)
+        ints = self.compile().integrality.astype(bool)
+        xp[ints] = np.round(xp[ints])  # (not polish: that would also settle the relaxed columns the cuts are about)
         cuts = Cuts.stack([b.separate(self.ctx, xp) for b in self.formulation.blocks])
         if cuts is None:
             return None

@@ -169,8 +169,20 @@ def _decode_and_certify(result: SolveResult, built: Built, raw: Any, sf: Any) ->
                           f"closer than eps/w_bound = {note['smallest_cut_gap']:.2g} (scaled) and cannot be split "
                           "apart by this model (oct: --param cuts=all expresses every cut)").lstrip("; ")
     xp = built.polish(raw.x)
+    objective = float(raw.objective)
+    better = float(sf.objective(xp))
+    if better < objective - 1e-6 * max(1.0, abs(objective)) and built.model.max_violation(xp) <= 1e-7:
+        # the integers describe a better point than the solver's (its continuous columns short of their best,
+        # e.g. a flow below capacity): that point is the answer, with the solver's bound
+        from treeopt_dsl.backends.base import relative_gap
+
+        result.message = (f"{result.message}; the solver's point scored {objective:.10g}, its tree {better:.10g} "
+                          "(continuous columns completed)").lstrip("; ")
+        objective = result.objective = better
+        result.x = xp
+        result.gap = relative_gap(better, result.bound)
     result.model = built.decode(xp)
-    result.certificate = certify(built, xp, float(raw.objective), sf.problem_class)
+    result.certificate = certify(built, xp, objective, sf.problem_class)
     if not result.certificate.ok:
         _uncertified(result, built, raw.x)
 

@@ -136,14 +136,18 @@ class FlowRouting(Block):
 
     def complete(self, ctx: BuildContext, x: np.ndarray) -> None:
         """One unit along each sample's path (the leaf loss removes it where the leaf predicts wrong)."""
-        topo = ctx.topo
-        path, right = flow_route(topo, ctx.data.X, ctx["select"].values(x))
-        n = ctx.data.n_samples
-        vals = np.zeros((n, 2 * topo.n_nodes + 1))
-        rows = np.arange(n)[:, None]
-        vals[rows, path] = 1.0
-        vals[np.arange(n), 2 * path[:, -1] + 1 + right[:, -1]] = 1.0
-        x[ctx["flow"].ids] = vals
+        _path_flows(ctx, x)
+
+
+def _path_flows(ctx: BuildContext, x: np.ndarray) -> None:
+    """Set the flow family of ``x`` to one unit along each sample's path under the tree of ``x``."""
+    topo = ctx.topo
+    path, right = flow_route(topo, ctx.data.X, ctx["select"].values(x))
+    n = ctx.data.n_samples
+    vals = np.zeros((n, 2 * topo.n_nodes + 1))
+    vals[np.arange(n)[:, None], path] = 1.0
+    vals[np.arange(n), 2 * path[:, -1] + 1 + right[:, -1]] = 1.0
+    x[ctx["flow"].ids] = vals
 
 
 class _LeafClasses:
@@ -207,6 +211,13 @@ class FlowZeroOneLoss(_LeafLoss):
         ctx.provide("loss", self, "FlowZeroOneLoss")
         ctx.provide("leaf_class", c, "FlowZeroOneLoss")
 
+    def polish(self, ctx: BuildContext, x: np.ndarray) -> None:
+        """The flows of the tree the integers describe: one unit along every correctly classified sample's path.
+        A solver's incumbent may carry less (any flow up to the capacities is feasible), which overstates its
+        loss; the polished point is feasible and scores the tree's own loss."""
+        _path_flows(ctx, x)
+        self.complete(ctx, x)
+
     def complete(self, ctx: BuildContext, x: np.ndarray) -> None:
         """Remove the unit of every misclassified sample (its sink arc is closed)."""
         ok = _LeafClasses.correct(ctx, x)
@@ -251,6 +262,10 @@ class BendersFlow(_LeafLoss):
 
     def complete(self, ctx: BuildContext, x: np.ndarray) -> None:
         x[ctx["g"].ids] = _LeafClasses.correct(ctx, x).astype(float)
+
+    def polish(self, ctx: BuildContext, x: np.ndarray) -> None:
+        """``g`` of the tree the integers describe (a solver's incumbent may leave a correct sample's ``g`` below 1)."""
+        self.complete(ctx, x)
 
     def separate(self, ctx: BuildContext, x: np.ndarray, tol: float = 1e-6) -> Cuts | None:
         """The cut of Theorem 2 for every misclassified sample with ``g_i > tol`` at ``x`` (vectorized)."""
