@@ -122,6 +122,8 @@ def row_generation(built: Built, be: Any, sf: Any, solver: str, opts: Any) -> An
     if bound is not None and bound > best_obj:
         bound = best_obj  # a master bound above a completed point: the point is optimal to round-off
     msg = (f"row generation: {rounds} round(s), {n_cuts} lazy row(s) added ({solver} through {be.name!r} has no "
-           f"lazy-constraint callback); last solve: {last}")
+           f"lazy-constraint callback); last solve: {last}"
+           + (f"; stopped after {MAX_ROUNDS} rounds with rows still violated" if rounds >= MAX_ROUNDS
+              and status is not Status.OPTIMAL else ""))
     return RawResult(status, best_x, None if best_x is None else best_obj, bound, relative_gap(best_obj, bound)
                      if best_x is not None else None, time.perf_counter() - t0, msg)
