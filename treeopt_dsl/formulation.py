@@ -162,13 +162,27 @@ class Built:
             b.complete(self.ctx, x)
         return x
 
+    def completed(self, x: np.ndarray) -> np.ndarray:
+        """The point with ``x``'s decision columns (:attr:`Formulation.decisions`), every other column completed
+        by the blocks: what the decisions alone achieve (the certificate compares it with the solver's point)."""
+        start = np.full(np.shape(x), np.nan)
+        for name in self.formulation.decisions:
+            fam = self.model.variables[name]
+            start[fam.ids] = fam.values(x)
+        return self.complete(start)
+
+    def rounded(self, x: np.ndarray) -> np.ndarray:
+        """A copy of ``x`` with the integer columns rounded."""
+        x = np.array(x, dtype=float)
+        ints = self.compile().integrality.astype(bool)
+        x[ints] = np.round(x[ints])
+        return x
+
     def polish(self, x: np.ndarray) -> np.ndarray:
         """A copy of the solver's point ``x`` with the integer columns rounded and every block's
         :meth:`Block.polish` applied (a solver may return ``delta = 1e-7`` or a weight of ``4e-6`` whose
         indicator is 0, both within its tolerances; the decoded model must follow the integers)."""
-        x = np.array(x, dtype=float)
-        ints = self.compile().integrality.astype(bool)
-        x[ints] = np.round(x[ints])
+        x = self.rounded(x)
         for b in self.formulation.blocks:
             b.polish(self.ctx, x)
         return x
@@ -182,9 +196,7 @@ class Built:
         """Every block's lazy rows that ``x`` violates by more than ``tol``. Blocks separate at the rounded point
         (their cuts are those of an integer tree); a row the unrounded ``x`` satisfies is dropped, so that a
         solver calling at a fractional point never gets back a row that does not cut it off (CBC would loop)."""
-        xp = np.array(x, dtype=float)
-        ints = self.compile().integrality.astype(bool)
-        xp[ints] = np.round(xp[ints])  # (not polish: that would also settle the relaxed columns the cuts are about)
+        xp = self.rounded(x)  # (not polish: that would also settle the relaxed columns the cuts are about)
         cuts = Cuts.stack([b.separate(self.ctx, xp) for b in self.formulation.blocks])
         if cuts is None:
             return None

@@ -33,12 +33,7 @@ MAX_ROUNDS = 500
 
 def recomplete(built: Built, x: np.ndarray) -> np.ndarray:
     """The point of ``x``'s decisions (polished), every other column completed by the blocks."""
-    xp = built.polish(x)
-    start = np.full(xp.shape, np.nan)
-    for name in built.formulation.decisions:
-        fam = built.model.variables[name]
-        start[fam.ids] = fam.values(xp)
-    return built.complete(start)
+    return built.completed(built.polish(x))
 
 
 def solve_lazy(built: Built, be: Any, sf: Any, solver: str, opts: Any) -> Any:

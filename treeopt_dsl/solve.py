@@ -235,12 +235,7 @@ def certify(built: Built, x: np.ndarray, objective: float, problem_class: str = 
     """Re-evaluate the decoded model: complete a point from its decisions alone and compare, with the
     tolerances of ``problem_class`` (:data:`CERTIFICATE_TOLERANCES`)."""
     model = built.model
-    start = np.full(x.shape, np.nan)
-    decisions = built.formulation.decisions
-    for name in decisions:
-        fam = model.variables[name]
-        start[fam.ids] = fam.values(x)
-    xc = built.complete(start)
+    xc = built.completed(x)
     mism = 0
     if "z" in built.ctx.roles:
         z = built.ctx["z"]
