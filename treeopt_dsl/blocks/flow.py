@@ -150,35 +150,6 @@ def _path_flows(ctx: BuildContext, x: np.ndarray) -> None:
     x[ctx["flow"].ids] = vals
 
 
-class _LeafClasses:
-    """``c[l, k]`` binary, one class per leaf (FlowOCT (4d) with ``p = 1`` at the leaves): shared by the
-    flow loss and the Benders master."""
-
-    @staticmethod
-    def add(ctx: BuildContext) -> object:
-        topo, data, m = ctx.topo, ctx.data, ctx.model
-        if data.n_classes != 2:
-            raise FormulationError("the flow losses handle two classes (the library's trees are binary)")
-        c = m.add_variables("leaf_class", (LEAF, CLASS), {LEAF: np.arange(topo.n_leaves), CLASS: [-1, 1]},
-                            kind=Kind.BINARY)
-        m.add_constraints("leaf_class_one", c.sum(CLASS) == 1)
-        return c
-
-    @staticmethod
-    def onehot(y: np.ndarray) -> xr.DataArray:
-        return xr.DataArray(np.stack([y < 0, y > 0], 1).astype(float), dims=(SAMPLE, CLASS),
-                            coords={CLASS: [-1, 1]})
-
-    @staticmethod
-    def correct(ctx: BuildContext, x: np.ndarray) -> np.ndarray:
-        """Whether the tree of ``x`` classifies each training sample correctly."""
-        topo = ctx.topo
-        path, right = flow_route(topo, ctx.data.X, ctx["select"].values(x))
-        leaf = reached_leaf(topo, path, right)
-        cls = np.round(ctx["leaf_class"].values(x))  # leaf x {-1, +1}
-        return cls[leaf, (ctx.data.y > 0).astype(np.int64)] > 0.5
-
-
 class _LeafLoss(Block):
     """What the flow losses share: the weight ``C`` of the 0-1 loss, and leaves that predict by class (the
     decoded tree's last layer classifies by the sign of ``±(x_f - 1/2)``, so its leaf threshold is 0)."""
@@ -191,6 +162,26 @@ class _LeafLoss(Block):
     def leaf_threshold(self, ctx: BuildContext) -> float:
         return 0.0
 
+    @staticmethod
+    def add_leaf_classes(ctx: BuildContext) -> object:
+        """``c[l, k]`` binary, one class per leaf (FlowOCT (4d) with ``p = 1`` at the leaves)."""
+        topo, data, m = ctx.topo, ctx.data, ctx.model
+        if data.n_classes != 2:
+            raise FormulationError("the flow losses handle two classes (the library's trees are binary)")
+        c = m.add_variables("leaf_class", (LEAF, CLASS), {LEAF: np.arange(topo.n_leaves), CLASS: [-1, 1]},
+                            kind=Kind.BINARY)
+        m.add_constraints("leaf_class_one", c.sum(CLASS) == 1)
+        return c
+
+    @staticmethod
+    def correct(ctx: BuildContext, x: np.ndarray) -> np.ndarray:
+        """Whether the tree of ``x`` classifies each training sample correctly."""
+        topo = ctx.topo
+        path, right = flow_route(topo, ctx.data.X, ctx["select"].values(x))
+        leaf = reached_leaf(topo, path, right)
+        cls = np.round(ctx["leaf_class"].values(x))  # leaf x {-1, +1}
+        return cls[leaf, (ctx.data.y > 0).astype(np.int64)] > 0.5
+
 
 class FlowZeroOneLoss(_LeafLoss):
     """The 0-1 loss by sink arcs (FlowOCT (4g)): ``f[i, l] <= c[l, y_i]`` at every leaf, the loss
@@ -202,8 +193,10 @@ class FlowZeroOneLoss(_LeafLoss):
 
     def build(self, ctx: BuildContext) -> None:
         m, data = ctx.model, ctx.data
-        c = _LeafClasses.add(ctx)
-        sink = c.dot(_LeafClasses.onehot(data.y), CLASS)  # leaf x sample: c[l, y_i]
+        c = self.add_leaf_classes(ctx)
+        onehot = xr.DataArray(np.stack([data.y < 0, data.y > 0], 1).astype(float), dims=(SAMPLE, CLASS),
+                              coords={CLASS: [-1, 1]})
+        sink = c.dot(onehot, CLASS)  # leaf x sample: c[l, y_i]
         m.add_constraints("flow_sink_arc", ctx["leaf_flow"] <= sink.transpose(SAMPLE, LEAF))  # (4g)
         xi = 1 - ctx["flow"].sel(fnode=0)
         m.add_objective(xi * self.C, "loss")
@@ -220,7 +213,7 @@ class FlowZeroOneLoss(_LeafLoss):
 
     def complete(self, ctx: BuildContext, x: np.ndarray) -> None:
         """Remove the unit of every misclassified sample (its sink arc is closed)."""
-        ok = _LeafClasses.correct(ctx, x)
+        ok = self.correct(ctx, x)
         f = ctx["flow"]
         vals = f.values(x).copy()
         vals[~ok] = 0.0
@@ -251,7 +244,7 @@ class BendersFlow(_LeafLoss):
     def build(self, ctx: BuildContext) -> None:
         m, data = ctx.model, ctx.data
         _check_binary(data.X, "BendersFlow")
-        c = _LeafClasses.add(ctx)
+        c = self.add_leaf_classes(ctx)
         g = m.add_variables("g", (SAMPLE,), {SAMPLE: data.n_samples}, lower=0.0, upper=1.0)
         xi = 1 - g
         m.add_objective(xi * self.C, "loss")
@@ -261,7 +254,7 @@ class BendersFlow(_LeafLoss):
         ctx.provide("g", g, "BendersFlow")
 
     def complete(self, ctx: BuildContext, x: np.ndarray) -> None:
-        x[ctx["g"].ids] = _LeafClasses.correct(ctx, x).astype(float)
+        x[ctx["g"].ids] = self.correct(ctx, x).astype(float)
 
     def polish(self, ctx: BuildContext, x: np.ndarray) -> None:
         """``g`` of the tree the integers describe (a solver's incumbent may leave a correct sample's ``g`` below 1)."""
