@@ -127,6 +127,10 @@ class RawResult:
 #: says the user stopped it, e.g. Gurobi's or CBC's own Ctrl-C handling)
 OUTCOMES = ("optimal", "limit", "interrupted", "infeasible", "unbounded", "infeasible_or_unbounded", "error")
 
+#: relative difference between a MIP solver's reported objective and its returned point's objective beyond which
+#: the two are taken to belong to different points (:meth:`Backend._result`)
+OBJECTIVE_MISMATCH = 1e-6
+
 #: signals that stop a solve, with the words the result's message uses
 SIGNALS = {"SIGINT": "interrupted by SIGINT (Ctrl-C)", "SIGTERM": "stopped by SIGTERM"}
 
@@ -352,6 +356,16 @@ class Backend:
             x = None
         obj = out.objective if out.objective is not None or x is None else float(sf.objective(x))
         obj = obj if x is not None else None
+        if x is not None and obj is not None and sf.is_mip:
+            mine = float(sf.objective(x))
+            if abs(mine - obj) > OBJECTIVE_MISMATCH * max(1.0, abs(obj)):
+                # the point returned is not the one the objective belongs to (HiGHS 1.16 hands back its warm
+                # start's vector when the start's presolved image, with better continuous values, won): report
+                # what the point scores, and no proof
+                message = (f"{message}; {run.solver} reported objective {obj:.10g} but returned a point of "
+                           f"objective {mine:.10g}: not proven").lstrip("; ")
+                status = Status.TIME_LIMIT if status is Status.OPTIMAL else status
+                obj = mine
         bound = out.bound if out.bound is not None and math.isfinite(out.bound) else None
         if bound is None and status is Status.OPTIMAL and sf.problem_class in ("LP", "QP"):
             bound = obj

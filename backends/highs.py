@@ -180,17 +180,7 @@ class HighsBackend(Backend):
                    S.kInterrupt: "interrupted"}.get(ms, "error")
         if ms in (S.kTimeLimit, S.kIterationLimit, S.kSolutionLimit):
             outcome = "limit"
-        message = h.modelStatusToString(ms)
-        if x is not None and obj is not None and sf.is_mip:
-            mine = sf.objective(x)
-            if abs(mine - obj) > 1e-6 * max(1.0, abs(obj)):
-                # HiGHS 1.16 returns the user start's own vector when its presolved image (with better
-                # continuous values) is the incumbent: the vector is feasible but scores ``mine``, not ``obj``
-                message = (f"{message}; HiGHS reported objective {obj:.10g} but returned a point of objective "
-                           f"{mine:.10g} (its warm start's vector): not proven")
-                outcome = "limit" if outcome == "optimal" else outcome
-                obj = mine
-        return Outcome(outcome, x, obj, bound, message)
+        return Outcome(outcome, x, obj, bound, h.modelStatusToString(ms))
 
 
 def _csr(A: object) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
