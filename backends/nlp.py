@@ -21,8 +21,9 @@ the derivatives once and re-solves.
 Options: ``time_limit`` (Ipopt's ``max_wall_time``), ``verbose``/``log_callback`` (Ipopt's log, via
 its output file), ``feasibility_tol`` (``constr_viol_tol``), and through ``extra``: ``max_iter``
 [3000], ``tol`` [1e-8], ``print_level`` [5 when logging], ``linear_solver`` [mumps; ``ma27`` etc.
-when an HSL library is installed], or any ``ipopt.<name>`` option. The status is ``optimal`` for a
-point satisfying Ipopt's KKT conditions: for a nonconvex model that is a *local* optimum.
+when an HSL library is installed], or any ``ipopt.<name>`` option. The status is ``local_optimum`` for a
+point satisfying Ipopt's KKT conditions on a nonlinear model (nothing proves it global) and ``optimal``
+on a linear or quadratic one.
 """
 
 from __future__ import annotations
@@ -411,7 +412,10 @@ class CasadiBackend(Backend):
         else:
             outcome = "error"
         x = x if feasible else None
-        status = Status.OPTIMAL if outcome == "optimal" else None  # a local optimum: no bound, no gap
+        # KKT on a nonconvex model proves a local optimum only; on a convex one (LP, QP) it is the optimum
+        status = None
+        if outcome == "optimal":
+            status = Status.LOCAL_OPTIMUM if sf.problem_class == "NLP" else Status.OPTIMAL
         return Outcome(outcome, x, obj if x is not None else None, None, msg, accepted=True, status=status)
 
 

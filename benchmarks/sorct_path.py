@@ -1,15 +1,22 @@
-"""S-ORCT along the local-sparsity path (seed 001 §4.2-4.3, Tables 3-4), beside the paper's numbers.
+"""S-ORCT along the paper's regularization paths (seed 001 §4.3-4.4, Tables 3-5), beside the paper's numbers.
 
-    .venv/bin/python benchmarks/sorct_path.py                              # the issue's run (20 starts)
-    .venv/bin/python benchmarks/sorct_path.py --n-starts 5 --datasets sonar,iris   # a shorter run
+    .venv/bin/python benchmarks/sorct_path.py --tables 3 --datasets sonar            # one dataset, one split
+    .venv/bin/python benchmarks/sorct_path.py --tables 3,4,5 --splits 2 --n-starts 10 \
+        --out benchmarks/results/sorct_protocol.jsonl                                   # the run in docs/sorct.md
 
-Depth 1 on two-class sets (sonar, ionosphere, breast = Wisconsin, pima) and depth 2 on iris and wine,
-75/25 stratified split (seed = split index), features scaled to [0, 1] on the training part, the
-paper's settings: gamma = 512, W = 0.5, rho = 0.1 (class performance (8)), lambda_G = 0 and lambda_L in
-{0} + {2^r / (p |tau_B|), r = -12..3}, warm-chained along the grid from ``--n-starts`` random points
-(lines 397-406). Ipopt through CasADi (MUMPS). Reported per point: delta_L (% of coefficients at 0 per
-node, |a| <= 1e-6), test accuracy, seconds per start. Results are appended to a JSON-lines file as
-they finish; ``--plot DIR`` draws Figure 2/3-style curves per dataset.
+The protocol of seed 001 (lines 369-406): 75/25 stratified split (seed = split index; the paper repeats ten),
+features scaled to [0, 1] on the training part, gamma = 512, W = 0.5, rho_k = 0.1 (constraints (8) on every
+data set, line 396); Table 3: depth 1, lambda_G = 0, lambda_L in {0} + {2^r / (p |tau_B|), r = -12..3};
+Table 4: the same at depth 2 on the multiclass sets; Table 5: depth 2, lambda_L = 0, lambda_G in
+{0} + {2^r / p}. The first point from ``--n-starts`` random points, every later point from the previous
+point's best ``--n-starts`` solutions (Ipopt warm-started) plus ``--fresh`` new random points (default
+``--n-starts``; 0 is the paper's chain alone): :func:`treeopt_dsl.multistart.run_path`, the code path of
+``treeopt path``. Ipopt through CasADi (MUMPS).
+
+Per point: delta_L or delta_G (% of coefficients at 0, |a| <= 1e-6), test accuracy, which start won, seconds
+per start; appended to a JSON-lines file as each path finishes (a rerun skips the (table, dataset, split)
+paths already there). The summary prints our mean over the splits run beside the paper's mean over ten,
+with the difference per cell. ``--plot DIR`` draws Figure 2/3/4-style curves per dataset and split.
 """
 
 from __future__ import annotations
@@ -21,94 +28,204 @@ from pathlib import Path
 
 import numpy as np
 
-#: the paper's Table 3 (depth 1) and Table 4 (depth 2): (delta_L %, test accuracy %) per r = None (0), -12..3
-PAPER = {
-    "sonar": [(0, 75.8), (0, 75.8), (0, 77.5), (1, 77.5), (2, 77.5), (2, 77.7), (5, 76.9), (9, 77.1), (18, 75.4),
-              (28, 76.3), (40, 77.1), (56, 76.9), (72, 78.6), (85, 78.1), (90, 78.3), (98, 62.9), (100, 51.5)],
-    "ionosphere": [(0, 84.1), (4, 84.2), (3, 84.7), (4, 84.5), (4, 84.4), (4, 85.2), (8, 84.6), (10, 85.3), (19, 85.9),
-                   (32, 86.3), (49, 86.2), (57, 86.1), (74, 85.6), (87, 86.8), (91, 84.7), (94, 75.1), (100, 61.1)],
-    "breast": [(0, 96.2), (1, 96.4), (4, 96.1), (7, 96.0), (10, 96.1), (16, 96.3), (28, 96.3), (39, 96.3), (50, 96.3),
-               (59, 96.5), (67, 96.3), (74, 95.8), (85, 95.7), (87, 94.7), (91, 92.7), (95, 91.2), (99, 64.1)],
-    "pima": [(0, 75.8), (0, 75.8), (0, 75.6), (0, 75.6), (0, 76.0), (0, 75.7), (0, 75.9), (1, 75.8), (9, 76.2),
-             (20, 76.1), (25, 75.9), (44, 75.3), (61, 74.9), (81, 73.7), (94, 65.8), (100, 63.4), (100, 63.4)],
-    "iris": [(8, 95.9), (42, 95.9), (42, 95.9), (42, 96.2), (42, 95.9), (42, 95.9), (42, 95.9), (42, 95.9), (42, 95.4),
-             (42, 95.9), (42, 93.2), (50, 89.7), (50, 92.7), (58, 90.0), (67, 90.5), (75, 91.1), (83, 88.6)],
-    "wine": [(15, 96.6), (51, 98.6), (54, 98.4), (54, 97.3), (56, 97.5), (56, 96.8), (59, 96.8), (59, 96.8), (59, 96.8),
-             (59, 97.3), (62, 97.5), (62, 97.7), (64, 98.2), (69, 96.8), (77, 95.2), (82, 89.5), (90, 76.4)],
+#: the paper's tables: per data set, (delta %, test accuracy %) at lambda = 0 then r = -12..3
+TABLE3 = {
+    'monks-3': [
+        (0, 89.7), (1, 91.0), (0, 91.0), (0, 90.0), (0, 89.3), (2, 90.0), (0, 90.7), (7, 90.3), (2, 90.3),
+        (3, 92.0), (15, 92.7), (45, 94.3), (54, 94.7), (54, 94.7), (54, 94.7), (77, 74.3), (93, 55.7)],
+    'monks-1': [
+        (1, 77.7), (21, 80.6), (21, 79.0), (28, 80.0), (27, 82.9), (30, 81.6), (23, 78.4), (34, 80.6),
+        (32, 78.4), (29, 81.3), (30, 83.5), (38, 81.6), (39, 81.0), (62, 81.0), (71, 78.4), (84, 72.6),
+        (91, 72.2)],
+    'monks-2': [
+        (3, 74.3), (28, 77.1), (28, 77.1), (28, 77.1), (28, 77.1), (28, 77.1), (28, 77.1), (28, 77.1),
+        (28, 77.1), (28, 77.1), (28, 77.1), (28, 77.1), (32, 78.6), (39, 76.7), (95, 63.3), (100, 64.3),
+        (100, 64.3)],
+    'sonar': [
+        (0, 75.8), (0, 75.8), (0, 77.5), (1, 77.5), (2, 77.5), (2, 77.7), (5, 76.9), (9, 77.1), (18, 75.4),
+        (28, 76.3), (40, 77.1), (56, 76.9), (72, 78.6), (85, 78.1), (90, 78.3), (98, 62.9), (100, 51.5)],
+    'ionosphere': [
+        (0, 84.1), (4, 84.2), (3, 84.7), (4, 84.5), (4, 84.4), (4, 85.2), (8, 84.6), (10, 85.3), (19, 85.9),
+        (32, 86.3), (49, 86.2), (57, 86.1), (74, 85.6), (87, 86.8), (91, 84.7), (94, 75.1), (100, 61.1)],
+    'breast': [
+        (0, 96.2), (1, 96.4), (4, 96.1), (7, 96.0), (10, 96.1), (16, 96.3), (28, 96.3), (39, 96.3), (50, 96.3),
+        (59, 96.5), (67, 96.3), (74, 95.8), (85, 95.7), (87, 94.7), (91, 92.7), (95, 91.2), (99, 64.1)],
+    'credit-approval': [
+        (1, 84.1), (9, 84.0), (9, 83.7), (11, 83.9), (13, 83.7), (15, 84.2), (16, 84.2), (20, 84.1),
+        (29, 84.6), (44, 85.1), (62, 86.1), (75, 85.4), (95, 86.3), (97, 86.7), (97, 86.7), (97, 86.7),
+        (97, 86.7)],
+    'pima': [
+        (0, 75.8), (0, 75.8), (0, 75.6), (0, 75.6), (0, 76.0), (0, 75.7), (0, 75.9), (1, 75.8), (9, 76.2),
+        (20, 76.1), (25, 75.9), (44, 75.3), (61, 74.9), (81, 73.7), (94, 65.8), (100, 63.4), (100, 63.4)],
+    'german': [
+        (0, 73.5), (0, 72.8), (0, 72.9), (1, 73.3), (1, 73.2), (1, 73.2), (2, 73.4), (3, 73.8), (0, 74.2),
+        (31, 73.9), (37, 73.4), (50, 73.8), (69, 71.8), (93, 69.6), (98, 69.5), (100, 69.5), (100, 69.5)],
+    'banknote': [
+        (0, 99.0), (0, 99.0), (0, 99.0), (0, 99.1), (3, 99.1), (3, 99.1), (3, 99.0), (3, 98.7), (23, 98.5),
+        (15, 98.3), (10, 98.0), (25, 98.0), (25, 97.5), (25, 96.7), (50, 85.8), (50, 84.0), (100, 56.3)],
+    'ozone': [
+        (0, 96.5), (4, 96.6), (10, 96.5), (18, 96.4), (29, 96.5), (44, 96.4), (62, 96.4), (78, 96.6),
+        (83, 96.6), (87, 96.6), (90, 96.7), (92, 96.7), (95, 96.7), (96, 96.7), (97, 96.7), (100, 96.7),
+        (100, 96.7)],
+    'spambase': [
+        (0, 89.8), (0, 89.8), (0, 89.8), (1, 89.8), (2, 89.8), (3, 89.8), (5, 89.6), (9, 89.4), (25, 88.8),
+        (44, 88.5), (52, 86.1), (71, 83.0), (82, 78.6), (97, 64.4), (100, 60.4), (100, 60.4), (100, 60.4)],
 }
-DEPTH = {"sonar": 1, "ionosphere": 1, "breast": 1, "pima": 1, "iris": 2, "wine": 2}
+TABLE4 = {
+    'iris': [
+        (8, 95.9), (42, 95.9), (42, 95.9), (42, 96.2), (42, 95.9), (42, 95.9), (42, 95.9), (42, 95.9),
+        (42, 95.4), (42, 95.9), (42, 93.2), (50, 89.7), (50, 92.7), (58, 90.0), (67, 90.5), (75, 91.1),
+        (83, 88.6)],
+    'wine': [
+        (15, 96.6), (51, 98.6), (54, 98.4), (54, 97.3), (56, 97.5), (56, 96.8), (59, 96.8), (59, 96.8),
+        (59, 96.8), (59, 97.3), (62, 97.5), (62, 97.7), (64, 98.2), (69, 96.8), (77, 95.2), (82, 89.5),
+        (90, 76.4)],
+    'seeds': [
+        (10, 94.4), (33, 93.8), (38, 93.8), (38, 94.0), (43, 93.8), (48, 93.2), (48, 91.3), (52, 94.0),
+        (52, 94.4), (57, 93.8), (67, 94.6), (67, 94.4), (71, 93.6), (76, 93.6), (81, 90.2), (81, 88.5),
+        (91, 73.6)],
+    'balance': [
+        (33, 96.6), (58, 92.0), (60, 91.1), (65, 91.0), (67, 91.2), (60, 91.9), (60, 91.7), (65, 92.2),
+        (58, 92.6), (58, 92.4), (63, 91.1), (65, 90.6), (67, 89.2), (71, 88.1), (75, 87.2), (77, 82.6),
+        (83, 77.3)],
+    'thyroid': [
+        (57, 92.8), (61, 92.7), (59, 92.9), (64, 92.6), (62, 92.7), (65, 92.5), (70, 92.1), (72, 92.1),
+        (74, 92.2), (79, 92.2), (83, 92.1), (87, 92.3), (90, 92.0), (91, 91.9), (92, 92.0), (95, 91.8),
+        (100, 92.2)],
+    'car': [
+        (20, 92.7), (36, 91.5), (33, 91.9), (36, 91.5), (36, 91.4), (36, 91.4), (36, 91.3), (38, 91.6),
+        (40, 91.3), (42, 91.1), (40, 91.7), (47, 90.4), (51, 90.2), (64, 87.6), (71, 85.4), (80, 80.8),
+        (91, 68.2)],
+}
+TABLE5 = {
+    'iris': [
+        (0, 95.9), (0, 96.2), (0, 96.2), (0, 96.2), (0, 95.9), (0, 95.9), (0, 95.9), (0, 95.4), (2, 95.7),
+        (0, 95.4), (0, 95.7), (25, 95.4), (25, 95.7), (50, 96.2), (50, 96.2), (50, 96.5), (75, 96.2)],
+    'wine': [
+        (0, 96.6), (18, 97.7), (15, 97.5), (15, 97.5), (15, 97.3), (15, 97.7), (15, 97.9), (15, 98.2),
+        (15, 98.2), (15, 98.4), (23, 98.4), (23, 97.9), (31, 96.6), (39, 95.7), (46, 94.3), (62, 93.6),
+        (85, 71.1)],
+    'seeds': [
+        (0, 94.4), (0, 94.0), (0, 93.8), (0, 94.0), (0, 93.8), (0, 93.8), (14, 94.6), (14, 95.4), (14, 95.4),
+        (14, 94.6), (29, 93.6), (29, 95.2), (29, 94.2), (43, 92.5), (57, 90.2), (71, 85.8), (86, 72.5)],
+    'balance': [
+        (0, 96.6), (0, 96.7), (0, 95.4), (0, 95.9), (0, 96.7), (0, 96.2), (0, 95.8), (0, 96.1), (0, 96.7),
+        (0, 96.5), (0, 94.7), (0, 91.1), (19, 87.4), (25, 87.0), (44, 80.5), (56, 71.3), (94, 48.8)],
+    'thyroid': [
+        (1, 92.8), (3, 93.0), (5, 93.9), (5, 93.9), (7, 94.0), (12, 94.1), (17, 94.0), (26, 94.0), (40, 93.9),
+        (57, 93.8), (65, 93.5), (73, 91.5), (81, 90.6), (83, 90.0), (87, 92.4), (95, 91.7), (100, 92.2)],
+    'car': [
+        (0, 92.7), (0, 93.4), (0, 93.7), (0, 94.1), (0, 94.0), (0, 94.7), (0, 95.0), (0, 94.9), (0, 94.9),
+        (0, 94.7), (7, 94.6), (7, 94.1), (13, 92.2), (27, 86.7), (47, 79.8), (73, 68.2), (80, 68.2)],
+}
+
+TABLES = {3: (TABLE3, 1, "l"), 4: (TABLE4, 2, "l"), 5: (TABLE5, 2, "g")}
 R = [None, *range(-12, 4)]
 
 
-def run(name: str, split: int, n_starts: int, rs: list, out: Path | None, plot: str | None) -> list[dict]:
-    from treeopt_dsl.datasets import load
-    from treeopt_dsl.formulations import get_formulation
-    from treeopt_dsl.multistart import plot_path, regularization_path
+def done(out: Path | None) -> set[tuple[int, str, int]]:
+    """The (table, dataset, split) paths already complete in ``out``."""
+    if out is None or not out.exists():
+        return set()
+    rows = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
+    count: dict[tuple[int, str, int], int] = {}
+    for r in rows:
+        key = (r["table"], r["dataset"], r["split"])
+        count[key] = count.get(key, 0) + 1
+    return {k for k, n in count.items() if n >= len(R)}
 
-    depth = DEPTH[name]
+
+def run(table: int, name: str, split: int, n_starts: int, fresh: int | None, time_limit: float | None,
+        out: Path | None, plot: str | None) -> list[dict]:
+    from treeopt_dsl.datasets import load
+    from treeopt_dsl.multistart import plot_path, run_path
+
+    paper, depth, kind = TABLES[table]
     data = load(name, multiclass=True)
-    train, test = data.split(0.25, seed=split)
-    scale = data.n_features * (2**depth - 1)
-    lambdas = [0.0 if r is None else 2.0**r / scale for r in rs]
-    rows = []
+    rows: list[dict] = []
+    key = "delta_l" if kind == "l" else "delta_g"
 
     def record(pt) -> None:
-        r = rs[len(rows)]
+        r = R[len(rows)]
         d = pt.to_dict()
-        paper = PAPER[name][R.index(r)]
-        row = {"dataset": name, "depth": depth, "split": split, "r": r, **d, "paper_delta_l": paper[0],
-               "paper_test_accuracy": paper[1] / 100}
+        ref = paper[name][len(rows)]
+        row = {"table": table, "dataset": name, "depth": depth, "split": split, "r": r, **d,
+               "paper_delta": ref[0], "paper_test_accuracy": ref[1] / 100}
         rows.append(row)
-        print(f"{name:<11} r={'-' if r is None else r:>4} lambda_L {d['lambda_l']:<10.3g} dL {d['delta_l']:5.1f}% "
-              f"(paper {paper[0]:3d}%)  test acc {100 * d['test_accuracy']:5.1f}% (paper {paper[1]:5.1f}%)  "
-              f"{d['time_per_start_s']:.2f} s/start  [{d['status']}]", flush=True)
-        if out is not None:
-            with out.open("a") as fh:
-                fh.write(json.dumps(row) + "\n")
+        print(f"T{table} {name:<15} split {split} r={'-' if r is None else r:>4} {key} {d[key]:5.1f}% "
+              f"(paper {ref[0]:3g}%)  test acc {100 * d['test_accuracy']:5.1f}% (paper {ref[1]:5.1f}%)  "
+              f"{d['time_per_start_s']:.2f} s/start  won {d['won']}  [{d['status']}]", flush=True)
 
-    def make(lo: float, gl: float):
-        return get_formulation("sorct", depth=depth, lambda_l=lo, lambda_g=gl, rho=0.1)
-
-    path = regularization_path(make, train, lambdas, [0.0], n_starts=n_starts, seed=split, test=test,
-                               on_point=record)
+    grid = ("paper", (0.0,)) if kind == "l" else ((0.0,), "paper")
+    path, _, _ = run_path("sorct", data, grid[0], grid[1], params={"depth": depth, "rho": 0.1}, test_size=0.25,
+                          seed=split, n_starts=n_starts, fresh=fresh, on_point=record, time_limit=time_limit)
+    if out is not None:
+        with out.open("a") as fh:
+            fh.writelines(json.dumps(row) + "\n" for row in rows)
     if plot:
         Path(plot).mkdir(parents=True, exist_ok=True)
-        plot_path(path).savefig(Path(plot) / f"sorct_{name}_split{split}.png", dpi=110)
+        fig = plot_path(path, over="lambda_l" if kind == "l" else "lambda_g")
+        fig.savefig(Path(plot) / f"sorct_T{table}_{name}_split{split}.png", dpi=110)
     return rows
+
+
+def summary(rows: list[dict]) -> None:
+    """Our mean over the splits beside the paper's mean over ten runs, per table, data set and r."""
+    for table in sorted({r["table"] for r in rows}):
+        key = "delta_l" if TABLES[table][2] == "l" else "delta_g"
+        print(f"\nTable {table} ({key}, test accuracy %): ours (splits run) | paper (10 runs) | difference")
+        names = [n for n in TABLES[table][0] if any(r["dataset"] == n and r["table"] == table for r in rows)]
+        diffs_d, diffs_a = [], []
+        for name in names:
+            mine = [r for r in rows if r["table"] == table and r["dataset"] == name]
+            print(f"  {name} ({len({r['split'] for r in mine})} split(s))")
+            for k, r_ in enumerate(R):
+                at = [r for r in mine if r["r"] == r_]
+                if not at:
+                    continue
+                d, a = float(np.mean([r[key] for r in at])), 100 * float(np.mean([r["test_accuracy"] for r in at]))
+                pd_, pa = TABLES[table][0][name][k]
+                diffs_d.append(abs(d - pd_))
+                diffs_a.append(abs(a - pa))
+                print(f"    r={'-' if r_ is None else r_:>4}  {key} {d:5.1f} | {pd_:5.1f} | {d - pd_:+6.1f}    "
+                      f"acc {a:5.1f} | {pa:5.1f} | {a - pa:+6.1f}")
+        if diffs_d:
+            print(f"  mean |difference|: {key} {np.mean(diffs_d):.1f} points, accuracy {np.mean(diffs_a):.1f} points; "
+                  f"accuracy within 1.5 points on {np.mean(np.array(diffs_a) <= 1.5):.0%} of {len(diffs_a)} cells")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--datasets", default=",".join(DEPTH), help=f"comma-separated, among {', '.join(DEPTH)}")
+    ap.add_argument("--tables", default="3", help="comma-separated among 3, 4, 5")
+    ap.add_argument("--datasets", default="all", help="comma-separated data sets of those tables (default: all)")
     ap.add_argument("--splits", type=int, default=1, help="train/test splits (the paper: 10)")
     ap.add_argument("--n-starts", type=int, default=20, help="random initial points (the paper: 20)")
-    ap.add_argument("--r", default="all",
-                    help="grid exponents to run, e.g. none,-12,-6,0,3 (none: lambda_L = 0; default: the whole grid)")
-    ap.add_argument("--out", default="benchmarks/results/sorct_path.jsonl")
+    ap.add_argument("--fresh", type=int, default=None, help="new random points per later point (default n-starts)")
+    ap.add_argument("--time-limit", type=float, default=None, help="seconds per start (default: none)")
+    ap.add_argument("--out", default="benchmarks/results/sorct_protocol.jsonl")
     ap.add_argument("--plot", help="directory for the path figures")
+    ap.add_argument("--summary-only", action="store_true", help="print the summary of --out and stop")
     args = ap.parse_args()
-    rs = R if args.r == "all" else [None if t.strip() in ("none", "zero") else int(t) for t in args.r.split(",")]
+    tables = [int(t) for t in args.tables.split(",")]
     out = Path(args.out) if args.out else None
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    rows = []
-    for name in args.datasets.split(","):
-        if name not in DEPTH:
-            raise SystemExit(f"unknown dataset {name!r}; choose among {', '.join(DEPTH)}")
-        for split in range(args.splits):
-            rows += run(name, split, args.n_starts, rs, out, args.plot)
-    by = {}
-    for r in rows:
-        by.setdefault(r["dataset"], []).append(r)
-    print(f"\n{'dataset':<11} {'mean dL':>8} {'paper':>6} {'best acc':>9} {'paper':>6} {'s/start':>8}")
-    for name, rs_ in by.items():
-        def mean(key: str, rs_: list = rs_) -> float:
-            return float(np.mean([r[key] for r in rs_]))
-
-        best, paper_best = max(r["test_accuracy"] for r in rs_), max(r["paper_test_accuracy"] for r in rs_)
-        print(f"{name:<11} {mean('delta_l'):7.1f}% {mean('paper_delta_l'):5.1f}% {100 * best:8.1f}% "
-              f"{100 * paper_best:5.1f}% {mean('time_per_start_s'):8.2f}")
+    if not args.summary_only:
+        finished = done(out)
+        for table in tables:
+            if table not in TABLES:
+                raise SystemExit(f"unknown table {table}; choose among 3, 4, 5")
+            names = list(TABLES[table][0]) if args.datasets == "all" else args.datasets.split(",")
+            for name in names:
+                if name not in TABLES[table][0]:
+                    continue
+                for split in range(args.splits):
+                    if (table, name, split) in finished:
+                        continue
+                    run(table, name, split, args.n_starts, args.fresh, args.time_limit, out, args.plot)
+    rows = [json.loads(line) for line in out.read_text().splitlines() if line.strip()] if out and out.exists() else []
+    summary([r for r in rows if r["table"] in tables])
     print(f"total {time.perf_counter() - t0:.0f} s")
 
 

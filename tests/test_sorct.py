@@ -139,7 +139,7 @@ def test_theorem_1_an_integral_C_is_optimal_for_the_solved_cuts(depth: int, K: i
     spec = get_formulation("sorct", depth=depth, gamma=16.0, n_starts=3)
     data = _data(40, 3, K, seed)
     res = spec.solve(data, seed=seed)
-    assert res.status.value == "optimal" and res.certificate.ok
+    assert res.status.value == "local_optimum" and res.certificate.ok
     b = res.built
     d = b.ctx.data
     P = res.model.leaf_probabilities(data.X)
@@ -196,7 +196,7 @@ def test_theorem_3_above_the_bound_a_zero_stays_below_it_leaves() -> None:
             assert G <= bound * (1 + 1e-12)
             above = get_formulation("sorct", depth=1, gamma=gamma, lambda_l=1.01 * bound).build(data)
             r = above.solve("ipopt", warm_start=start, **keep)
-            assert r.status.value == "optimal"
+            assert r.status.value == "local_optimum"
             assert np.abs(above.model["a"].values(r.x)).max() < 1e-6
             below = get_formulation("sorct", depth=1, gamma=gamma, lambda_l=0.5 * G).build(data)
             r = below.solve("ipopt", warm_start=start, **keep)
@@ -211,7 +211,7 @@ def test_class_performance_constraints_hold() -> None:
     data = Dataset.from_arrays(X, y)
     rho = 0.6
     res = get_formulation("sorct", depth=1, gamma=16.0, rho=rho, n_starts=4).solve(data, seed=1)
-    assert res.status.value == "optimal" and res.certificate.ok
+    assert res.status.value == "local_optimum" and res.certificate.ok
     P = res.model.leaf_probabilities(X)
     k = data.class_index
     correct = np.array([np.sum(P[k == c] * res.model.C[c]) for c in range(2)])
@@ -259,14 +259,20 @@ def test_path_chains_each_pair_from_the_previous_solutions() -> None:
 
     path = regularization_path(make, data, [0.0, 0.01, 10.0], n_starts=3, seed=0, on_point=seen.append)
     assert [p.lambda_l for p in path] == [0.0, 0.01, 10.0] and len(seen) == 3
-    assert all(len(p.result.starts) == 3 for p in path)  # 3 random, then the 3 solutions of the pair before
+    # 3 random at the first pair; then the pair before's 3 best solutions and 3 fresh random points
+    origins = [[s["origin"] for s in p.result.starts] for p in path]
+    assert origins == [["random"] * 3] + [["given"] * 3 + ["random"] * 3] * 2
     assert path[-1].metrics["delta_l"] == 100.0  # a huge lambda_L zeroes every cut
-    # the second pair started from the first pair's solutions: reproduce its first start by hand
+    # the paper's chain alone (fresh=0): the second pair starts from the first pair's solutions, best first,
+    # warm-started: reproduce its first start by hand
+    chain = regularization_path(make, data, [0.0, 0.01], n_starts=3, seed=0, fresh=0)
+    assert [len(p.result.starts) for p in chain] == [3, 3]
     b0 = make(0.0, 0.0).build(data)
     _, sols = solve_from(b0, n_starts=3, seed=0)
     b1 = make(0.01, 0.0).build(data)
     first, _ = solve_from(b1, starts=[{n: b0.model[n].values(sols[0]) for n in ("a", "mu", "C")}])
-    assert path[1].result.starts[0]["objective"] == pytest.approx(first.objective, rel=1e-8)
+    assert chain[1].result.starts[0]["objective"] == pytest.approx(first.objective, rel=1e-8)
+    assert chain[0].result.objective == pytest.approx(min(s["objective"] for s in chain[0].result.starts))
 
 
 # ------------------------------------------------------------------ data and command line
@@ -289,7 +295,7 @@ def test_cli_fit_path_and_compile(tmp_path, capsys) -> None:
     assert main(["fit", "sorct", "--data", "iris", "--depth", "2", "--param", "n_starts=2", "--param", "gamma=32",
                  "--json", "--quiet"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["status"] == "optimal" and out["certificate"]["ok"] and len(out["starts"]) == 2
+    assert out["status"] == "local_optimum" and out["certificate"]["ok"] and len(out["starts"]) == 2
     assert out["data"]["classes"] == ["Iris-setosa", "Iris-versicolor", "Iris-virginica"]
     assert 0 <= out["metrics"]["test"]["accuracy"] <= 1 and "auc" in out["metrics"]["test"]
     png = tmp_path / "path.png"

@@ -121,7 +121,7 @@ def test_nlp_certificate_tolerance_accepts_interior_point_zeros() -> None:
     y = np.where(X[:, 0] + 0.5 * rng.normal(size=80) > 0, 1, -1)
     res = get_formulation("sorct", depth=1, lambda_l=50.0, n_starts=2).solve(
         Dataset.from_arrays(X, y), seed=0)
-    assert res.status is Status.OPTIMAL and res.certificate.ok, res.certificate
+    assert res.status is Status.LOCAL_OPTIMUM and res.certificate.ok, res.certificate  # KKT: local only
     # the zeroing moved the objective by more than a MIP's tolerance allows: an NLP's "agree" is not a MIP's
     assert res.certificate.abs_diff > CERTIFICATE_TOLERANCES["MILP"][0] * abs(res.certificate.objective_solver)
     assert CERTIFICATE_TOLERANCES["NLP"][0] > CERTIFICATE_TOLERANCES["MILP"][0]
@@ -178,7 +178,10 @@ def test_a_start_is_never_lost(monkeypatch: pytest.MonkeyPatch, status: Status) 
     assert res.start["objective"] < obj  # CART beats the constant tree on xor
     assert res.objective == pytest.approx(res.start["objective"]) and res.certificate.ok
     assert res.status is not Status.OPTIMAL and "kept the" in res.message
-    assert res.status is (Status.INTERRUPTED if status is Status.INTERRUPTED_NO_SOLUTION else Status.TIME_LIMIT)
+    # a limit stays a limit; a solver that ended on its own at a worse point leaves a start nothing proves
+    expected = {Status.INTERRUPTED_NO_SOLUTION: Status.INTERRUPTED, Status.TIME_LIMIT: Status.TIME_LIMIT,
+                Status.TIME_LIMIT_NO_SOLUTION: Status.TIME_LIMIT}.get(status, Status.FEASIBLE)
+    assert res.status is expected
 
 
 def test_with_a_start_a_lying_solver_loses_to_the_start(liar: None) -> None:
@@ -190,7 +193,7 @@ def test_with_a_start_a_lying_solver_loses_to_the_start(liar: None) -> None:
     assert res.objective == pytest.approx(res.start["objective"])
     assert res.solver_status is Status.OPTIMAL and "kept the" in res.message
     # optimal only where the start meets the bound (the exact DP start does on xor: 0 errors, bound 0)
-    assert res.status is Status.TIME_LIMIT or (res.status is Status.OPTIMAL and res.bound == res.objective)
+    assert res.status is Status.FEASIBLE or (res.status is Status.OPTIMAL and res.bound == res.objective)
 
 
 def test_an_interrupt_on_a_route_that_cannot_stop_keeps_the_start(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -168,7 +168,12 @@ def build_parser() -> argparse.ArgumentParser:
             c.add_argument("--lambda-l", default="0", help="lambda_L grid: comma-separated values, or 'paper' "
                            "(0 then 2^r / (p |tau_B|), r = -12..3, seed 001 line 398)")
             c.add_argument("--lambda-g", default="0", help="lambda_G grid: values or 'paper' (0 then 2^r / p)")
-            c.add_argument("--n-starts", type=int, default=20, help="random initial points at the first pair")
+            c.add_argument("--n-starts", type=int, default=20,
+                           help="random initial points at the first pair; the best this many solutions of a "
+                                "pair start the next")
+            c.add_argument("--fresh", type=int, default=None,
+                           help="new random points at every later pair besides the chained ones (default: "
+                                "--n-starts; 0: the paper's chain alone)")
             c.add_argument("--plot", help="save sparsity and accuracy along the path to this image (matplotlib)")
     return p
 
@@ -479,12 +484,10 @@ def cmd_fit(args: argparse.Namespace) -> int:
     return _finish(res, spec, data, args, extra)
 
 
-def _grid(text: str, kind: str, spec: Any, data: Any) -> list[float]:
-    """``paper`` (seed 001 line 398: 0, then 2^r / (p |tau_B|) or 2^r / p for r = -12..3) or values."""
+def _grid(text: str, kind: str) -> list[float] | str:
+    """``paper`` (:func:`~treeopt_dsl.multistart.paper_grid`) or comma-separated values."""
     if text.strip().lower() == "paper":
-        p = data.n_features
-        scale = p * (2 ** int(spec.values.get("depth", 1)) - 1) if kind == "l" else p
-        return [0.0] + [2.0**r / scale for r in range(-12, 4)]
+        return "paper"
     try:
         return [float(t) for t in text.split(",") if t.strip()]
     except ValueError:
@@ -493,7 +496,7 @@ def _grid(text: str, kind: str, spec: Any, data: Any) -> list[float]:
 
 def cmd_path(args: argparse.Namespace) -> int:
     from .formulations import get_formulation
-    from .multistart import plot_path, regularization_path
+    from .multistart import plot_path, run_path
 
     params = _params(args)
     spec = get_formulation(args.formulation, **params)
@@ -501,25 +504,28 @@ def cmd_path(args: argparse.Namespace) -> int:
         raise UsageError(f"{spec.name} has no lambda_l / lambda_g parameters; `treeopt path` walks S-ORCT's grid")
     if args.n_starts < 1:
         raise UsageError("--n-starts must be at least 1")
+    if args.fresh is not None and args.fresh < 0:
+        raise UsageError("--fresh must be at least 0")
     _check_paths(args)
     data = _data(args, spec)
-    train, test = data.split(args.test_size, seed=args.seed)
-    lam_l, lam_g = _grid(args.lambda_l, "l", spec, data), _grid(args.lambda_g, "g", spec, data)
+    if not 0 < args.test_size < 1:
+        raise UsageError(f"--test-size must be in (0, 1), got {args.test_size}")
+    lam_l, lam_g = _grid(args.lambda_l, "l"), _grid(args.lambda_g, "g")
     quiet = args.quiet or args.json
 
     def show(pt: Any) -> None:
         if not quiet:
             r = pt.to_dict()
-            print(f"lambda_L {r['lambda_l']:<10.4g} lambda_G {r['lambda_g']:<10.4g} {r['status']:<9} "
+            print(f"lambda_L {r['lambda_l']:<10.4g} lambda_G {r['lambda_g']:<10.4g} {r['status']:<13} "
                   f"obj {r['objective'] if r['objective'] is None else round(r['objective'], 5)!s:<9} "
                   f"dL {r.get('delta_l', float('nan')):5.1f}% dG {r.get('delta_g', float('nan')):5.1f}% "
                   f"train {r.get('train_accuracy', float('nan')):.3f} test {r.get('test_accuracy', float('nan')):.3f} "
-                  f"{r['time_per_start_s']:.2f} s/start", flush=True)
+                  f"{r['time_per_start_s']:.2f} s/start  won: {r['won']}", flush=True)
 
-    path = regularization_path(lambda lo, gl: get_formulation(spec.name, **{**params, "lambda_l": lo, "lambda_g": gl}),
-                               train, lam_l, lam_g, n_starts=args.n_starts, seed=args.seed, test=test,
-                               solver=_solver(spec, args), backend=args.backend, time_limit=args.time_limit,
-                               on_point=show)
+    path, train, test = run_path(spec.name, data, lam_l, lam_g, params=params, test_size=args.test_size,
+                                 seed=args.seed, n_starts=args.n_starts, fresh=args.fresh,
+                                 solver=_solver(spec, args), backend=args.backend, time_limit=args.time_limit,
+                                 on_point=show)
     out: dict[str, Any] = {"formulation": spec.name, "params": spec.values, "data": _data_info(data),
                            "n_train": train.n_samples, "n_test": test.n_samples,
                            "path": [p.to_dict() for p in path]}

@@ -66,6 +66,12 @@ def _warn_unproven(who: str, result: Any, time_limit: float | None) -> None:
         warnings.warn(f"{who}: the solve was interrupted ({result.message}); keeping the best model found so far "
                       f"(objective {result.objective:.6g}, bound {bound}, gap {gap})", ConvergenceWarning,
                       stacklevel=3)
+    elif result.status is Status.LOCAL_OPTIMUM:
+        pass  # a local solver's answer (S-ORCT's multistart): what the method promises
+    elif result.status is Status.FEASIBLE:
+        warnings.warn(f"{who}: the solver ended at a worse point than its start, the start is kept "
+                      f"(objective {result.objective:.6g}, bound {bound}): {result.message}", ConvergenceWarning,
+                      stacklevel=3)
     elif result.status is not Status.OPTIMAL:
         warnings.warn(f"{who}: the solver stopped at the time limit ({time_limit} s) "
                       f"with optimality gap {gap} (objective {result.objective:.6g}, bound {bound}); "

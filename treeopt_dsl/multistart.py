@@ -11,7 +11,7 @@ feeding each pair with the 20 solutions of the pair solved before it (lines 397-
 >>> X = rng.uniform(size=(40, 2)); y = np.where(X[:, 0] > 0.5, 1, 0)
 >>> res = get_formulation("sorct", depth=1, gamma=32, n_starts=3).solve(Dataset.from_arrays(X, y), seed=0)
 >>> res.status.value, len(res.starts), bool(res.model.predict(X[:5]).size == 5)
-('optimal', 3, True)
+('local_optimum', 3, True)
 """
 
 from __future__ import annotations
@@ -49,6 +49,13 @@ def decisions_of(built: Built, x: np.ndarray) -> dict[str, np.ndarray]:
     return {name: built.model.variables[name].values(x) for name in built.formulation.decisions}
 
 
+#: Ipopt settings for a start that is a solution (a warm chain, a fitted model): the default barrier
+#: parameter (``mu_init`` 0.1) and bound push move such a point far into the interior, and with a steep
+#: split CDF (gamma = 512) the first steps then reach the empty tree ``a = 0``, a stationary point for every
+#: lambda > 0 (docs/sorct.md, "Warm chains"). Random points keep Ipopt's defaults.
+WARM_IPOPT: dict[str, Any] = {"mu_init": 1e-6, "warm_start_init_point": "yes"}
+
+
 def multistart(built: Built, n_starts: int = 20, seed: int | None = 0, starts: Sequence[Any] | None = None,
                solver: str = "ipopt", backend: str | None = None,
                on_start: Callable[[int, SolveResult], None] | None = None, **options: Any) -> SolveResult:
@@ -60,52 +67,72 @@ def multistart(built: Built, n_starts: int = 20, seed: int | None = 0, starts: S
     return best
 
 
-def solve_from(built: Built, n_starts: int = 20, seed: int | None = 0, starts: Sequence[Any] | None = None,
+def solve_from(built: Built, n_starts: int = 20, seed: Any = 0, starts: Sequence[Any] | None = None,
                solver: str = "ipopt", backend: str | None = None,
-               on_start: Callable[[int, SolveResult], None] | None = None,
+               on_start: Callable[[int, SolveResult], None] | None = None, fresh: int = 0,
                **options: Any) -> tuple[SolveResult, list[np.ndarray]]:
-    """:func:`multistart` that also returns the final point of every start that found a solution."""
+    """:func:`multistart` that also returns the final point of every start that found a solution, best
+    objective first (ties in the order solved).
+
+    Without ``starts``: ``n_starts`` random points drawn with ``seed``. With ``starts`` (vectors or dicts
+    of the decisions, e.g. the previous pair's solutions on a path): those, solved with Ipopt's warm-start
+    settings (:data:`WARM_IPOPT`, unless ``options`` set them), then ``fresh`` random points drawn with
+    ``seed``. The best objective wins; ``result.starts`` lists every start with its ``origin``
+    (``"given"`` or ``"random"``), and ``result.won`` names the winner (``"given 3"``, ``"random 0"``).
+    Each start's result is never worse than the start itself (:func:`treeopt_dsl.solve.solve_built`
+    keeps a start the solver ends worse than), so the best is never worse than any start tried.
+    """
     from .solve import solve_built
 
+    if fresh < 0:
+        raise SolveError(f"fresh must be at least 0, got {fresh}")
     if starts is None:
         if n_starts < 1:
             raise SolveError(f"n_starts must be at least 1, got {n_starts}")
-        rng = np.random.default_rng(seed)
-        points = [random_start(built, rng) for _ in range(n_starts)]
+        fresh, given = n_starts, []
     else:  # vectors or dicts of the decisions: solve_built completes them (warmstart.start_point)
-        points = list(starts)
+        given = list(starts)
+    rng = np.random.default_rng(seed)
+    plan = [("given", k, x0) for k, x0 in enumerate(given)] + [
+        ("random", k, random_start(built, rng)) for k in range(fresh)]
+    if not plan:
+        raise SolveError("no start to solve from: give starts or fresh > 0")
     options.pop("warm_start", None)
+    warm = {k: v for k, v in WARM_IPOPT.items() if k not in options} if solver == "ipopt" else {}
     best: SolveResult | None = None
+    won = ""
     record, solutions = [], []
-    for k, x0 in enumerate(points):
-        res = solve_built(built, solver=solver, backend=backend, warm_start=x0, **options)
-        record.append({"start": k, "status": res.status.value, "objective": res.objective,
+    for n, (origin, k, x0) in enumerate(plan):
+        extra = warm if origin == "given" else {}
+        res = solve_built(built, solver=solver, backend=backend, warm_start=x0, **extra, **options)
+        record.append({"start": k, "origin": origin, "status": res.status.value, "objective": res.objective,
                        "runtime_s": round(res.runtime_s, 4)})
         if on_start is not None:
-            on_start(k, res)
+            on_start(n, res)
         if res.status.has_solution and res.x is not None:
-            solutions.append(res.x)
+            solutions.append((float(res.objective), n, res.x))
             if best is None or not best.status.has_solution or res.objective < best.objective:
-                best = res
+                best, won = res, f"{origin} {k}"
         elif best is None:
-            best = res
+            best, won = res, f"{origin} {k}"
         log = options.get("log_callback")
         if log is not None:
             shown = "-" if res.objective is None else f"{res.objective:.8g}"
             top = "-" if best.objective is None else f"{best.objective:.8g}"
-            log(f"treeopt multistart: start {k + 1}/{len(points)} {res.status.value} objective {shown} best {top} "
+            log(f"treeopt multistart: start {n + 1}/{len(plan)} {res.status.value} objective {shown} best {top} "
                 f"time {res.runtime_s:.2f}s")
     assert best is not None
     if starts is None:  # random points are the method's own, not a start the user gave
         best.warm_start_accepted = None
     best.starts = record
+    best.won = won
     best.runtime_s = float(sum(r["runtime_s"] for r in record))
-    return best, solutions
+    return best, [x for _, _, x in sorted(solutions, key=lambda t: t[:2])]
 
 
 @dataclass
 class PathPoint:
-    """One ``(lambda_L, lambda_G)`` of a path: the best result of its multistart and its measures."""
+    """One ``(lambda_L, lambda_G)`` of a path: the best result of its starts and its measures."""
 
     lambda_l: float
     lambda_g: float
@@ -119,43 +146,105 @@ class PathPoint:
     def to_dict(self) -> dict[str, Any]:
         r = self.result
         times = [s["runtime_s"] for s in r.starts]
-        return {"lambda_l": self.lambda_l, "lambda_g": self.lambda_g, "status": r.status.value,
-                "objective": r.objective, "n_starts": len(r.starts),
-                "time_per_start_s": float(np.mean(times)) if times else None, **self.metrics}
+        out = {"lambda_l": self.lambda_l, "lambda_g": self.lambda_g, "status": r.status.value,
+               "objective": r.objective, "n_starts": len(r.starts), "won": getattr(r, "won", None),
+               "time_per_start_s": float(np.mean(times)) if times else None}
+        for origin in ("given", "random"):
+            objs = [s["objective"] for s in r.starts if s.get("origin") == origin and s["objective"] is not None]
+            if objs:
+                out[f"best_{'chained' if origin == 'given' else 'random'}"] = float(min(objs))
+        return {**out, **self.metrics}
 
 
 def regularization_path(make: Callable[[float, float], Any], data: Dataset, lambdas_l: Sequence[float],
                         lambdas_g: Sequence[float] = (0.0,), n_starts: int = 20, seed: int | None = 0,
                         test: Dataset | None = None, solver: str = "ipopt", backend: str | None = None,
-                        on_point: Callable[[PathPoint], None] | None = None, **options: Any) -> list[PathPoint]:
-    """Solve the grid exactly as seed 001 lines 397-406: ``lambda_L`` outer, ``lambda_G`` inner, the
-    first pair from ``n_starts`` random points, every later pair from the solutions of the pair solved
-    just before it (in this order; a new ``lambda_L`` continues from the last ``lambda_G`` of the
-    previous one, the literal reading of "the previous pair").
+                        on_point: Callable[[PathPoint], None] | None = None, fresh: int | None = None,
+                        **options: Any) -> list[PathPoint]:
+    """Solve the grid as seed 001 lines 397-406: ``lambda_L`` outer, ``lambda_G`` inner, the first pair
+    from ``n_starts`` random points, every later pair from the solutions of the pair solved just before
+    it (in this order; a new ``lambda_L`` continues from the last ``lambda_G`` of the previous one, the
+    literal reading of "the previous pair"), warm-started as :data:`WARM_IPOPT` says.
+
+    Beyond the paper: every later pair *also* runs ``fresh`` new random points (default ``n_starts``;
+    0 is the paper's chain alone), drawn with ``(seed, pair index)``, and keeps the best of all. A chain
+    that reached the empty tree (a stationary point for every lambda > 0) cannot leave it; the fresh
+    points can. The ``n_starts`` best solutions of a pair (chained or fresh) feed the next pair. Each
+    point reports which start won (``won``: ``"given k"`` is the chain) and the best
+    objective of each kind (``best_chained``, ``best_random``); the point's objective is never worse
+    than any start it tried.
 
     ``make(lambda_l, lambda_g)`` returns the formulation spec of a pair (e.g.
     ``lambda l, g: get_formulation("sorct", depth=1, lambda_l=l, lambda_g=g)``). Each point records
     the objective, the sparsity ``delta_L`` / ``delta_G`` and the accuracy on ``data`` (and ``test``).
     """
+    fresh = n_starts if fresh is None else int(fresh)
     path: list[PathPoint] = []
     previous: list[dict[str, np.ndarray]] | None = None
+    index = 0
     for lam_l in lambdas_l:
         for lam_g in lambdas_g:
             spec = make(float(lam_l), float(lam_g))
             built = spec.build(data)
             t0 = time.perf_counter()
-            best, sols = solve_from(built, n_starts=n_starts, seed=seed, starts=previous, solver=solver,
-                                    backend=backend, **options)
+            point_seed = seed if previous is None or seed is None else (seed, index)
+            best, sols = solve_from(built, n_starts=n_starts, seed=point_seed, starts=previous, solver=solver,
+                                    backend=backend, fresh=0 if previous is None else fresh, **options)
             point = PathPoint(float(lam_l), float(lam_g), best, {"wall_s": round(time.perf_counter() - t0, 3)})
             if best.model is not None:
                 point.metrics.update(model_metrics(best.model, data, "train"))
                 if test is not None:
                     point.metrics.update(model_metrics(best.model, test, "test"))
-            previous = [decisions_of(built, x) for x in sols] or previous
+            previous = [decisions_of(built, x) for x in sols[:n_starts]] or previous
             path.append(point)
+            index += 1
             if on_point is not None:
                 on_point(point)
     return path
+
+
+def paper_grid(kind: str, n_features: int, depth: int = 1) -> list[float]:
+    """The paper's grid (seed 001 line 398): 0, then ``2^r / (p |tau_B|)`` for ``lambda_L`` (``kind="l"``)
+    or ``2^r / p`` for ``lambda_G`` (``kind="g"``), r = -12..3; ``|tau_B| = 2^depth - 1`` branch nodes."""
+    if kind not in ("l", "g"):
+        raise SolveError(f"kind must be 'l' or 'g', got {kind!r}")
+    scale = n_features * (2 ** int(depth) - 1) if kind == "l" else n_features
+    return [0.0] + [2.0**r / scale for r in range(-12, 4)]
+
+
+def run_path(formulation: str, data: Dataset, lambdas_l: Sequence[float] | str,
+             lambdas_g: Sequence[float] | str = (0.0,), *, params: dict[str, Any] | None = None,
+             test_size: float = 0.25, seed: int = 0, n_starts: int = 20, fresh: int | None = None,
+             solver: str = "ipopt", backend: str | None = None,
+             on_point: Callable[[PathPoint], None] | None = None,
+             **options: Any) -> tuple[list[PathPoint], Dataset, Dataset]:
+    """The path of ``treeopt path`` and of ``benchmarks/sorct_path.py``, one code path: ``data`` split
+    ``test_size`` / rest with ``seed`` (stratified), the grid (values, or ``"paper"``: :func:`paper_grid`)
+    walked by :func:`regularization_path` from ``n_starts`` random points drawn with ``seed``.
+
+    >>> from treeopt_dsl.datasets import load
+    >>> path, train, test = run_path("sorct", load("iris", multiclass=True), [0.0, 0.05],
+    ...                              params={"depth": 2, "gamma": 32}, n_starts=2, fresh=1)
+    >>> [p.to_dict()["n_starts"] for p in path], train.n_samples + test.n_samples
+    ([2, 3], 150)
+    """
+    from .formulations import get_formulation
+
+    params = dict(params or {})
+    spec = get_formulation(formulation, **params)
+    if not {"lambda_l", "lambda_g"} <= set(spec.values):
+        raise SolveError(f"{spec.name} has no lambda_l / lambda_g parameters: a path walks S-ORCT's grid")
+    depth = int(spec.values.get("depth", 1))
+    grid_l = paper_grid("l", data.n_features, depth) if isinstance(lambdas_l, str) else list(lambdas_l)
+    grid_g = paper_grid("g", data.n_features, depth) if isinstance(lambdas_g, str) else list(lambdas_g)
+    train, test = data.split(test_size, seed=seed)
+
+    def make(lam_l: float, lam_g: float) -> Any:
+        return get_formulation(spec.name, **{**params, "lambda_l": lam_l, "lambda_g": lam_g})
+
+    path = regularization_path(make, train, grid_l, grid_g, n_starts=n_starts, seed=seed, test=test, solver=solver,
+                               backend=backend, on_point=on_point, fresh=fresh, **options)
+    return path, train, test
 
 
 def model_metrics(model: Any, data: Dataset, prefix: str) -> dict[str, float]:

@@ -14,6 +14,8 @@ class Status(str, Enum):
     certificate reproduces it; a solver's claim whose certificate fails is ``uncertified``."""
 
     OPTIMAL = "optimal"
+    LOCAL_OPTIMUM = "local_optimum"  # a local solver's optimality conditions (Ipopt's KKT) on a nonconvex model
+    FEASIBLE = "feasible"  # a feasible point with no proof, no limit reached (a start kept over a worse local end)
     TIME_LIMIT = "time_limit"  # stopped at a limit with an incumbent
     TIME_LIMIT_NO_SOLUTION = "time_limit_no_solution"
     INTERRUPTED = "interrupted"  # stopped by the user (Ctrl-C, SIGTERM) with an incumbent
@@ -26,7 +28,8 @@ class Status(str, Enum):
     @property
     def has_solution(self) -> bool:
         """Whether the result carries a point (and, for tree formulations, a decoded model)."""
-        return self in (Status.OPTIMAL, Status.TIME_LIMIT, Status.INTERRUPTED, Status.UNCERTIFIED)
+        return self in (Status.OPTIMAL, Status.LOCAL_OPTIMUM, Status.FEASIBLE, Status.TIME_LIMIT, Status.INTERRUPTED,
+                        Status.UNCERTIFIED)
 
     @property
     def proven(self) -> bool:
@@ -92,6 +95,8 @@ class SolveResult:
     warm_start_accepted: bool | None = None
     #: one entry per start of a multistart solve (objective, status, runtime); the result is the best
     starts: list[dict[str, Any]] = field(default_factory=list)
+    #: which start of a multistart gave the result (``"random 3"``, ``"given 0"``), else ``None``
+    won: str | None = None
     #: seconds from the solver's start to the incumbent it returned (the rest of ``runtime_s`` went into the
     #: proof); ``None`` when the route cannot tell (CBC, linopy, pyomo) or the answer is not the solver's
     incumbent_time_s: float | None = None
@@ -134,5 +139,5 @@ class SolveResult:
             **({"solver_status": self.solver_status.value} if self.solver_status is not None else {}),
             **({"start": {**self.start, "improvement": self.improvement}} if self.start is not None else {}),
             **({"resolution": self.resolution} if self.resolution is not None else {}),
-            **({"starts": self.starts} if self.starts else {}),
+            **({"starts": self.starts, "won": self.won} if self.starts else {}),
         }

@@ -199,8 +199,12 @@ def _start_as_result(raw: Any, sf: Any, start: np.ndarray, report: dict[str, Any
     status = raw.status
     if status in (Status.INTERRUPTED, Status.INTERRUPTED_NO_SOLUTION):
         status = Status.INTERRUPTED
-    elif status is not Status.OPTIMAL or bound is None or relative_gap(obj, bound) > 1e-9:
+    elif status is Status.OPTIMAL and bound is not None and relative_gap(obj, bound) <= 1e-9:
+        pass  # the solver's bound proves the start
+    elif status in (Status.TIME_LIMIT, Status.TIME_LIMIT_NO_SOLUTION):
         status = Status.TIME_LIMIT
+    else:  # the solver ended on its own (a worse local optimum, an error, a wrong claim): no proof, no limit
+        status = Status.FEASIBLE
     name = (report or {}).get("chosen") or "given"
     msg = (f"kept the {name} start (objective {obj:.6g}): the solver ended with {raw.status.value}"
            + (f" at objective {raw.objective:.6g}" if raw.objective is not None else "") + f" [{raw.message}]")
