@@ -194,6 +194,44 @@ def summary(rows: list[dict]) -> None:
                   f"accuracy within 1.5 points on {np.mean(np.array(diffs_a) <= 1.5):.0%} of {len(diffs_a)} cells")
 
 
+def figure(rows: list[dict], table: int, path: str) -> None:
+    """The paper's Figures 2-4 beside ours: per data set, delta (blue) and test accuracy (red) against r,
+    ours solid (mean over the splits run), the paper's dashed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    paper, _, kind = TABLES[table]
+    key = "delta_l" if kind == "l" else "delta_g"
+    names = [n for n in paper if any(r["table"] == table and r["dataset"] == n for r in rows)]
+    if not names:
+        return
+    cols = min(4, len(names))
+    fig, axes = plt.subplots((len(names) + cols - 1) // cols, cols, figsize=(3.2 * cols, 2.6 * ((len(names) + cols - 1)
+                                                                                               // cols)), squeeze=False)
+    xs = np.arange(len(R))
+    for ax, name in zip(axes.flat, names, strict=False):
+        mine = [r for r in rows if r["table"] == table and r["dataset"] == name]
+        d = [np.mean([r[key] for r in mine if r["r"] == r_] or [np.nan]) for r_ in R]
+        a = [100 * np.mean([r["test_accuracy"] for r in mine if r["r"] == r_] or [np.nan]) for r_ in R]
+        ax.plot(xs, d, "b-", label=f"{key} ours")
+        ax.plot(xs, [p[0] for p in paper[name]], "b--", alpha=0.6, label=f"{key} paper")
+        ax.plot(xs, a, "r-", label="accuracy ours")
+        ax.plot(xs, [p[1] for p in paper[name]], "r--", alpha=0.6, label="accuracy paper")
+        ax.set_title(name, fontsize=9)
+        ax.set_xticks(xs[::4], ["0" if r is None else f"2^{r}" for r in R][::4], fontsize=7)
+        ax.set_ylim(-3, 103)
+        ax.grid(alpha=0.3)
+    for ax in list(axes.flat)[len(names):]:
+        ax.axis("off")
+    axes.flat[0].legend(fontsize=6)
+    fig.suptitle(f"S-ORCT Table {table}: ours (solid) vs the paper (dashed), % against lambda / grid unit",
+                 fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tables", default="3", help="comma-separated among 3, 4, 5")
@@ -205,6 +243,7 @@ def main() -> None:
     ap.add_argument("--out", default="benchmarks/results/sorct_protocol.jsonl")
     ap.add_argument("--plot", help="directory for the path figures")
     ap.add_argument("--summary-only", action="store_true", help="print the summary of --out and stop")
+    ap.add_argument("--figures", help="directory for one ours-vs-paper figure per table (Figures 2-4)")
     args = ap.parse_args()
     tables = [int(t) for t in args.tables.split(",")]
     out = Path(args.out) if args.out else None
@@ -226,6 +265,10 @@ def main() -> None:
                     run(table, name, split, args.n_starts, args.fresh, args.time_limit, out, args.plot)
     rows = [json.loads(line) for line in out.read_text().splitlines() if line.strip()] if out and out.exists() else []
     summary([r for r in rows if r["table"] in tables])
+    if args.figures:
+        Path(args.figures).mkdir(parents=True, exist_ok=True)
+        for table in tables:
+            figure(rows, table, str(Path(args.figures) / f"sorct_table{table}.png"))
     print(f"total {time.perf_counter() - t0:.0f} s")
 
 
