@@ -6,6 +6,8 @@
                                 [--threads K] [--warm-start greedy|cart] [--json]
     treeopt fit     FORMULATION --data D [...] [--test-size 0.2] [--seed S] [--json]
     treeopt path    FORMULATION --data D [...] --lambda-l GRID [--lambda-g GRID] [--n-starts K] [--plot F.png]
+    treeopt born-again FOREST.txt|MODEL.joblib [--objective depth|leaves|depth-leaves] [--heuristic]
+                                [--prune --data TRAIN.csv] [--test TEST.csv] [--output TREE.txt] [--json]
 
 Exit status and stderr (always one line ``treeopt: ...``; ``--debug`` shows the traceback instead):
 
@@ -113,6 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--data-dir", help="data directory (default: $TREEOPT_DATA_DIR or ../shared/data)")
     d.add_argument("--json", action="store_true")
 
+    from .bornagain.command import add_parser as add_born_again
+
+    add_born_again(sub)
     for name, help_ in (("compile", "build the model and report its size; write it as .lp/.mps"),
                         ("solve", "solve on all of the (sampled) data"),
                         ("fit", "split, solve on the training part, report train/test metrics"),
@@ -539,8 +544,15 @@ def cmd_path(args: argparse.Namespace) -> int:
     return 0 if all(p.result.status.has_solution for p in path) else 1
 
 
+def cmd_born_again(args: argparse.Namespace) -> int:
+    from .bornagain.command import run
+
+    return run(args)
+
+
 COMMANDS = {"formulations": cmd_formulations, "solvers": cmd_solvers, "datasets": cmd_datasets,
-            "compile": cmd_compile, "solve": cmd_solve, "fit": cmd_fit, "path": cmd_path}
+            "compile": cmd_compile, "solve": cmd_solve, "fit": cmd_fit, "path": cmd_path,
+            "born-again": cmd_born_again}
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:

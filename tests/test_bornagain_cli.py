@@ -1,0 +1,72 @@
+"""``treeopt born-again`` end to end on the paper's forest files and on a pickled scikit-learn forest."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from treeopt_dsl.bornagain import born_again, read_ba_forest
+from treeopt_dsl.cli import main
+from treeopt_dsl.datasets import find_data_dir
+
+DATA = find_data_dir()
+needs_data = pytest.mark.skipif(DATA is None or not (DATA / "ba-trees").is_dir(),
+                                reason="the shared ba-trees data is not here")
+
+
+def ba(kind: str, name: str) -> str:
+    assert DATA is not None
+    short = {"forest": f"forests/HTRU2/HTRU2.{name}.txt", "data": f"datasets/HTRU2/HTRU2.{name}.csv"}[kind]
+    return str(DATA / "ba-trees" / short)
+
+
+@needs_data
+def test_born_again_command_prunes_scores_and_writes_a_faithful_tree(tmp_path, capsys) -> None:
+    out = tmp_path / "tree.txt"
+    code = main(["born-again", ba("forest", "RF1"), "--objective", "depth", "--prune", "--data", ba("data", "train1"),
+                 "--test", ba("data", "test1"), "--output", str(out), "--json"])
+    assert code == 0
+    doc = json.loads(capsys.readouterr().out)
+    ens = read_ba_forest(ba("forest", "RF1"))
+    exact = born_again(ens, "depth")
+    assert doc["faithful"] and (doc["depth"], doc["leaves"]) == (exact.depth, exact.n_leaves)
+    assert doc["pruned"]["leaves"] <= doc["leaves"]
+    # the written tree reads back as a one-tree forest that predicts what the pruned tree does on the test data
+    X = np.loadtxt(ba("data", "test1"), delimiter=",", skiprows=1)[:, :-1]
+    back = read_ba_forest(out)
+    assert back.n_trees == 1 and back.trees[0].n_leaves == doc["pruned"]["leaves"]
+    assert doc["test"]["pruned"]["accuracy"] == pytest.approx(
+        float(np.mean(back.predict(X) == np.loadtxt(ba("data", "test1"), delimiter=",", skiprows=1)[:, -1])))
+    assert doc["test"]["forest"] == doc["test"]["born_again"]  # faithful: the same predictions everywhere
+
+
+@needs_data
+def test_born_again_command_heuristic_text(capsys) -> None:
+    assert main(["born-again", ba("forest", "RF2"), "--heuristic", "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert "faithful to the 10-tree forest: yes" in text and "heuristic" in text
+
+
+def test_born_again_command_on_a_pickled_scikit_learn_forest(tmp_path, capsys) -> None:
+    import joblib
+    from sklearn.ensemble import RandomForestClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 5, size=(200, 3)).astype(float)
+    y = (X[:, 0] + X[:, 1] > 4).astype(int)
+    path = tmp_path / "rf.joblib"
+    joblib.dump(RandomForestClassifier(n_estimators=4, max_depth=2, random_state=0).fit(X, y), path)
+    assert main(["born-again", str(path), "--objective", "leaves", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["faithful"]
+
+
+def test_born_again_command_bad_input(tmp_path, capsys) -> None:
+    assert main(["born-again", str(tmp_path / "missing.txt")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    bad = tmp_path / "bad.txt"
+    bad.write_text("not a forest\n")
+    assert main(["born-again", str(bad)]) == 2
+    assert main(["born-again", str(bad), "--prune"]) == 2
+    assert "--prune needs --data" in capsys.readouterr().err

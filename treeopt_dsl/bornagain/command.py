@@ -1,0 +1,152 @@
+"""``treeopt born-again``: the smallest tree that reproduces a forest, from the command line.
+
+    treeopt born-again FOREST.txt --objective depth                        # a BA-Trees forest file
+    treeopt born-again forest.joblib --objective leaves --heuristic         # a pickled scikit-learn forest
+    treeopt born-again FOREST.txt --prune --data TRAIN.csv --test TEST.csv --output tree.txt --json
+
+The model is a forest in the BA-Trees text format (``.txt``) or a pickled scikit-learn ``RandomForestClassifier``
+/ ``ExtraTreesClassifier`` / ``DecisionTreeClassifier`` (``.pkl``, ``.pickle``, ``.joblib``: unpickling runs
+code, so only load your own files). Data files are CSV with a header; the label is ``--label`` (default: a
+column named ``Class``, else the last one), the other columns are the features in the forest's order.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pickle
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import DataError, TreeoptError
+from .baformat import read_ba_forest, write_ba_forest
+from .dp import OBJECTIVES, born_again
+from .ensemble import Ensemble
+from .faithful import check_faithful
+from .heuristic import born_again_heuristic
+from .prune import prune_empty_splits
+
+__all__ = ["add_parser", "load_ensemble", "read_csv", "run", "scores"]
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``born-again`` on the ``treeopt`` sub-command parser."""
+    c = sub.add_parser("born-again", help="the smallest single tree with exactly a forest's decision function "
+                                          "(Vidal & Schiffer 2020)")
+    c.add_argument("model", help="a BA-Trees forest file (.txt) or a pickled scikit-learn forest (.pkl/.joblib)")
+    c.add_argument("--objective", default="depth", choices=OBJECTIVES,
+                   help="minimize depth, leaves, or depth then leaves (default depth)")
+    c.add_argument("--heuristic", action="store_true",
+                   help="the faithful greedy construction (§4.5) instead of the exact dynamic program")
+    c.add_argument("--n-cells", type=int, default=100, help="random cells per region of the heuristic (default 100)")
+    c.add_argument("--solver", default="highs", help="MILP solver of the heuristic's homogeneity proofs")
+    c.add_argument("--seed", type=int, default=0, help="seed of the heuristic's cell samples")
+    c.add_argument("--time-limit", type=float, default=None, metavar="SEC",
+                   help="seconds for the dynamic program (default: none)")
+    c.add_argument("--prune", action="store_true", help="remove splits with no training sample on a side (--data)")
+    c.add_argument("--data", help="training CSV (for --prune)")
+    c.add_argument("--test", help="test CSV: accuracy and F1 of the forest and the trees")
+    c.add_argument("--label", help="label column of the CSV files (default: 'Class', else the last column)")
+    c.add_argument("--output", "-o", help="write the (pruned) tree in the BA-Trees format")
+    c.add_argument("--json", action="store_true", help="print one JSON object")
+    c.add_argument("--quiet", "-q", action="store_true", help="do not print the tree")
+
+
+def load_ensemble(path: str | Path) -> Ensemble:
+    """A BA-Trees forest file or a pickled scikit-learn tree model, as an :class:`Ensemble`."""
+    p = Path(path)
+    if not p.is_file():
+        raise DataError(f"model file {p} does not exist")
+    if p.suffix.lower() in (".pkl", ".pickle", ".joblib"):
+        import joblib  # reads plain pickles too
+
+        try:
+            model = joblib.load(p)
+        except (pickle.UnpicklingError, EOFError, ValueError) as exc:
+            raise DataError(f"{p}: not a pickled model ({exc})") from None
+        return Ensemble.from_sklearn(model)
+    return read_ba_forest(p)
+
+
+def read_csv(path: str | Path, label: str | None, n_features: int) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Features, labels and feature names of a CSV file with a header (the BA-Trees datasets' layout)."""
+    p = Path(path)
+    if not p.is_file():
+        raise DataError(f"data file {p} does not exist")
+    with p.open() as fh:
+        header = [h.strip() for h in fh.readline().strip().split(",")]
+    if label is None:
+        label = "Class" if "Class" in header else header[-1]
+    if label not in header:
+        raise DataError(f"{p}: no column {label!r} (columns: {', '.join(header)})")
+    try:
+        data = np.loadtxt(p, delimiter=",", skiprows=1, ndmin=2)
+    except ValueError as exc:
+        raise DataError(f"{p}: not a numeric CSV file ({exc})") from None
+    k = header.index(label)
+    X = np.delete(data, k, axis=1)
+    if X.shape[1] != n_features:
+        raise DataError(f"{p}: {X.shape[1]} feature columns, the forest has {n_features}")
+    return X, data[:, k], [h for i, h in enumerate(header) if i != k]
+
+
+def scores(y: np.ndarray, pred: np.ndarray) -> dict[str, float]:
+    """Accuracy and macro F1 (the mean of the per-class F1), the figures of the paper's Table 4."""
+    from sklearn.metrics import f1_score
+
+    y, pred = np.asarray(y).astype(int), np.asarray(pred).astype(int)
+    return {"accuracy": float(np.mean(y == pred)), "f1": float(f1_score(y, pred, average="macro", zero_division=0))}
+
+
+def run(args: argparse.Namespace) -> int:
+    """The ``born-again`` command; returns the exit status."""
+    if args.prune and not args.data:
+        raise TreeoptError("--prune needs --data TRAIN.csv (the training samples that decide empty splits)")
+    ens = load_ensemble(args.model)
+    if args.heuristic:
+        tree, stats = born_again_heuristic(ens, n_cells=args.n_cells, seed=args.seed, solver=args.solver)
+        out: dict[str, Any] = {"method": "heuristic", "status": "faithful", "time_s": round(stats["time_s"], 4),
+                               "proofs": stats["proofs"], "counterexamples": stats["counterexamples"]}
+    else:
+        res = born_again(ens, args.objective, time_limit=args.time_limit)
+        if res.tree is None:
+            print(f"treeopt: the dynamic program stopped at the time limit ({args.time_limit} s) without a tree; "
+                  "try --heuristic")
+            return 1
+        tree = res.tree
+        out = {"method": f"dp ({res.method})", "status": res.status, "time_s": round(res.time, 4),
+               "regions": res.n_regions}
+    faithful = check_faithful(tree, ens)
+    out.update({"model": str(args.model), "objective": args.objective, "trees": ens.n_trees,
+                "depth": tree.depth, "leaves": tree.n_leaves, "faithful": faithful.ok,
+                "faithful_check": faithful.method, "cells_checked": faithful.n_cells})
+    final, names = tree, None
+    if args.prune:
+        X, _, names = read_csv(args.data, args.label, ens.n_features)
+        final = prune_empty_splits(tree, X)
+        out["pruned"] = {"depth": final.depth, "leaves": final.n_leaves}
+    if args.test:
+        X, y, names = read_csv(args.test, args.label, ens.n_features)
+        out["test"] = {"forest": scores(y, ens.predict(X)), "born_again": scores(y, tree.predict(X))}
+        if args.prune:
+            out["test"]["pruned"] = scores(y, final.predict(X))
+    if names is not None and ens.feature_names is None:  # the CSV header names the forest's features
+        tree.feature_names = final.feature_names = tuple(names)
+    if args.output:
+        write_ba_forest(final, args.output, dataset_name=Path(args.data).name if args.data else "")
+        out["output"] = args.output
+    if args.json:
+        print(json.dumps(out, indent=2))
+    else:
+        if not args.quiet:
+            print(final.text())
+        what = "pruned tree" if args.prune else "born-again tree"
+        print(f"{what}: depth {final.depth}, {final.n_leaves} leaves"
+              + (f" (before pruning: depth {tree.depth}, {tree.n_leaves} leaves)" if args.prune else ""))
+        print(f"{out['method']}, {out['status']}, {out['time_s']} s; faithful to the {ens.n_trees}-tree forest: "
+              f"{'yes' if faithful.ok else 'NO'} ({faithful.method}, {faithful.n_cells} cells)")
+        for name, sc in out.get("test", {}).items():
+            print(f"test {name}: accuracy {sc['accuracy']:.4f}, F1 {sc['f1']:.4f}")
+    return 0 if faithful.ok else 3

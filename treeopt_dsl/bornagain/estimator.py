@@ -1,0 +1,113 @@
+"""A scikit-learn estimator: fit a forest, then the born-again tree that reproduces it everywhere.
+
+Example::
+
+    >>> import numpy as np
+    >>> from treeopt_dsl.bornagain.estimator import BornAgainClassifier
+    >>> rng = np.random.default_rng(0); X = rng.random((200, 3)); y = (X[:, 0] + X[:, 1] > 1).astype(int)
+    >>> clf = BornAgainClassifier(objective="depth-leaves", random_state=0).fit(X, y)
+    >>> bool((clf.predict(X) == clf.forest_.predict(X)).all()), clf.faithful_.ok
+    (True, True)
+    >>> clf.tree_.depth >= 1
+    True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..errors import ModelTooLarge, SolveError
+from .dp import OBJECTIVES, born_again
+from .ensemble import Ensemble
+from .faithful import check_faithful
+from .heuristic import born_again_heuristic
+from .prune import prune_empty_splits
+
+__all__ = ["BornAgainClassifier"]
+
+METHODS = ("auto", "exact", "heuristic")
+
+
+class BornAgainClassifier(ClassifierMixin, BaseEstimator):
+    """Fit ``estimator`` (default: the paper's random forest of 10 trees of depth 3), then the born-again tree.
+
+    Parameters:
+        estimator: a scikit-learn ``RandomForestClassifier``, ``ExtraTreesClassifier`` or
+            ``DecisionTreeClassifier``; cloned and fitted unless ``prefit``.
+        prefit: use ``estimator`` as already fitted (only the born-again step runs in :meth:`fit`).
+        objective: ``"depth"``, ``"leaves"`` or ``"depth-leaves"`` (exact dynamic program).
+        method: ``"exact"`` (the dynamic program: minimal), ``"heuristic"`` (the faithful greedy construction
+            of §4.5: not minimal) or ``"auto"`` (exact within ``time_limit`` and the cell budget, else the
+            heuristic; ``method_`` says which ran).
+        prune: remove the splits with no training sample on a side (§4.4): smaller, no longer faithful
+            everywhere, identical on the training data.
+        time_limit: seconds for the dynamic program (default 60; ``None``: no limit).
+        random_state: seed of the default forest and of the heuristic's samples.
+
+    Fitted attributes: ``forest_``, ``ensemble_`` (:class:`~treeopt_dsl.bornagain.Ensemble`), ``tree_`` (the tree
+    :meth:`predict` uses; pruned if ``prune``), ``born_again_`` (before pruning), ``faithful_`` (the check of
+    ``born_again_`` against the forest on every cell), ``method_``, ``classes_``, ``n_features_in_``.
+    """
+
+    def __init__(self, estimator: Any = None, *, prefit: bool = False, objective: str = "depth",
+                 method: str = "auto", prune: bool = False, time_limit: float | None = 60.0,
+                 random_state: int | None = 0) -> None:
+        self.estimator = estimator
+        self.prefit = prefit
+        self.objective = objective
+        self.method = method
+        self.prune = prune
+        self.time_limit = time_limit
+        self.random_state = random_state
+
+    def fit(self, X: Any, y: Any) -> BornAgainClassifier:
+        if self.objective not in OBJECTIVES:
+            raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {self.objective!r}")
+        if self.method not in METHODS:
+            raise ValueError(f"method must be one of {', '.join(METHODS)}, got {self.method!r}")
+        X, y = validate_data(self, X, y)
+        if self.prefit:
+            if self.estimator is None:
+                raise ValueError("prefit=True needs a fitted estimator")
+            forest = self.estimator
+        else:
+            from sklearn.ensemble import RandomForestClassifier
+
+            forest = (clone(self.estimator) if self.estimator is not None else
+                      RandomForestClassifier(n_estimators=10, max_depth=3, random_state=self.random_state))
+            forest.fit(X, y)
+        self.forest_ = forest
+        self.ensemble_ = Ensemble.from_sklearn(forest)
+        tree, self.method_ = None, "heuristic"
+        if self.method != "heuristic":
+            try:
+                res = born_again(self.ensemble_, self.objective, time_limit=self.time_limit)
+                tree, self.method_ = res.tree, "exact"
+            except ModelTooLarge:
+                if self.method == "exact":
+                    raise
+            if tree is None and self.method == "exact":
+                raise SolveError(f"the born-again dynamic program stopped at time_limit={self.time_limit} s "
+                                 "without a tree: raise time_limit or use method='auto' / 'heuristic'")
+        if tree is None:
+            tree, _ = born_again_heuristic(self.ensemble_, seed=self.random_state)
+            self.method_ = "heuristic"
+        self.born_again_ = tree
+        self.faithful_ = check_faithful(tree, self.ensemble_)
+        self.tree_ = prune_empty_splits(tree, X) if self.prune else tree
+        self.classes_ = np.asarray(forest.classes_)
+        return self
+
+    def predict(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "tree_")
+        X = validate_data(self, X, reset=False)
+        return self.tree_.predict(X)
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags
