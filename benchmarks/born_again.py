@@ -4,6 +4,13 @@
     .venv/bin/python benchmarks/born_again.py --datasets HT CP FI --time-limit 60
     .venv/bin/python benchmarks/born_again.py --datasets SE PD --objectives depth --json-out /tmp/ba.jsonl
     .venv/bin/python benchmarks/born_again.py --datasets BC --folds 1 5 9 --time-limit 900
+    .venv/bin/python benchmarks/born_again.py --peer-binary /tmp/batrees/bornAgain     # beside the authors' C++
+    .venv/bin/python benchmarks/born_again.py --scalability --peer-binary /tmp/batrees/bornAgain --time-limit 120
+
+The authors' C++ (the peer): ``fetch`` github:vidalt/BA-Trees, then ``make`` in ``src/born_again_dp`` (g++ only,
+no CPLEX needed for the exact DP); it is built beside the project, never committed. Its time is its own
+``clock()`` around the construction (CPU seconds, reading the forest excluded); ours is the wall time of
+``born_again`` (grid, filtering, DP, tree).
 
 For every forest ``<data>/ba-trees/forests/<DATASET>/<DATASET>.RF<k>.txt`` (10 trees of depth 3 trained on
 fold k) and objective (D: depth, L: leaves, DL: depth then leaves) the script builds the born-again tree with
@@ -63,15 +70,38 @@ def f1(y: np.ndarray, p: np.ndarray) -> float:
     return float(f1_score(y, p, average="macro", zero_division=0))
 
 
+PEER_OBJ = {"D": 0, "L": 1, "DL": 2}
+
+
+def run_peer(binary: str | None, forest: Path, obj: str) -> dict[str, Any]:
+    """The authors' C++ (``bornAgain FOREST OUT -obj k``, built from vidalt/BA-Trees): its depth, leaves and
+    time (its own ``clock()`` CPU seconds around the construction, read from ``OUT.out``)."""
+    if binary is None:
+        return {}
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "run"
+        t0 = time.perf_counter()
+        subprocess.run([binary, str(forest), str(out), "-obj", str(PEER_OBJ[obj])], check=True,
+                       capture_output=True, timeout=3600)
+        wall = time.perf_counter() - t0
+        f = (out.parent / "run.out").read_text().strip().split(",")
+    return {"peer_depth": int(f[6]), "peer_leaves": int(f[8]), "peer_time": float(f[10]), "peer_wall": round(wall, 4)}
+
+
 def run_one(base: Path, code: str, fold: int, obj: str, args: argparse.Namespace) -> dict[str, Any]:
     name = DATASETS[code]
-    ens = read_ba_forest(base / "forests" / name / f"{name}.RF{fold}.txt")
+    forest = base / "forests" / name / f"{name}.RF{fold}.txt"
+    ens = read_ba_forest(forest)
     res = born_again(ens, OBJECTIVES[obj], method=args.method, time_limit=args.time_limit,
                      max_table_regions=args.max_table_regions, paper_bounds=args.paper_bounds)
     row: dict[str, Any] = {"dataset": code, "fold": fold, "objective": obj, "status": res.status,
                            "depth": res.depth, "leaves": res.n_leaves, "time": round(res.time, 3),
                            "time_dp": round(res.time_dp, 3), "method": res.method, "cells": res.n_cells,
                            "cells_filtered": res.n_cells_filtered, "regions": res.n_regions, "calls": res.n_calls}
+    row.update(run_peer(args.peer_binary, forest, obj))
     if res.tree is None:
         return row
     row["faithful"] = bool(check_faithful(res.tree, ens).ok)
@@ -106,8 +136,14 @@ def summarize(rows: list[dict[str, Any]], codes: list[str], objs: list[str]) -> 
                 d = float(np.mean([r["depth"] for r in ok]))
                 lv = float(np.mean([r["leaves"] for r in ok]))
                 t = [r["time"] for r in ok]
+                peer = ""
+                if all("peer_time" in r for r in ok):
+                    same = sum(r["peer_depth"] == r["depth"] and r["peer_leaves"] == r["leaves"] for r in ok)
+                    pt = [max(r["peer_time"], 1e-4) for r in ok]
+                    peer = (f"  C++ {np.mean(pt):.4f} s, ours / C++ {np.exp(np.mean(np.log(np.divide(t, pt)))):.0f}x "
+                            f"(geo-mean), same tree size {same}/{len(ok)}")
                 print(f"{code:4} {obj:3} {len(ok):>2}/{len(rs):<2} {fmt(d, pd_):>14} {pd_:>6.1f} {fmt(lv, pl):>18} "
-                      f"{pl:>8.1f} {np.mean(t):>9.2f} {max(t):>7.1f}")
+                      f"{pl:>8.1f} {np.mean(t):>9.2f} {max(t):>7.1f}{peer}")
             else:
                 print(f"{code:4} {obj:3} {0:>2}/{len(rs):<2} {'-':>14} {pd_:>6.1f} {'-':>18} {pl:>8.1f}")
             bad = [r["fold"] for r in ok if not r.get("faithful", True)]
@@ -133,6 +169,43 @@ def summarize(rows: list[dict[str, Any]], codes: list[str], objs: list[str]) -> 
         print(f"T4 {code:3} folds {len(rs):>2}: {cells}")
 
 
+def scalability(args: argparse.Namespace) -> int:
+    """Figure 3 of the paper: time of the DP (depth objective) against samples, features and trees, around the
+    baseline n = 2500, p = 10, T = 10 (scikit-learn ``make_classification``, a random forest of depth 3 turned
+    into a hard-vote forest written in the BA-Trees format, so the C++ peer runs the very same forest)."""
+    import tempfile
+
+    from sklearn.datasets import make_classification
+    from sklearn.ensemble import RandomForestClassifier
+
+    from treeopt_dsl.bornagain import Ensemble, write_ba_forest
+
+    grid = [("n", n, 10, 10) for n in (500, 1000, 2500, 5000, 10000)] + \
+           [("p", 2500, p, 10) for p in (5, 10, 15, 20)] + [("T", 2500, 10, t) for t in (5, 10, 15, 20)]
+    print(f"{'vary':4} {'n':>6} {'p':>3} {'T':>3} {'seed':>4} {'ours s':>8} {'C++ s':>8} {'ratio':>7} depth leaves")
+    for vary, n, p, trees in grid:
+        for seed in range(args.seeds):
+            X, y = make_classification(n_samples=n, n_features=p, n_informative=max(2, p // 2), random_state=seed)
+            rf = RandomForestClassifier(n_estimators=trees, max_depth=3, random_state=seed).fit(X, y)
+            soft = Ensemble.from_sklearn(rf)
+            hard = Ensemble.hard_vote(soft.trees, n_classes=soft.n_classes, n_features=p)
+            with tempfile.TemporaryDirectory() as tmp:
+                path = write_ba_forest(hard, Path(tmp) / "forest.txt")
+                ens = read_ba_forest(path)
+                res = born_again(ens, "depth", time_limit=args.time_limit)
+                row = {"study": "scalability", "vary": vary, "n": n, "p": p, "trees": trees, "seed": seed,
+                       "status": res.status, "depth": res.depth, "leaves": res.n_leaves, "time": round(res.time, 4),
+                       **run_peer(args.peer_binary, path, "D")}
+            peer = row.get("peer_time", np.nan)
+            ratio = row["time"] / max(peer, 1e-4)
+            print(f"{vary:4} {n:>6} {p:>3} {trees:>3} {seed:>4} {row['time']:>8.3f} {peer:>8.4f} "
+                  f"{ratio:>7.0f} {row['depth']} {row['leaves']} {row['status']}", flush=True)
+            if args.json_out:
+                with open(args.json_out, "a") as fh:
+                    fh.write(json.dumps(row) + "\n")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=list(DATASETS))
@@ -145,6 +218,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="DL with the recursion: the authors' (invalid for DL) lower bound, reproducing their figures")
     ap.add_argument("--data-dir", default=None)
     ap.add_argument("--json-out", default=None, help="append one JSON line per run to this file")
+    ap.add_argument("--peer-binary", default=None,
+                    help="the authors' bornAgain executable (built from vidalt/BA-Trees src/born_again_dp with make): "
+                         "run on the same forests, its sizes and times beside ours")
+    ap.add_argument("--seeds", type=int, default=3, help="--scalability: forests per grid point (default 3)")
+    ap.add_argument("--scalability", action="store_true",
+                    help="the paper's Figure 3 study on synthetic data instead of the paper's forests")
     args = ap.parse_args(argv)
     root = data_dir(args.data_dir)
     if root is None or not (root / "ba-trees" / "forests").is_dir():
@@ -152,6 +231,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     base = root / "ba-trees"
     rows: list[dict[str, Any]] = []
+    if args.scalability:
+        return scalability(args)
     print(f"# {platform.python_implementation()} {platform.python_version()}, numpy {np.__version__}, "
           f"time limit {args.time_limit:g} s per run")
     for code in args.datasets:

@@ -43,6 +43,16 @@ def test_born_again_command_prunes_scores_and_writes_a_faithful_tree(tmp_path, c
 
 
 @needs_data
+def test_born_again_command_draws_the_tree_with_the_csv_names(tmp_path, capsys) -> None:
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "tree.png"
+    assert main(["born-again", ba("forest", "RF1"), "--objective", "leaves", "--prune", "--data",
+                 ba("data", "train1"), "--plot", str(png)]) == 0
+    assert png.stat().st_size > 5000 and png.read_bytes()[:4] == b"\x89PNG"
+    assert "Integrated-Kurtosis" in capsys.readouterr().out  # the CSV header names the features
+
+
+@needs_data
 def test_born_again_command_heuristic_text(capsys) -> None:
     assert main(["born-again", ba("forest", "RF2"), "--heuristic", "--quiet"]) == 0
     text = capsys.readouterr().out

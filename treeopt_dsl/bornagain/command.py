@@ -3,6 +3,7 @@
     treeopt born-again FOREST.txt --objective depth                        # a BA-Trees forest file
     treeopt born-again forest.joblib --objective leaves --heuristic         # a pickled scikit-learn forest
     treeopt born-again FOREST.txt --prune --data TRAIN.csv --test TEST.csv --output tree.txt --json
+    treeopt born-again FOREST.txt --objective leaves --data TRAIN.csv --plot tree.png   # names from the header
 
 The model is a forest in the BA-Trees text format (``.txt``) or a pickled scikit-learn ``RandomForestClassifier``
 / ``ExtraTreesClassifier`` / ``DecisionTreeClassifier`` (``.pkl``, ``.pickle``, ``.joblib``: unpickling runs
@@ -50,6 +51,7 @@ def add_parser(sub: Any) -> None:
     c.add_argument("--test", help="test CSV: accuracy and F1 of the forest and the trees")
     c.add_argument("--label", help="label column of the CSV files (default: 'Class', else the last column)")
     c.add_argument("--output", "-o", help="write the (pruned) tree in the BA-Trees format")
+    c.add_argument("--plot", help="draw the (pruned) tree to this image (matplotlib)")
     c.add_argument("--json", action="store_true", help="print one JSON object")
     c.add_argument("--quiet", "-q", action="store_true", help="do not print the tree")
 
@@ -134,6 +136,9 @@ def run(args: argparse.Namespace) -> int:
             out["test"]["pruned"] = scores(y, final.predict(X))
     if names is not None and ens.feature_names is None:  # the CSV header names the forest's features
         tree.feature_names = final.feature_names = tuple(names)
+    if args.plot:
+        final.plot(max_leaves=max(64, final.n_leaves)).savefig(args.plot, dpi=110)
+        out["plot"] = args.plot
     if args.output:
         write_ba_forest(final, args.output, dataset_name=Path(args.data).name if args.data else "")
         out["output"] = args.output
