@@ -152,7 +152,8 @@ def write_ba_forest(model: DecisionTree | Ensemble, path: str | os.PathLike[str]
 
     Thresholds are written with ``repr`` (they read back bit for bit). The file is written to a temporary
     file in the same directory and moved into place with :func:`os.replace`, so a reader never sees half a
-    file. Only the class *indices* are written (the format has no labels).
+    file. Only the class *indices* are written (the format has no labels). An empty ``dataset_name`` is written
+    as ``unnamed``: the authors' reader takes the line's next token, and an empty name shifts every field.
     """
     path = Path(path)
     if isinstance(model, DecisionTree):
@@ -163,7 +164,7 @@ def write_ba_forest(model: DecisionTree | Ensemble, path: str | os.PathLike[str]
     else:
         trees, n_features, n_classes = model.trees, model.n_features, model.n_classes
         name = ensemble_name or "RF"
-    out = [f"DATASET_NAME: {dataset_name}", f"ENSEMBLE: {name}", f"NB_TREES: {len(trees)}",
+    out = [f"DATASET_NAME: {dataset_name or 'unnamed'}", f"ENSEMBLE: {name}", f"NB_TREES: {len(trees)}",
            f"NB_FEATURES: {n_features}", f"NB_CLASSES: {n_classes}",
            f"MAX_TREE_DEPTH: {max(t.depth for t in trees)}", FORMAT_LINE, ""]
     for k, t in enumerate(trees):
