@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DataError
-from ..models.decision_tree import DecisionTree
+from ..models.decision_tree import DecisionTree, feature_matrix
 
 __all__ = ["Ensemble"]
 
@@ -153,13 +153,7 @@ class Ensemble:
         return len(self.trees)
 
     def _check_X(self, X: Any) -> np.ndarray:
-        Xa = np.asarray(X, dtype=np.float64)
-        if Xa.ndim == 1:
-            Xa = Xa.reshape(1, -1)
-        if Xa.ndim != 2 or Xa.shape[1] != self.n_features:
-            got = Xa.shape[1] if Xa.ndim == 2 else f"shape {Xa.shape}"
-            raise DataError(f"X has {got} features, the ensemble expects {self.n_features}")
-        return Xa
+        return feature_matrix(X, self.n_features, "the ensemble")
 
     def scores(self, X: Any) -> np.ndarray:
         """Summed (then divided) class scores, ``(n_samples, n_classes)``: vote counts or mean probabilities."""

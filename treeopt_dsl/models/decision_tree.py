@@ -31,6 +31,17 @@ from ..errors import DataError
 __all__ = ["DecisionTree"]
 
 
+def feature_matrix(X: Any, n_features: int, who: str) -> np.ndarray:
+    """``X`` as a float64 (samples x features) matrix (one row if 1-d), or a :class:`DataError` naming ``who``."""
+    Xa = np.asarray(X, dtype=np.float64)
+    if Xa.ndim == 1:
+        Xa = Xa.reshape(1, -1)
+    if Xa.ndim != 2 or Xa.shape[1] != n_features:
+        got = Xa.shape[1] if Xa.ndim == 2 else f"shape {Xa.shape}"
+        raise DataError(f"X has {got} features, {who} expects {n_features}")
+    return Xa
+
+
 def _int_array(values: Any, name: str) -> np.ndarray:
     a = np.asarray(values)
     if a.ndim != 1:
@@ -167,12 +178,7 @@ class DecisionTree:
 
     # ------------------------------------------------------------------ evaluation
     def _check_X(self, X: Any) -> np.ndarray:
-        Xa = np.asarray(X, dtype=np.float64)
-        if Xa.ndim == 1:
-            Xa = Xa.reshape(1, -1)
-        if Xa.ndim != 2 or Xa.shape[1] != self.n_features:
-            got = Xa.shape[1] if Xa.ndim == 2 else f"shape {Xa.shape}"
-            raise DataError(f"X has {got} features, the tree expects {self.n_features}")
+        Xa = feature_matrix(X, int(self.n_features or 0), "the tree")
         if self.dtype == "float32":
             Xa = Xa.astype(np.float32)
         return Xa
