@@ -115,9 +115,6 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--data-dir", help="data directory (default: $TREEOPT_DATA_DIR or ../shared/data)")
     d.add_argument("--json", action="store_true")
 
-    from .bornagain.command import add_parser as add_born_again
-
-    add_born_again(sub)
     for name, help_ in (("compile", "build the model and report its size; write it as .lp/.mps"),
                         ("solve", "solve on all of the (sampled) data"),
                         ("fit", "split, solve on the training part, report train/test metrics"),
@@ -180,6 +177,9 @@ def build_parser() -> argparse.ArgumentParser:
                            help="new random points at every later pair besides the chained ones (default: "
                                 "--n-starts; 0: the paper's chain alone)")
             c.add_argument("--plot", help="save sparsity and accuracy along the path to this image (matplotlib)")
+    from .bornagain.command import add_parser as add_born_again
+
+    add_born_again(sub)
     return p
 
 
