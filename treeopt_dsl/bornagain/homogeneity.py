@@ -83,24 +83,16 @@ def _subtree_leaves(left: np.ndarray, right: np.ndarray) -> list[np.ndarray]:
 
 
 class _PathModel:
-    """The ensemble's path model over the region, built once and solved once per rival class."""
+    """The ensemble's path model, compiled once per ensemble (:func:`_path_model`); a region only fixes
+    bounds of ``y`` (:meth:`bounds`) and a rival only changes the objective (:meth:`best_rival`)."""
 
-    def __init__(self, ensemble: Ensemble, lo: np.ndarray, hi: np.ndarray) -> None:
+    def __init__(self, ensemble: Ensemble) -> None:
         self.ensemble = ensemble
         self.levels = ensemble.thresholds()
-        p = ensemble.n_features
         self.offsets = np.r_[0, np.cumsum([len(t) for t in self.levels])].astype(np.int64)
         n_y = int(self.offsets[-1])
         m = Model("born_again_homogeneity")
-        yl = np.zeros(n_y)
-        yu = np.ones(n_y)
-        for j in range(p):
-            t, o = self.levels[j], self.offsets[j]
-            yu[o: o + len(t)][t <= lo[j]] = 0.0  # x_j > lo >= t: not (x_j <= t)
-            yl[o: o + len(t)][t >= hi[j]] = 1.0  # x_j <= hi <= t
-        if np.any(yl > yu):
-            raise SolveError("the region is empty (a lower bound at or above its upper bound)")
-        self.y = m.add_variables("y", ("level",), {"level": n_y}, kind="binary", lower=yl, upper=yu)
+        self.y = m.add_variables("y", ("level",), {"level": n_y}, kind="binary", lower=0, upper=1)
         leaves, self.leaf_scores = [], []
         for tree, s in zip(ensemble.trees, ensemble.leaf_scores, strict=True):
             ids = np.flatnonzero(tree.left < 0)
@@ -135,32 +127,56 @@ class _PathModel:
         if mono:
             m.add_constraints("order", Constraint(_rows("pair", mono, [np.array([1.0, -1.0])] * len(mono)),
                                                   np.full(len(mono), -np.inf), np.zeros(len(mono))))
-        self.model, self.lo, self.hi = m, lo, hi
         self.scores = np.concatenate(self.leaf_scores)
         self.sf = m.compile()
 
-    def best_rival(self, k: int, c: int, solver: str, backend: str | None,
+    def bounds(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Column bounds of the region ``lo < x <= hi``: ``y = 0`` for split values ``t <= lo`` (``x > t``),
+        ``y = 1`` for ``t >= hi`` (``x <= t``)."""
+        t = np.concatenate(self.levels) if self.levels else np.zeros(0)
+        j = np.repeat(np.arange(len(self.levels)), np.diff(self.offsets))
+        col_lower, col_upper = self.sf.col_lower.copy(), self.sf.col_upper.copy()
+        ys = slice(self.y.offset, self.y.offset + t.size)
+        col_upper[ys] = np.where(t <= lo[j], 0.0, 1.0)
+        col_lower[ys] = np.where(t >= hi[j], 1.0, 0.0)
+        if np.any(col_lower[ys] > col_upper[ys]):
+            raise SolveError("the region is empty (a lower bound at or above its upper bound)")
+        return col_lower, col_upper
+
+    def best_rival(self, k: int, c: int, lo: np.ndarray, hi: np.ndarray, solver: str, backend: str | None,
                    time_limit: float | None) -> tuple[float, np.ndarray | None]:
         """``max (score_c - score_k)`` over the region (a proven upper bound) and the point attaining it."""
         from treeopt_dsl.backends import SolveOptions, get_backend
 
         c_vec = np.zeros(self.sf.c.shape[0])
         c_vec[self.lam.offset: self.lam.offset + self.scores.shape[0]] = -(self.scores[:, c] - self.scores[:, k])
-        sf = replace(self.sf, c=c_vec)
+        col_lower, col_upper = self.bounds(lo, hi)
+        sf = replace(self.sf, c=c_vec, col_lower=col_lower, col_upper=col_upper)
         be = get_backend(solver, backend, sf)
         raw = be.solve(sf, solver, SolveOptions(time_limit=time_limit, threads=1))
         if raw.status is not Status.OPTIMAL or raw.bound is None:
             raise SolveError(f"the homogeneity program ended {raw.status.value} ({raw.message}): no proof either way")
         best = -float(raw.bound)
-        return best, (None if raw.x is None else self.point(raw.x))
+        return best, (None if raw.x is None else self.point(raw.x, lo, hi))
 
-    def point(self, x: np.ndarray) -> np.ndarray:
+    def point(self, x: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         """A point strictly inside the cell the ``y`` columns describe, within the region (the middle of
         ``(max(t_prev, lo), min(t_on, hi)]``; a split value itself would fall on the wrong side for trees that
         compare ``float32(x)``, as scikit-learn's do)."""
         y = np.round(x[self.y.offset: self.y.offset + int(self.offsets[-1])]) > 0.5
-        return np.array([cell_point(t, y[self.offsets[j]: self.offsets[j + 1]], self.lo[j], self.hi[j])
+        return np.array([cell_point(t, y[self.offsets[j]: self.offsets[j + 1]], lo[j], hi[j])
                          for j, t in enumerate(self.levels)])
+
+
+_MODELS: weakref.WeakKeyDictionary[Ensemble, _PathModel] = weakref.WeakKeyDictionary()
+
+
+def _path_model(ensemble: Ensemble) -> _PathModel:
+    """The ensemble's compiled path model, built at the first region that needs it (the heuristic and the
+    faithfulness check ask at every region or leaf)."""
+    if ensemble not in _MODELS:
+        _MODELS[ensemble] = _PathModel(ensemble)
+    return _MODELS[ensemble]
 
 
 def cell_point(t: np.ndarray, below: np.ndarray, lo: float, hi: float) -> float:
@@ -226,12 +242,10 @@ def violating_cell(ensemble: Ensemble, lo: Sequence[float], hi: Sequence[float],
     if not 0 <= int(cls) < ensemble.n_classes:
         raise SolveError(f"cls must be a class index in 0..{ensemble.n_classes - 1}, got {cls}")
     bound = tree_bound(ensemble, lo_a, hi_a, int(cls))
-    pm: _PathModel | None = None
     for c in range(ensemble.n_classes):
         if c == cls or _ruled_out(bound[c], c, int(cls), ensemble.vote):
             continue  # even with every tree at its best leaf for c, c cannot win: no program needed
-        pm = pm or _PathModel(ensemble, lo_a, hi_a)
-        best, x = pm.best_rival(int(cls), c, solver, backend, time_limit)
+        best, x = _path_model(ensemble).best_rival(int(cls), c, lo_a, hi_a, solver, backend, time_limit)
         if _ruled_out(best, c, int(cls), ensemble.vote):
             continue  # c never beats cls in the region
         if x is not None and int(ensemble.predict_index(x[None, :])[0]) != cls:
