@@ -70,6 +70,8 @@ def test_born_again_command_on_a_pickled_scikit_learn_forest(tmp_path, capsys) -
     joblib.dump(RandomForestClassifier(n_estimators=4, max_depth=2, random_state=0).fit(X, y), path)
     assert main(["born-again", str(path), "--objective", "leaves", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["faithful"]
+    assert main(["born-again", str(path), "--heuristic", "--n-cells", "0"]) == 2
+    assert "n_cells must be at least 1" in capsys.readouterr().err
 
 
 def test_born_again_command_bad_input(tmp_path, capsys) -> None:

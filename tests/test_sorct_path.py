@@ -77,6 +77,11 @@ def test_the_command_and_the_python_api_give_the_same_path(capsys: pytest.Captur
             b["delta_l"], b["test_accuracy"], b["won"], b["n_starts"])
 
 
+def test_path_refuses_a_negative_fresh(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["path", "sorct", "--data", "iris", "--lambda-l", "0", "--fresh", "-1"]) == 2
+    assert "--fresh must be at least 0" in capsys.readouterr().err
+
+
 def test_paper_grid_is_the_papers() -> None:
     """Seed 001 line 398: 0, then 2^r / (p |tau_B|) (lambda_L) or 2^r / p (lambda_G), r = -12..3."""
     grid = paper_grid("l", 60, 2)

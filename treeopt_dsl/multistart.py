@@ -147,12 +147,12 @@ class PathPoint:
         r = self.result
         times = [s["runtime_s"] for s in r.starts]
         out = {"lambda_l": self.lambda_l, "lambda_g": self.lambda_g, "status": r.status.value,
-               "objective": r.objective, "n_starts": len(r.starts), "won": getattr(r, "won", None),
+               "objective": r.objective, "n_starts": len(r.starts), "won": r.won,
                "time_per_start_s": float(np.mean(times)) if times else None}
-        for origin in ("given", "random"):
+        for origin, key in (("given", "best_chained"), ("random", "best_random")):
             objs = [s["objective"] for s in r.starts if s.get("origin") == origin and s["objective"] is not None]
             if objs:
-                out[f"best_{'chained' if origin == 'given' else 'random'}"] = float(min(objs))
+                out[key] = float(min(objs))
         return {**out, **self.metrics}
 
 

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import OptionError
 from ..models.decision_tree import DecisionTree
 from .ensemble import Ensemble
 from .homogeneity import middle, violating_cell
@@ -98,7 +99,7 @@ def born_again_heuristic(ensemble: Ensemble, *, n_cells: int = 100, seed: int | 
     (``time_s``, ``proofs``: integer programs solved, ``counterexamples``: points they found).
     """
     if n_cells < 1:
-        raise ValueError(f"n_cells must be at least 1, got {n_cells}")
+        raise OptionError(f"n_cells must be at least 1, got {n_cells}")
     t0 = time.perf_counter()
     rng = np.random.default_rng(seed)
     levels = ensemble.thresholds()
