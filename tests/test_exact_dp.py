@@ -183,3 +183,20 @@ def test_cuts_all_refuses_a_model_too_large_to_build() -> None:
     y = np.where(X[:, 0] > 0, 1, -1)
     with pytest.raises(FormulationError, match=r"cuts='all' gives \d+ threshold columns"):
         get_formulation("oct", depth=2, cuts="all").build(Dataset.from_arrays(X, y))
+
+
+def test_a_dp_stopped_early_or_on_fewer_cuts_is_certified_but_not_optimal() -> None:
+    """The DP's tree at its time limit, or optimal only over quantile cuts, passes the certificate: its status
+    says what is proven (``time_limit`` / ``feasible``), never ``optimal`` and never ``uncertified``."""
+    pytest.importorskip("pystreed")
+    from treeopt_dsl.datasets import load
+    from treeopt_dsl.exact.dp import solve_dp
+    from treeopt_dsl.result import Status
+
+    data = load("sonar")
+    built = get_formulation("oct", depth=3).build(data)
+    early = solve_dp(built, time_limit=0.5)
+    assert early.status is Status.TIME_LIMIT and early.certificate.ok and early.bound is None
+    assert "not proven (time limit)" in early.message
+    coarse = solve_dp(get_formulation("oct", depth=2).build(data), max_thresholds=3)
+    assert coarse.status is Status.FEASIBLE and coarse.certificate.ok

@@ -43,7 +43,7 @@ import numpy as np
 from . import __version__
 from .errors import TreeoptError
 
-WARM_STARTS = ("auto", "none", "greedy", "cart", "tao", "beam")
+WARM_STARTS = ("auto", "none", "greedy", "cart", "tao", "tmo", "beam")
 #: seconds after which ``solve`` and ``fit`` stop when ``--time-limit`` is not given
 DEFAULT_TIME_LIMIT = 300.0
 #: exit status of an interrupted solve (Ctrl-C, or SIGTERM during a solve) and of SIGTERM outside one
@@ -121,7 +121,9 @@ def build_parser() -> argparse.ArgumentParser:
                         ("path", "a regularization path (S-ORCT): multistart at every (lambda_L, lambda_G), "
                                  "each pair warm-started from the previous one")):
         c = sub.add_parser(name, help=help_)
-        c.add_argument("formulation")
+        c.add_argument("formulation", help="a formulation (`treeopt formulations`)" + (
+            "; or tmo / tao (memetic and alternating-optimization trees), cct / crt (contextual trees)"
+            if name == "fit" else ""))
         g = c.add_argument_group("data")
         g.add_argument("--data", required=True, help="breast-cancer, a MANIFEST.toml dataset, or a .csv path")
         g.add_argument("--data-dir", help="data directory (default: $TREEOPT_DATA_DIR or ../shared/data)")
@@ -154,8 +156,9 @@ def build_parser() -> argparse.ArgumentParser:
         o.add_argument("--threads", type=threads_arg, default=None, help="solver threads >= 0 (0: the solver's choice)")
         o.add_argument("--warm-start", choices=WARM_STARTS, default="auto",
                        help="auto (default): the best of CART, the greedy per-node start and the exact DP tree, "
-                            "then TAO from it, in the formulation's own objective (tree formulations); none: the "
-                            "papers' plain runs; greedy; cart; tao (TAO from CART); beam (risk scores: the "
+                            "a short TMO run, then TAO from the best, in the formulation's own objective (tree "
+                            "formulations); none: the papers' plain runs; greedy; cart; tao (TAO from CART); tmo "
+                            "(the memetic tree of seed 004: 100 trees, 5 generations); beam (risk scores: the "
                             "beam-search score card, also what auto uses for ors)")
         o.add_argument("--output", "-o", help="also write the model: FILE.lp or FILE.mps (.gz compresses; fit: the "
                                               "model of the training part); the path is checked before the solve")
@@ -463,9 +466,26 @@ def cmd_solve(args: argparse.Namespace) -> int:
     return _finish(res, spec, data, args, extra)
 
 
+#: ``treeopt fit NAME`` for the seed systems that are not formulations (no solver at their core): NAME ->
+#: "module:function" taking the parsed arguments and returning the exit status
+HEURISTIC_FITS = {"tmo": "treeopt_dsl.memetic.command:fit_command",
+                  "tao": "treeopt_dsl.memetic.command:fit_command",
+                  "cct": "treeopt_dsl.contextual.command:fit_command",
+                  "crt": "treeopt_dsl.contextual.command:fit_command"}
+
+
+def _heuristic_fit(args: argparse.Namespace) -> int:
+    import importlib
+
+    module, func = HEURISTIC_FITS[args.formulation].split(":")
+    return int(getattr(importlib.import_module(module), func)(args))
+
+
 def cmd_fit(args: argparse.Namespace) -> int:
     from .formulations import get_formulation
 
+    if args.formulation in HEURISTIC_FITS:
+        return _heuristic_fit(args)
     if not 0 < args.test_size < 1:
         raise UsageError(f"--test-size must be in (0, 1), got {args.test_size}")
     spec = get_formulation(args.formulation, **_params(args))

@@ -9,6 +9,8 @@ certificate does. Accepted forms:
   the hinge, a CART stump for the 0-1 loss; with an l0 budget ``k`` only the ``k`` largest weights
   are kept and the classifier is refitted on them;
 * ``"cart"``: a scikit-learn CART tree of the same depth, converted node by node;
+* ``"tao"``: CART improved by Tree Alternating Optimization; ``"tmo"``: the memetic tree of seed 004
+  (:mod:`treeopt_dsl.memetic`, the paper's k = 100 trees and 5 generations), both axis-aligned;
 * a :class:`~treeopt_dsl.models.tree.TreeModel` (for instance the optimum at depth ``d - 1``: its
   last-layer classifiers become splits whose children repeat them, so predictions are unchanged);
 * ``{"w": array, "b": array}`` or a full column vector (NaN = to be completed).
@@ -30,13 +32,17 @@ if TYPE_CHECKING:
     from .formulation import Built
 
 FEASIBILITY_TOL = 1e-7
-STRATEGIES = ("greedy", "cart", "tao")
+STRATEGIES = ("greedy", "cart", "tao", "tmo")
 #: starts by name for risk scores (formulations with an IntegerScores block, ``ors``): "beam" is the sparse
 #: beam search of :func:`treeopt_dsl.starts.risk.risk_score_start` (FasterRisk-style); also the auto start
 RISK_STRATEGIES = ("beam",)
 #: what ``warm_start="auto"`` tries, in this order (the best in the formulation's own objective wins);
-#: "tao" improves the best of the others by Tree Alternating Optimization
-AUTO_CANDIDATES = ("cart", "greedy", "dp", "tao")
+#: "tmo" is a short memetic run (:data:`AUTO_TMO`), "tao" improves the best of the others by Tree Alternating
+#: Optimization; neither runs once a start is proven optimal
+AUTO_CANDIDATES = ("cart", "greedy", "dp", "tmo", "tao")
+#: TMO as a candidate of the automatic start: a budget that keeps the start within about a second
+#: (``warm_start="tmo"`` runs the paper's k = 100, n_gen = 5)
+AUTO_TMO: dict[str, Any] = {"n_trees": 20, "n_generations": 2, "time_limit": 1.0}
 
 
 def auto_start(built: Built) -> tuple[np.ndarray | None, dict[str, Any]]:
@@ -69,8 +75,8 @@ def auto_start(built: Built) -> tuple[np.ndarray | None, dict[str, Any]]:
     best: np.ndarray | None = None
     report["proven"] = False
     for name in names:
-        if name == "tao" and (best is None or report["proven"]):
-            continue  # TAO improves the best start; a proven optimum needs no improving
+        if name in ("tao", "tmo") and (best is None or report["proven"]):
+            continue  # TAO improves the best start, TMO searches for a better one: a proven optimum needs neither
         try:
             x, proven = _candidate(built, name) if name != "tao" else (_tao_from(built, best), False)
         except (FormulationError, ImportError, ValueError) as exc:
@@ -126,6 +132,21 @@ def tao_start(built: Built, W: np.ndarray, b: np.ndarray, max_iter: int = 10) ->
     return W2, b2
 
 
+def tmo_start(built: Built, **kw: Any) -> tuple[np.ndarray, np.ndarray]:
+    """TMO (seed 004, :func:`treeopt_dsl.memetic.tmo.tmo`) on the formulation's scaled training data with its
+    decision rules (``eps``, the loss' leaf threshold): an axis-aligned tree, a start for the axis-aligned
+    and the oblique formulations alike. ``kw`` go to :func:`~treeopt_dsl.memetic.tmo.tmo` (default: the
+    paper's k = 100, n_gen = 5, CR = 0.75, seed 0)."""
+    from .memetic.tmo import tmo
+
+    ctx = built.ctx
+    loss = ctx.roles.get("loss")
+    leaf = float(loss.leaf_threshold(ctx)) if hasattr(loss, "leaf_threshold") else 0.0
+    res = tmo(ctx.data.X, np.asarray(ctx.data.y), ctx.topo.depth, eps=float(ctx.numerics.eps), leaf_threshold=leaf,
+              **kw)
+    return res.W, res.b
+
+
 def _tao_from(built: Built, x: np.ndarray) -> np.ndarray:
     """The completed point of TAO started from the decisions of the point ``x``."""
     tree = built.decode(built.polish(x))
@@ -141,6 +162,8 @@ def _candidate(built: Built, name: str) -> tuple[np.ndarray | None, bool]:
         except ImportError:
             return None, False
         return dp_candidate(built)
+    if name == "tmo":
+        return _feasible(built, *tmo_start(built, **AUTO_TMO)), False
     return start_point(built, name), False
 
 
@@ -169,8 +192,8 @@ def start_point(built: Built, start: Any) -> np.ndarray:
     if isinstance(start, str):
         if start not in STRATEGIES:
             raise FormulationError(f"unknown warm start {start!r}; use one of {STRATEGIES}, a TreeModel or values")
-        W, b = {"greedy": greedy_tree, "cart": cart_tree, "tao": lambda bt: tao_start(bt, *cart_tree(bt))}[start](
-            built)
+        W, b = {"greedy": greedy_tree, "cart": cart_tree, "tao": lambda bt: tao_start(bt, *cart_tree(bt)),
+                "tmo": tmo_start}[start](built)
     elif isinstance(start, TreeModel):
         W, b = embed_tree(built, start)
     elif isinstance(start, dict) and is_flow(built) and "select" in start:

@@ -323,8 +323,10 @@ def fit_dp(built: Built, task: DPTask, time_limit: float | None = None,
 def solve_dp(built: Built, time_limit: float | None = None, max_thresholds: int | None = None) -> SolveResult:
     """Solve ``built`` (a recognized composition, :func:`recognize`) exactly by DP and certify the answer.
 
-    ``max_thresholds`` (an approximation: at most that many cuts per feature) makes the result ``uncertified``
-    as an optimum (its status says the DP optimum is over a subset of the cuts).
+    ``max_thresholds`` (an approximation: at most that many cuts per feature) makes the result ``feasible``, not
+    ``optimal`` (the DP optimum is over a subset of the cuts); a DP stopped by ``time_limit`` returns its
+    certified tree as ``time_limit``; ``uncertified`` only when the formulation's certificate does not
+    reproduce the DP tree.
     """
     from ..solve import certify
     from ..warmstart import from_decisions
@@ -350,7 +352,14 @@ def solve_dp(built: Built, time_limit: float | None = None, max_thresholds: int 
                                               f"max_thresholds={max_thresholds} is an approximation") + ")"
     if not agrees:
         msg += f"; the formulation's certificate does not reproduce the DP tree: {cert}"
-    status = Status.OPTIMAL if proven else Status.UNCERTIFIED
+    # what is proven: the optimum (DP proof and certificate), a certified tree stopped by the time limit, a
+    # certified tree optimal only over a subset of the cuts (feasible), or a tree the model does not reproduce
+    if proven:
+        status = Status.OPTIMAL
+    elif not agrees:
+        status = Status.UNCERTIFIED
+    else:
+        status = Status.TIME_LIMIT if max_thresholds is None else Status.FEASIBLE
     objective = tree.objective if agrees else cert.objective_decoded
     return SolveResult(
         status=status, objective=objective, bound=objective if proven else None, gap=0.0 if proven else None,

@@ -37,12 +37,13 @@ Node refits:
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from ..errors import DataError
+from ..models.decision_tree import DecisionTree
 from ..models.tree import TreeModel
 from ..topology import Topology
 
@@ -86,6 +87,17 @@ def _reach(S: np.ndarray, topo: Topology) -> np.ndarray:
     return R
 
 
+def scores(X: np.ndarray, W: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``X @ W.T + b``; for an axis-aligned tree (at most one feature per node) one column gather per node
+    instead of the dense product (exactly the same numbers: the product only adds zeros)."""
+    nz = W != 0
+    if np.all(nz.sum(axis=1) <= 1):
+        f = np.argmax(nz, axis=1)
+        w = W[np.arange(W.shape[0]), f]
+        return X[:, f] * w + b
+    return X @ W.T + b
+
+
 def _thresholds(eps: float, leaf_threshold: float | None) -> tuple[float, float]:
     return eps / 2.0, (eps / 2.0 if leaf_threshold is None else float(leaf_threshold))
 
@@ -99,7 +111,7 @@ def training_error(X: np.ndarray, y: np.ndarray, W: np.ndarray, b: np.ndarray, t
     topo = topology if isinstance(topology, Topology) else Topology(int(topology))
     X, y, sw = _check(X, y, sample_weight)
     thr, lt = _thresholds(eps, leaf_threshold)
-    P = _subtree_predictions(_sides(X @ np.asarray(W, float).T + np.asarray(b, float), topo, thr, lt), topo)
+    P = _subtree_predictions(_sides(scores(X, np.asarray(W, float), np.asarray(b, float)), topo, thr, lt), topo)
     return float(sw[P[:, 0] != (y > 0)].sum())
 
 
@@ -120,18 +132,56 @@ def _check(X: Any, y: Any, sample_weight: Any) -> tuple[np.ndarray, np.ndarray, 
 
 
 # --------------------------------------------------------------------------- node refits
-def _best_axis_split(Xt: np.ndarray, target: np.ndarray, wt: np.ndarray, node_thr: float,
+@dataclass(frozen=True)
+class AxisBins:
+    """Every feature's distinct values, computed once per data matrix and shared by all node refits.
+
+    ``index[i, j]`` is the *bin* of ``X[i, j]``: bins are numbered feature by feature, ascending in value
+    within a feature (``values[k]`` is bin ``k``'s value, ``feature[k]`` its feature, ``start[j]`` feature
+    ``j``'s first bin). A node's exact threshold search then needs no sort: one ``bincount`` of its samples'
+    bins gives every feature's value histogram at once (:func:`_best_axis_split`). Build it with
+    :meth:`of`; :func:`tao` does when it is not given one, and TMO builds it once for all its TAO runs.
+    """
+
+    index: np.ndarray
+    values: np.ndarray
+    feature: np.ndarray
+    start: np.ndarray
+
+    @classmethod
+    def of(cls, X: np.ndarray) -> AxisBins:
+        X = np.asarray(X, dtype=float)
+        n, p = X.shape
+        order = np.argsort(X, axis=0, kind="stable")
+        xs = np.take_along_axis(X, order, axis=0)
+        new = np.ones(xs.shape, dtype=bool)
+        new[1:] = xs[1:] != xs[:-1]
+        counts = new.sum(axis=0)
+        start = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.intp)
+        rank = np.cumsum(new, axis=0) - 1 + start
+        index = np.empty((n, p), dtype=np.intp)
+        np.put_along_axis(index, order, rank, axis=0)
+        return cls(index=index, values=xs.T[new.T], feature=np.repeat(np.arange(p), counts), start=start)
+
+    @property
+    def n_bins(self) -> int:
+        return int(self.values.size)
+
+
+def _best_axis_split(idx: np.ndarray, target: np.ndarray, wt: np.ndarray, bins: AxisBins, node_thr: float,
                      min_gap: float) -> tuple[np.ndarray, float]:
     """The axis-aligned split (or constant) with the least weighted care error, exactly.
 
-    ``target[i]``: sample ``i`` should go right; ``wt[i]``: its weight (0 outside the care set).
-    Splitting feature ``j`` between the ``k``-th and ``k+1``-th smallest values sends the first ``k``
-    left ("right iff x_j > theta") or right ("right iff x_j < theta"); both errors are read off one
-    cumulative sum of the signed care weights in sorted order. Only cuts between values more than
-    ``min_gap`` apart are candidates (``eps``: a unit-weight hyperplane keeps every sample outside the
-    forwarding gap ``(0, eps)`` of the MILP formulations).
+    ``idx`` (m x p): the node's samples' bins (rows of :attr:`AxisBins.index`); ``target[i]``: sample ``i``
+    should go right; ``wt[i]``: its weight (0 outside the care set). Cutting feature ``j`` between two
+    values present at the node sends the samples up to the lower one left ("right iff x_j > theta") or
+    right ("right iff x_j < theta"); both errors are read off one cumulative sum, over the feature's
+    bins, of the signed care weights (one ``bincount`` for all features). Only cuts between consecutive
+    present values more than ``min_gap`` apart are candidates (``eps``: a unit-weight hyperplane keeps
+    every sample outside the forwarding gap ``(0, eps)`` of the MILP formulations). Ties go to the
+    lowest (feature, value), as a scan of the features in order would choose.
     """
-    m, p = Xt.shape
+    m, p = idx.shape
     signed = np.where(target, wt, -wt)  # right-labelled minus left-labelled weight
     tot_r = float(wt[target].sum())
     tot_l = float(wt.sum()) - tot_r
@@ -141,23 +191,27 @@ def _best_axis_split(Xt: np.ndarray, target: np.ndarray, wt: np.ndarray, node_th
         best_err, best = tot_l, (np.zeros(p), node_thr + CONSTANT_OFFSET)
     if m < 2 or p == 0:
         return best
-    Xc = np.ascontiguousarray(Xt.T)  # feature x sample: sorts and sums run along contiguous rows
-    order = np.argsort(Xc, axis=1, kind="stable")
-    xs = np.take_along_axis(Xc, order, axis=1)
-    # D[j, k-1] = (right - left)-labelled weight among the k smallest values of feature j; sending them left
-    # ("right iff x_j > theta") errs on tot_l + D, sending them right ("right iff x_j < theta") on tot_r - D
-    D = np.cumsum(signed[order], axis=1)[:, :-1]
-    invalid = (xs[:, 1:] - xs[:, :-1]) <= min_gap
-    D[invalid] = np.nan
-    if np.all(invalid):
+    present = np.zeros(bins.n_bins, dtype=bool)
+    present[idx.ravel()] = True
+    care = wt > 0  # only the care set weighs; every sample reaching the node places the cuts
+    cum = np.cumsum(np.bincount(idx[care].ravel(), weights=np.repeat(signed[care], p), minlength=bins.n_bins))
+    before = np.where(bins.start > 0, cum[bins.start - 1], 0.0)  # cumulative weight before each feature
+    P = np.flatnonzero(present)
+    f = bins.feature[P]
+    pair = (f[:-1] == f[1:]) & (bins.values[P[1:]] - bins.values[P[:-1]] > min_gap)
+    if not pair.any():
         return best
-    lo, hi = int(np.nanargmin(D)), int(np.nanargmax(D))
-    err_pos, err_neg = tot_l + D.flat[lo], tot_r - D.flat[hi]
-    orient, flat = (0, lo) if err_pos <= err_neg else (1, hi)
+    lo_bin, hi_bin = P[:-1][pair], P[1:][pair]
+    # D[c] = (right - left)-labelled weight at or below the cut's lower value: sending those left errs on
+    # tot_l + D, sending them right on tot_r - D
+    D = cum[lo_bin] - before[bins.feature[lo_bin]]
+    lo, hi = int(np.argmin(D)), int(np.argmax(D))
+    err_pos, err_neg = tot_l + D[lo], tot_r - D[hi]
+    orient, c = (0, lo) if err_pos <= err_neg else (1, hi)
     if not min(err_pos, err_neg) < best_err:  # ties keep the constant (fewer features)
         return best
-    j, k = np.unravel_index(flat, D.shape)
-    theta = 0.5 * (xs[j, k] + xs[j, k + 1])
+    j = int(bins.feature[lo_bin[c]])
+    theta = 0.5 * (bins.values[lo_bin[c]] + bins.values[hi_bin[c]])
     w = np.zeros(p)
     if orient == 0:  # w x + b - node_thr = x - theta: centred between the two values
         w[j] = 1.0
@@ -197,25 +251,32 @@ def _clear_gap(v: np.ndarray, side: np.ndarray, node_thr: float, eps: float) -> 
     return hi_band - hi if np.isfinite(hi) else lo_band - lo
 
 
-def _refit_node(Xt: np.ndarray, target: np.ndarray, care: np.ndarray, wt: np.ndarray, w_cur: np.ndarray,
-                b_cur: float, *, leaf: bool, threshold: float, leaf_threshold: float, eps: float, oblique: bool,
-                C: float, seed: int) -> tuple[np.ndarray, float] | None:
-    """A new ``(w, b)`` for one node, or ``None`` to keep the current one.
+def _refit_node(X: np.ndarray, rows: np.ndarray, v_cur: np.ndarray, target: np.ndarray, care: np.ndarray,
+                wt: np.ndarray, w_cur: np.ndarray, b_cur: float, *, leaf: bool, threshold: float,
+                leaf_threshold: float, eps: float, oblique: bool, C: float, seed: int,
+                bins: AxisBins | None) -> tuple[np.ndarray, float] | None:
+    """A new ``(w, b)`` for node ``t``, or ``None`` to keep the current one.
 
-    Both candidates are judged on their actual decisions (scores and the model's rule), so the
-    acceptance test, not the construction, guarantees that the care error does not increase."""
+    ``rows``: the samples reaching ``t``; ``v_cur``: their current scores ``w_t x + b_t``. Both candidates
+    are judged on their actual decisions (scores and the model's rule), so the acceptance test, not the
+    construction, guarantees that the care error does not increase."""
     node_thr = leaf_threshold if leaf else threshold
     if oblique:
+        Xt = X[rows]
         w, b = _logistic_split(Xt[care], np.where(target[care], 1, -1), wt[care], node_thr, C, seed)
         v = Xt @ w + b
         b += _clear_gap(v, _side(v, threshold, leaf, leaf_threshold), node_thr, eps)
+        v = Xt @ w + b
     else:
-        w, b = _best_axis_split(Xt, target, wt, node_thr, max(eps, 0.0))
+        assert bins is not None
+        w, b = _best_axis_split(bins.index[rows], target, wt, bins, node_thr, max(eps, 0.0))
+        j = np.flatnonzero(w)
+        v = X[rows, j[0]] * w[j[0]] + b if j.size else np.full(rows.size, b)
 
-    def care_error(w_: np.ndarray, b_: float) -> float:
-        return float(wt[_side(Xt @ w_ + b_, threshold, leaf, leaf_threshold) != target].sum())
+    def care_error(v_: np.ndarray) -> float:
+        return float(wt[_side(v_, threshold, leaf, leaf_threshold) != target].sum())
 
-    new, cur = care_error(w, b), care_error(w_cur, b_cur)
+    new, cur = care_error(v), care_error(v_cur)
     if oblique:
         accept = new <= cur and not (np.array_equal(w, w_cur) and b == b_cur)
     else:
@@ -226,7 +287,7 @@ def _refit_node(Xt: np.ndarray, target: np.ndarray, care: np.ndarray, wt: np.nda
 # --------------------------------------------------------------------------- TAO
 def tao(X: np.ndarray, y: np.ndarray, W: np.ndarray, b: np.ndarray, topology: Topology | int, *,
         oblique: bool = False, max_iter: int = 20, C: float = 1.0, sample_weight: np.ndarray | None = None,
-        eps: float = 0.0, seed: int = 0, leaf_threshold: float | None = None
+        eps: float = 0.0, seed: int = 0, leaf_threshold: float | None = None, bins: AxisBins | None = None
         ) -> tuple[np.ndarray, np.ndarray, list[float]]:
     """Improve the tree ``(W, b)`` by Tree Alternating Optimization (Carreira-Perpiñán & Tavallali, NeurIPS 2018).
 
@@ -242,6 +303,8 @@ def tao(X: np.ndarray, y: np.ndarray, W: np.ndarray, b: np.ndarray, topology: To
     rule); ``leaf_threshold`` (default ``eps/2``) is the last layer's rule as in :class:`TreeModel`.
     With ``eps > 0`` new splits keep the node's samples outside the MILP's forwarding gap ``(0, eps)``
     (axis-aligned cuts only between values more than ``eps`` apart), so the result is a feasible start.
+    ``bins``: :meth:`AxisBins.of(X) <AxisBins.of>` when the caller runs TAO many times on the same ``X``
+    (built here otherwise; axis-aligned refits only).
 
     Returns ``(W, b, history)``: the new arrays (the inputs are not modified) and the weighted training
     error after each pass (non-increasing; its length is the number of passes made).
@@ -254,6 +317,11 @@ def tao(X: np.ndarray, y: np.ndarray, W: np.ndarray, b: np.ndarray, topology: To
         raise DataError(f"W must be {(topo.n_nodes, X.shape[1])} and b {(topo.n_nodes,)}, got {W.shape} and {b.shape}")
     if max_iter < 0:
         raise DataError(f"max_iter must be >= 0, got {max_iter}")
+    if not oblique:
+        if bins is None:
+            bins = AxisBins.of(X)
+        elif bins.index.shape != X.shape:
+            raise DataError(f"bins were built for a {bins.index.shape} matrix, X is {X.shape}")
     thr, lt = _thresholds(eps, leaf_threshold)
     pos = y > 0
     history: list[float] = []
@@ -264,7 +332,8 @@ def tao(X: np.ndarray, y: np.ndarray, W: np.ndarray, b: np.ndarray, topology: To
     for _ in range(max_iter):
         changed = False
         for h in range(topo.depth, 0, -1):  # reverse breadth-first: one depth's nodes are independent
-            S = _sides(X @ W.T + b, topo, thr, lt)
+            V = scores(X, W, b)
+            S = _sides(V, topo, thr, lt)
             P, R = _subtree_predictions(S, topo), _reach(S, topo)
             leaf = h == topo.depth
             for t in topo.nodes[topo.level == h]:
@@ -283,8 +352,9 @@ def tao(X: np.ndarray, y: np.ndarray, W: np.ndarray, b: np.ndarray, topology: To
                 wt = np.where(care, sw[rows], 0.0)
                 if not np.any(wt > 0):
                     continue
-                new = _refit_node(X[rows], target, care, wt, W[t], float(b[t]), leaf=leaf, threshold=thr,
-                                  leaf_threshold=lt, eps=eps, oblique=oblique, C=C, seed=seed)
+                new = _refit_node(X, rows, V[rows, t], target, care, wt, W[t], float(b[t]), leaf=leaf,
+                                  threshold=thr, leaf_threshold=lt, eps=eps, oblique=oblique, C=C, seed=seed,
+                                  bins=bins)
                 if new is not None:
                     W[t], b[t] = new
                     changed = True
@@ -370,3 +440,82 @@ def from_sklearn(tree: Any, topology_depth: int, n_features: int, *, eps: float 
 
     visit(0, 0)
     return W, b
+
+
+def to_decision_tree(W: np.ndarray, b: np.ndarray, topology: Topology | int, *, eps: float = 0.0,
+                     leaf_threshold: float | None = None, classes: Any = (-1, 1),
+                     feature_names: Any = None) -> DecisionTree:
+    """An axis-aligned tree ``(W, b)`` in the library layout as a
+    :class:`~treeopt_dsl.models.decision_tree.DecisionTree` (unbalanced: a constant inner node is replaced by
+    the child it sends everything to, a constant last-layer node is a leaf, and a split whose two sides
+    predict the same class is a leaf).
+
+    ``classes[0]`` is predicted for -1 and ``classes[1]`` for +1. With ``eps = 0`` and unit weights the
+    thresholds are exact: ``x > theta`` is ``x - theta > 0`` in floating point, and the last layer's
+    ``x - theta >= 0`` becomes ``x <= nextafter(theta, -inf)`` on the left; so the tree predicts
+    exactly as the hyperplanes do (the estimators of :mod:`treeopt_dsl.memetic` rely on it). A node with
+    more than one feature raises :class:`DataError` (oblique splits have no such form).
+    """
+    topo = topology if isinstance(topology, Topology) else Topology(int(topology))
+    W, b = np.asarray(W, dtype=float), np.asarray(b, dtype=float)
+    thr, lt = _thresholds(eps, leaf_threshold)
+    used = (W != 0).sum(axis=1)
+    if np.any(used > 1):
+        raise DataError(f"node {int(np.argmax(used))} uses {int(used.max())} features: not an axis-aligned tree")
+    feature: list[int] = []
+    threshold: list[float] = []
+    left: list[int] = []
+    right: list[int] = []
+    value: list[int] = []
+
+    def new(f: int = -1, c: float = 0.0, v: int = -1) -> int:
+        feature.append(f)
+        threshold.append(c)
+        left.append(-1)
+        right.append(-1)
+        value.append(v)
+        return len(feature) - 1
+
+    def split(f: int, c: float, lo: Any, hi: Any) -> int:
+        """``x_f <= c`` goes to ``lo`` (a class index or a library node to expand), else to ``hi``."""
+        k = new(f, c)
+        lk, rk = lo(), hi()
+        if left_leaf_same(lk, rk):
+            v = value[lk]
+            del feature[k + 1:], threshold[k + 1:], left[k + 1:], right[k + 1:], value[k + 1:]
+            feature[k], value[k] = -1, v
+            return k
+        left[k], right[k] = lk, rk
+        return k
+
+    def left_leaf_same(lk: int, rk: int) -> bool:
+        return feature[lk] == -1 and left[lk] == -1 and feature[rk] == -1 and left[rk] == -1 and value[lk] == value[rk]
+
+    def leaf(pos: bool) -> Any:
+        return lambda: new(v=int(pos))
+
+    def visit(t: int) -> int:
+        j = np.flatnonzero(W[t])
+        last = topo.level[t] == topo.depth
+        if j.size == 0:
+            if last:
+                return new(v=int(_side(np.array([b[t]]), thr, True, lt)[0]))
+            return visit(2 * t + 2 if b[t] > thr else 2 * t + 1)
+        f, w = int(j[0]), float(W[t, j[0]])
+        if last:  # +1 iff w x + b (> lt | >= 0)
+            strict = lt > 0
+            c = (lt - b[t]) / w
+            if w > 0:  # +1 iff x > c (strict) or x >= c
+                cut = c if strict else float(np.nextafter(c, -np.inf))
+                return split(f, cut, leaf(False), leaf(True))
+            cut = float(np.nextafter(c, -np.inf)) if strict else c  # +1 iff x < c (strict) or x <= c
+            return split(f, cut, leaf(True), leaf(False))
+        c = (thr - b[t]) / w
+        if w > 0:  # right iff x > c
+            return split(f, c, lambda: visit(2 * t + 1), lambda: visit(2 * t + 2))
+        return split(f, float(np.nextafter(c, -np.inf)), lambda: visit(2 * t + 2), lambda: visit(2 * t + 1))
+
+    visit(0)
+    cls = np.asarray(classes)
+    return DecisionTree(feature=feature, threshold=threshold, left=left, right=right, value=value, classes=cls,
+                        n_features=W.shape[1], feature_names=feature_names)

@@ -1,0 +1,12 @@
+"""Memetic classification trees: TMO (seed 004; thesis §3.3), built on TAO (:mod:`treeopt_dsl.starts.tao`).
+
+* :func:`~treeopt_dsl.memetic.tmo.tmo`: the memetic algorithm (Algorithm 1);
+* :mod:`~treeopt_dsl.memetic.encoding`: the fixed-length encoding (§3.1) and majority decoding;
+* :mod:`~treeopt_dsl.memetic.crossover`: the stochastic node-wise crossover with its conversions (§3.2);
+* :mod:`~treeopt_dsl.memetic.estimator`: :class:`TMOClassifier` and :class:`TAOClassifier` (scikit-learn);
+* :mod:`~treeopt_dsl.memetic.command`: ``treeopt fit tmo`` / ``treeopt fit tao``.
+"""
+
+from .tmo import TMOResult, tmo
+
+__all__ = ["TMOResult", "tmo"]

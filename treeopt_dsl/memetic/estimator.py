@@ -1,0 +1,184 @@
+"""scikit-learn classifiers for the heuristic axis-aligned trees: :class:`TAOClassifier` (CART improved by
+Tree Alternating Optimization, Carreira-Perpiñán & Tavallali 2018) and :class:`TMOClassifier` (the
+memetic algorithm of seed 004, :func:`~treeopt_dsl.memetic.tmo.tmo`).
+
+Both are binary, as the papers (``classes_[0]`` is mapped to -1, ``classes_[1]`` to +1), take
+``sample_weight``, work on the raw features (axis-aligned splits do not need scaling) and keep the
+fitted tree as a :class:`~treeopt_dsl.models.decision_tree.DecisionTree` (``tree_``: ``text()``,
+``plot()``, predictions exactly those of the optimized hyperplanes ``W_``, ``b_``). ``predict_proba``
+is the weighted class frequency of the training samples in the sample's leaf.
+
+Example::
+
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> tao = TAOClassifier(depth=2, random_state=0).fit(X, y)
+    >>> tmo = TMOClassifier(depth=2, n_trees=10, n_generations=2, random_state=0).fit(X, y)
+    >>> bool(tmo.score(X, y) >= tmo.initial_score_), tao.tree_.depth <= 2
+    (True, True)
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from ..errors import OptionError
+from ..starts.tao import from_sklearn, tao, to_decision_tree
+from ..topology import Topology
+
+__all__ = ["TAOClassifier", "TMOClassifier"]
+
+
+class _AxisTreeClassifier(ClassifierMixin, BaseEstimator):
+    """Validation, the +/-1 labels, the tree and prediction shared by the two estimators."""
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False  # binary, as in the papers
+        tags.input_tags.allow_nan = False
+        return tags
+
+    def _seed(self) -> int:
+        rs = self.random_state
+        if isinstance(rs, numbers.Integral):
+            return int(rs)
+        return int(check_random_state(rs).randint(np.iinfo(np.int32).max))
+
+    def _prepare(self, X: Any, y: Any, sample_weight: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        depth = self.depth
+        if not isinstance(depth, numbers.Integral) or isinstance(depth, bool) or depth < 1:
+            raise OptionError(f"depth must be a whole number >= 1, got {depth!r}")
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
+        check_classification_targets(y)
+        classes = np.unique(y)
+        if type_of_target(y) != "binary":
+            raise ValueError(f"Only binary classification is supported; y has {classes.size} classes. "
+                             f"{type(self).__name__} is binary (the papers' setting): pick one class against the rest")
+        if classes.size != 2:
+            raise ValueError(f"{type(self).__name__} needs two classes in y, found 1 class")
+        self.classes_ = classes
+        sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        return X, np.where(y == classes[1], 1, -1), sw
+
+    def _keep(self, X: np.ndarray, ypm: np.ndarray, sw: np.ndarray, W: np.ndarray, b: np.ndarray) -> None:
+        names = getattr(self, "feature_names_in_", None)
+        self.W_, self.b_ = W, b
+        self.tree_ = to_decision_tree(W, b, Topology(int(self.depth)), classes=self.classes_,
+                                      feature_names=None if names is None else [str(n) for n in names])
+        leaf = self.tree_.apply(X)
+        n = self.tree_.feature.size
+        pos = np.bincount(leaf, weights=np.where(ypm > 0, sw, 0.0), minlength=n)
+        tot = np.bincount(leaf, weights=sw, minlength=n)
+        predicted = (self.tree_.value == 1).astype(float)  # an empty leaf: its own class
+        self.leaf_proba_ = np.where(tot > 0, pos / np.maximum(tot, 1e-300), predicted)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """The class of each sample (``y``'s labels): the tree's leaf class."""
+        check_is_fitted(self, "tree_")
+        X = validate_data(self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
+        return self.tree_.predict(X)
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """``[P(classes_[0]), P(classes_[1])]``: the weighted training frequencies in the sample's leaf."""
+        check_is_fitted(self, "tree_")
+        X = validate_data(self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
+        p = self.leaf_proba_[self.tree_.apply(X)]
+        return np.column_stack([1.0 - p, p])
+
+    def text(self, decimals: int = 2) -> str:
+        """The fitted tree as an indented listing (:meth:`DecisionTree.text`)."""
+        check_is_fitted(self, "tree_")
+        return self.tree_.text(decimals)
+
+    def plot(self, ax: Any = None) -> Any:
+        """Draw the fitted tree with matplotlib (:meth:`DecisionTree.plot`); returns the figure."""
+        check_is_fitted(self, "tree_")
+        return self.tree_.plot(ax=ax)
+
+
+class TAOClassifier(_AxisTreeClassifier):
+    """CART of ``depth``, then Tree Alternating Optimization (Carreira-Perpiñán & Tavallali, NeurIPS 2018):
+    the thesis' "TAO" baseline (seed 000 §3.3, Tables 3.4-3.6). The training error never increases.
+
+    Parameters:
+        depth: the tree depth (CART's ``max_depth``).
+        max_iter: TAO passes at most (each from the deepest level to the root; stops when nothing changes).
+        random_state: CART's seed.
+
+    Fitted attributes: ``tree_`` (:class:`~treeopt_dsl.models.decision_tree.DecisionTree`), ``W_``, ``b_`` (the
+    library's hyperplane layout), ``history_`` (training error after each pass; ``n_iter_`` passes),
+    ``cart_error_`` (CART's weighted training error), ``classes_``, ``n_features_in_``.
+    """
+
+    def __init__(self, depth: int = 2, max_iter: int = 20, random_state: int | None = 0) -> None:
+        self.depth = depth
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> TAOClassifier:
+        from sklearn.tree import DecisionTreeClassifier
+
+        X, ypm, sw = self._prepare(X, y, sample_weight)
+        if not isinstance(self.max_iter, numbers.Integral) or self.max_iter < 0:
+            raise OptionError(f"max_iter must be a whole number >= 0, got {self.max_iter!r}")
+        cart = DecisionTreeClassifier(max_depth=int(self.depth), random_state=self._seed())
+        cart.fit(X, ypm, sample_weight=sw)
+        W0, b0 = from_sklearn(cart, int(self.depth), X.shape[1])
+        W, b, history = tao(X, ypm, W0, b0, int(self.depth), max_iter=int(self.max_iter), sample_weight=sw)
+        self.cart_error_ = float(sw[cart.predict(X) != ypm].sum())
+        self.history_ = history
+        self.n_iter_ = len(history)
+        self._keep(X, ypm, sw, W, b)
+        return self
+
+
+class TMOClassifier(_AxisTreeClassifier):
+    """TMO, the memetic algorithm for trees of a given depth (seed 004, Algorithm 1; thesis §3.3).
+
+    Parameters (the paper's values as defaults, §4):
+        depth: the maximum depth ``d``.
+        n_trees: the population size ``k`` (a random forest of ``k`` trees, each TAO-optimized); 100.
+        n_generations: ``n_gen``; 5.
+        crossover_rate: ``CR``; 0.75.
+        schedule: ``"sequential"`` (Algorithm 1 as printed) or ``"generational"`` (every child of a
+            generation from the population at its start; parallel with ``n_jobs``).
+        n_jobs: joblib workers for the children's TAO runs (``"generational"`` only).
+        time_limit: seconds; at the limit the best tree so far is kept (``result_.stopped``).
+        random_state: seed of the forest, the bootstrap samples, the partners and the crossover.
+
+    Fitted attributes: ``tree_``, ``W_``, ``b_``, ``result_`` (:class:`~treeopt_dsl.memetic.tmo.TMOResult`: fitness,
+    history per generation, TAO runs, why it stopped), ``initial_score_`` (the best training accuracy of the
+    initial TAO-optimized population; the returned tree is never below it), ``classes_``, ``n_features_in_``.
+    """
+
+    def __init__(self, depth: int = 2, n_trees: int = 100, n_generations: int = 5, crossover_rate: float = 0.75,
+                 schedule: str = "sequential", n_jobs: int | None = None, time_limit: float | None = None,
+                 random_state: int | None = 0) -> None:
+        self.depth = depth
+        self.n_trees = n_trees
+        self.n_generations = n_generations
+        self.crossover_rate = crossover_rate
+        self.schedule = schedule
+        self.n_jobs = n_jobs
+        self.time_limit = time_limit
+        self.random_state = random_state
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None, callback: Any = None) -> TMOClassifier:
+        """Run TMO on ``(X, y)``; ``callback`` receives a dict after the initial population and each generation."""
+        from .tmo import tmo
+
+        X, ypm, sw = self._prepare(X, y, sample_weight)
+        res = tmo(X, ypm, int(self.depth), n_trees=self.n_trees, n_generations=self.n_generations,
+                  crossover_rate=self.crossover_rate, seed=self._seed(), schedule=self.schedule, n_jobs=self.n_jobs,
+                  time_limit=self.time_limit, sample_weight=sw, callback=callback)
+        self.result_ = res
+        self.initial_score_ = res.initial_best
+        self._keep(X, ypm, sw, res.W, res.b)
+        return self

@@ -1,0 +1,253 @@
+"""TMO: the memetic algorithm for classification trees of a given depth (seed 004, Algorithm 1; thesis
+§3.3, seed 000 lines 793-1050).
+
+1. **Population** (§3): a random forest of ``k`` trees of maximum depth ``d`` (scikit-learn defaults
+   otherwise, as §4), each tree locally optimized by TAO on the training data
+   (:func:`~treeopt_dsl.starts.tao.tao`), so every individual is a TAO local optimum.
+2. **Generations** ``g = 1..n_gen`` (Algorithm 1): draw a bootstrap sample ``B_D^(g)`` of the training
+   data; for every tree ``t_i`` draw a partner ``j ~ U{1..k} \\ {i}`` (no fitness pressure in the
+   selection, §3), make the child by the node-wise crossover with rate ``CR``
+   (:func:`~treeopt_dsl.memetic.crossover.crossover`, §3.2), decode it with majority leaves, optimize it
+   by TAO on ``B_D^(g)`` (the memetic step ``L(t; B_D)``), and score it by its *training* accuracy (the
+   fitness ``f``). The child replaces ``t_i`` if it is strictly fitter, and the best tree so far if it
+   is strictly fitter than that.
+3. The answer is the best tree found; it is never less accurate on the training data than the best tree
+   of the initial TAO-optimized population (``result.initial_best``).
+
+Schedules (a reading the paper leaves to the implementation, docs/tmo.md): ``"sequential"`` is
+Algorithm 1 as printed, one child after the other, a replaced ``t_i`` already a parent of the later
+children of the same generation; ``"generational"`` makes every child of generation ``g`` from the
+population as it was at the start of ``g`` (all random draws in the main process, in order), so the
+children's TAO runs are independent and run in parallel with ``n_jobs`` (joblib), and the result does
+not depend on ``n_jobs``. Both are reproducible for a seed.
+
+Cost (seed 004 §6): a generation is ``k`` TAO runs, each comparable to a CART fit of the same depth; the
+data's distinct values are indexed once (:class:`~treeopt_dsl.starts.tao.AxisBins`) for all of them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import DataError, OptionError
+from ..starts.tao import AxisBins, from_sklearn, tao, to_decision_tree
+from ..topology import Topology
+from .crossover import RandomSplits, crossover
+from .encoding import decode, encode
+
+SCHEDULES = ("sequential", "generational")
+
+
+@dataclass
+class TMOResult:
+    """What :func:`tmo` returns.
+
+    Attributes:
+        W, b: the best tree in the library layout (:class:`~treeopt_dsl.models.tree.TreeModel`'s).
+        fitness: its training accuracy (weighted when ``sample_weight`` was given).
+        initial_best: the best training accuracy of the initial TAO-optimized population.
+        history: one entry per generation run: ``{"generation", "best", "mean", "replaced", "time_s"}``.
+        population: the training accuracy of every individual at the end.
+        n_tao: TAO runs made (initial population and children).
+        stopped: ``"completed"``, ``"time_limit"`` or ``"interrupted"`` (Ctrl-C: the best so far is kept).
+        time_s: wall time.
+    """
+
+    W: np.ndarray
+    b: np.ndarray
+    depth: int
+    fitness: float
+    initial_best: float
+    history: list[dict[str, Any]] = field(default_factory=list)
+    population: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    n_tao: int = 0
+    stopped: str = "completed"
+    time_s: float = 0.0
+
+
+def _accuracy(X: np.ndarray, y: np.ndarray, W: np.ndarray, b: np.ndarray, topo: Topology, thr: float, lt: float,
+              sw: np.ndarray, total: float) -> float:
+    from ..starts.tao import _sides, _subtree_predictions, scores
+
+    P = _subtree_predictions(_sides(scores(X, W, b), topo, thr, lt), topo)
+    return float(sw[P[:, 0] == (y > 0)].sum()) / total  # as accuracy_score: the weight classified right
+
+
+def _child_tao(X: np.ndarray, y: np.ndarray, W: np.ndarray, b: np.ndarray, topo: Topology, weight: np.ndarray,
+               bins: AxisBins, eps: float, lt: float | None, max_iter: int) -> tuple[np.ndarray, np.ndarray]:
+    W2, b2, _ = tao(X, y, W, b, topo, max_iter=max_iter, sample_weight=weight, eps=eps, leaf_threshold=lt, bins=bins)
+    return W2, b2
+
+
+def tmo(X: Any, y: Any, depth: int, *, n_trees: int = 100, n_generations: int = 5, crossover_rate: float = 0.75,
+        seed: int = 0, schedule: str = "sequential", n_jobs: int | None = None, time_limit: float | None = None,
+        sample_weight: Any = None, eps: float = 0.0, leaf_threshold: float | None = None, max_iter: int = 20,
+        callback: Callable[[dict[str, Any]], None] | None = None) -> TMOResult:
+    """Run TMO (seed 004, Algorithm 1) on ``X`` (n x p) and labels ``y`` in {-1, +1} for trees of ``depth``.
+
+    ``n_trees`` is the population size ``k`` (100 in §4), ``n_generations`` is ``n_gen`` (5),
+    ``crossover_rate`` is ``CR`` (0.75). ``seed`` fixes the forest, the bootstrap samples, the partners,
+    the crossover draws and the random branches: the same seed gives the same tree. ``time_limit``
+    (seconds) stops between two children and returns the best tree so far, as Ctrl-C does.
+    ``sample_weight`` weighs the fitness and the TAO runs (the bootstrap counts multiply it). ``eps`` and
+    ``leaf_threshold`` are the library's decision rules (:func:`~treeopt_dsl.starts.tao.tao`); 0 gives
+    exact thresholds. ``callback`` receives a dict after the initial population and after every generation.
+
+    Example::
+
+        >>> import numpy as np
+        >>> rng = np.random.default_rng(0); X = rng.normal(size=(300, 4))
+        >>> y = np.where((X[:, 0] > 0) ^ (X[:, 1] > 0.5), 1, -1)
+        >>> r = tmo(X, y, 2, n_trees=10, n_generations=2, seed=0)
+        >>> r.fitness >= r.initial_best, r.fitness > 0.9
+        (True, True)
+    """
+    from sklearn.ensemble import RandomForestClassifier
+
+    t0 = time.perf_counter()
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y)
+    if X.ndim != 2 or y.shape != (X.shape[0],) or X.shape[0] < 2:
+        raise DataError(f"X must be (n, p) with n >= 2 and y (n,), got {X.shape} and {y.shape}")
+    if not np.all(np.isfinite(X)):
+        raise DataError("X holds NaN or infinite values")
+    if not np.all(np.isin(y, (-1, 1))):
+        raise DataError("TMO takes labels y in {-1, +1}")
+    if int(depth) != depth or depth < 1:
+        raise OptionError(f"depth must be a whole number >= 1, got {depth!r}")
+    if int(n_trees) != n_trees or n_trees < 2:
+        raise OptionError(f"n_trees (the population size k) must be a whole number >= 2, got {n_trees!r}")
+    if int(n_generations) != n_generations or n_generations < 0:
+        raise OptionError(f"n_generations must be a whole number >= 0, got {n_generations!r}")
+    if not 0.0 <= float(crossover_rate) <= 1.0:
+        raise OptionError(f"crossover_rate (CR) must be in [0, 1], got {crossover_rate!r}")
+    if schedule not in SCHEDULES:
+        raise OptionError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
+    if n_jobs not in (None, 1) and schedule == "sequential":
+        raise OptionError("n_jobs > 1 needs schedule='generational' (Algorithm 1's sequential schedule makes one "
+                          "child after the other)")
+    if time_limit is not None and not time_limit >= 0:
+        raise OptionError(f"time_limit must be >= 0 seconds or None, got {time_limit!r}")
+    depth, n_trees, n_generations = int(depth), int(n_trees), int(n_generations)
+    y = y.astype(int)
+    n = X.shape[0]
+    sw = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    if sw.shape != (n,) or not np.all(np.isfinite(sw)) or np.any(sw < 0) or sw.sum() <= 0:
+        raise DataError("sample_weight must be n finite non-negative numbers, not all 0")
+    topo = Topology(depth)
+    thr = eps / 2.0
+    lt = thr if leaf_threshold is None else float(leaf_threshold)
+    total = float(sw.sum())
+    bins = AxisBins.of(X)
+    splits = RandomSplits(bins)
+    rng = np.random.default_rng(seed)
+    deadline = None if time_limit is None else t0 + float(time_limit)
+
+    def fit(W: np.ndarray, b: np.ndarray) -> float:
+        return _accuracy(X, y, W, b, topo, thr, lt, sw, total)
+
+    def genome(W: np.ndarray, b: np.ndarray) -> Any:
+        return encode(to_decision_tree(W, b, topo, eps=eps, leaf_threshold=lt), depth)
+
+    # 1. the initial population: a random forest, every tree TAO-optimized on the training data
+    forest = RandomForestClassifier(n_estimators=n_trees, max_depth=depth, random_state=seed)
+    forest.fit(X, y, sample_weight=None if sample_weight is None else sw)
+    pop: list[tuple[np.ndarray, np.ndarray]] = []
+    stopped = "completed"
+    n_tao = 0
+    try:
+        for est in forest.estimators_:
+            W0, b0 = from_sklearn(est.tree_, depth, X.shape[1], eps=eps, leaf_threshold=lt)  # classes [-1, 1]
+            pop.append(_child_tao(X, y, W0, b0, topo, sw, bins, eps, lt, max_iter))
+            n_tao += 1
+            if deadline is not None and time.perf_counter() > deadline and len(pop) >= 1:
+                stopped = "time_limit"
+                break
+    except KeyboardInterrupt:
+        stopped = "interrupted"
+        if not pop:
+            raise
+    fitness = np.array([fit(W, b) for W, b in pop])
+    best = int(np.argmax(fitness))
+    best_W, best_b, best_f = pop[best][0].copy(), pop[best][1].copy(), float(fitness[best])
+    initial_best = best_f
+    history: list[dict[str, Any]] = []
+    if callback is not None:
+        callback({"generation": 0, "best": best_f, "mean": float(fitness.mean()), "replaced": 0,
+                  "time_s": time.perf_counter() - t0})
+    k = len(pop)
+    try:
+        for g in range(1, n_generations + 1):
+            if stopped != "completed" or k < 2:
+                break
+            boot = rng.multinomial(n, np.full(n, 1.0 / n)).astype(float) * sw  # B_D^(g) as sample counts
+            replaced = 0
+            if schedule == "generational":
+                genomes = [genome(W, b) for W, b in pop]
+                partners = [_partner(rng, i, k) for i in range(k)]
+                children = [decode(crossover(genomes[i], genomes[j], rng, crossover_rate, splits), X, y, boot,
+                                   eps=eps, leaf_threshold=lt) for i, j in enumerate(partners)]
+                done = _run_children(X, y, children, topo, boot, bins, eps, lt, max_iter, n_jobs, deadline)
+                n_tao += len(done)
+                for i, (W, b) in enumerate(done):
+                    f = fit(W, b)
+                    if f > fitness[i]:
+                        pop[i], fitness[i] = (W, b), f
+                        replaced += 1
+                    if f > best_f:
+                        best_W, best_b, best_f = W.copy(), b.copy(), f
+                if len(done) < k:
+                    stopped = "time_limit"
+            else:
+                for i in range(k):
+                    if deadline is not None and time.perf_counter() > deadline:
+                        stopped = "time_limit"
+                        break
+                    j = _partner(rng, i, k)
+                    child = crossover(genome(*pop[i]), genome(*pop[j]), rng, crossover_rate, splits)
+                    W, b = _child_tao(X, y, *decode(child, X, y, boot, eps=eps, leaf_threshold=lt), topo, boot,
+                                      bins, eps, lt, max_iter)
+                    n_tao += 1
+                    f = fit(W, b)
+                    if f > fitness[i]:
+                        pop[i], fitness[i] = (W, b), f
+                        replaced += 1
+                    if f > best_f:
+                        best_W, best_b, best_f = W.copy(), b.copy(), f
+            entry = {"generation": g, "best": best_f, "mean": float(fitness.mean()), "replaced": replaced,
+                     "time_s": time.perf_counter() - t0}
+            history.append(entry)
+            if callback is not None:
+                callback(entry)
+    except KeyboardInterrupt:
+        stopped = "interrupted"
+    return TMOResult(W=best_W, b=best_b, depth=depth, fitness=best_f, initial_best=initial_best, history=history,
+                     population=fitness.copy(), n_tao=n_tao, stopped=stopped, time_s=time.perf_counter() - t0)
+
+
+def _partner(rng: np.random.Generator, i: int, k: int) -> int:
+    """``j ~ U{1..k} \\ {i}`` (seed 004 §3)."""
+    j = int(rng.integers(0, k - 1))
+    return j + (j >= i)
+
+
+def _run_children(X: np.ndarray, y: np.ndarray, children: list[tuple[np.ndarray, np.ndarray]], topo: Topology,
+                  weight: np.ndarray, bins: AxisBins, eps: float, lt: float, max_iter: int, n_jobs: int | None,
+                  deadline: float | None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """TAO on every child of a generation (joblib when ``n_jobs`` asks; in order, up to the deadline, otherwise)."""
+    if n_jobs not in (None, 1):
+        from joblib import Parallel, delayed
+
+        return list(Parallel(n_jobs=n_jobs)(delayed(_child_tao)(X, y, W, b, topo, weight, bins, eps, lt, max_iter)
+                                            for W, b in children))
+    out = []
+    for W, b in children:
+        if deadline is not None and time.perf_counter() > deadline:
+            break
+        out.append(_child_tao(X, y, W, b, topo, weight, bins, eps, lt, max_iter))
+    return out
