@@ -1,0 +1,206 @@
+"""The tree-selection policy of a contextual tree (thesis §5.2-5.3, seed 000 lines 1608-1635, 1653-1655).
+
+A 3-layer ReLU network with one 0.2 dropout layer reads a (standardized) sample and gives a softmax over the
+``B`` trees of the forest. Two trainings share it:
+
+* ``"reinforce"`` (Algorithm 4, lines 1616-1631): per mini-batch, sample ``a_i ~ pi(.|x_i)``, look the reward
+  ``r(a_i)`` up in the precomputed ``(n, B)`` reward matrix ((5.4) or (5.5)), and descend on
+  ``L = -(1/N) sum_i [log pi(a_i|x_i) r(a_i) + lambda H(a_i|x_i)]`` with ``H = -pi(a_i|x_i) log pi(a_i|x_i)``
+  (line 1612), ``lambda = 1e-4`` (line 1653);
+* ``"supervised"`` (the baseline of line 1655): cross-entropy against a target tree per sample.
+
+Both use Adam (lr 1e-3, no weight decay) with a cosine schedule stepped once per epoch and early stopping on
+the validation score of the argmax tree (line 1653); the weights of the best validation epoch are kept.
+Prediction picks ``argmax_k pi(k|x)`` (line 1635) with a numpy forward pass (:func:`policy_logits`), so a
+fitted model needs no PyTorch.
+
+PyTorch is imported inside :func:`train_policy` only (``pip install treeopt-dsl[contextual]``).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import SolverNotAvailable
+
+__all__ = ["PolicyConfig", "PolicyFit", "policy_logits", "train_policy"]
+
+METHODS = ("reinforce", "supervised")
+ENTROPIES = ("sampled", "full")
+
+
+@dataclass(frozen=True)
+class PolicyConfig:
+    """Hyperparameters of the policy network and its training (defaults: the thesis' where it gives them)."""
+
+    hidden: int = 128  #: width of the two hidden layers (not given by the thesis)
+    dropout: float = 0.2  #: line 1653
+    learning_rate: float = 1e-3  #: Adam's initial learning rate, line 1653
+    entropy_weight: float = 1e-4  #: lambda of Algorithm 4, line 1653
+    entropy: str = "sampled"  #: "sampled": H of the sampled action (line 1612); "full": the distribution's entropy
+    epochs: int = 1000  #: the cosine schedule's length and the most epochs run
+    batch_size: int = 256  #: mini-batch of Algorithm 4 (not given by the thesis)
+    patience: int = 100  #: stop after this many epochs in a row without a better validation score (0: the first)
+    time_limit: float | None = None  #: seconds; training stops after the epoch that passes it
+    n_threads: int = 1  #: torch.set_num_threads during training
+    seed: int = 0
+    verbose: bool = False
+
+
+@dataclass
+class PolicyFit:
+    """A trained policy: numpy weights ``[(W1, b1), (W2, b2), (W3, b3)]``, the input standardization, and the
+    training history (one entry per epoch)."""
+
+    weights: list[tuple[np.ndarray, np.ndarray]]
+    mean: np.ndarray
+    scale: np.ndarray
+    history: dict[str, Any] = field(default_factory=dict)
+    best_epoch: int = 0
+    n_epochs: int = 0
+    train_time: float = 0.0
+    stopped: str = "max epochs"
+
+
+def policy_logits(fit: PolicyFit, X: np.ndarray) -> np.ndarray:
+    """The network's logits on ``X`` (eval mode: no dropout), by numpy; ``argmax`` along axis 1 is the tree."""
+    h = (np.asarray(X, dtype=np.float32) - fit.mean) / fit.scale
+    (W1, b1), (W2, b2), (W3, b3) = fit.weights
+    h = np.maximum(h @ W1.T + b1, 0.0)
+    h = np.maximum(h @ W2.T + b2, 0.0)
+    return h @ W3.T + b3
+
+
+def _torch() -> Any:
+    try:
+        import torch
+    except ImportError:
+        raise SolverNotAvailable("contextual trees train their policy with PyTorch: "
+                                 "`pip install treeopt-dsl[contextual]` (or `pip install torch`)") from None
+    return torch
+
+
+def train_policy(X_train: np.ndarray, rewards: np.ndarray, X_val: np.ndarray, val_score: Callable[[np.ndarray], float],
+                 config: PolicyConfig, method: str = "reinforce", labels: np.ndarray | None = None,
+                 higher_is_better: bool = True) -> PolicyFit:
+    """Train the policy on ``X_train`` (``n x p``) against the reward matrix ``rewards`` (``n x B``).
+
+    ``val_score(selected_tree_per_validation_row) -> float`` scores the argmax trees on ``X_val`` after every
+    epoch (accuracy, or RMSE with ``higher_is_better=False``); early stopping keeps the best epoch's weights.
+    ``method="supervised"`` needs ``labels`` (``n``, target tree per sample) and trains by cross-entropy; its
+    history still records the reward of the argmax trees it takes on the training batches.
+
+    History: ``reward`` (mean reward of the actions taken in each epoch: sampled for REINFORCE), ``loss``,
+    ``val_score``, ``lr``, ``selection`` (``epochs x B`` counts of the actions taken), ``time`` (seconds since
+    the start of training at the end of each epoch).
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if config.entropy not in ENTROPIES:
+        raise ValueError(f"entropy must be one of {ENTROPIES}, got {config.entropy!r}")
+    if method == "supervised" and labels is None:
+        raise ValueError("method='supervised' needs labels (the target tree of every training sample)")
+    torch = _torch()
+    n, B = rewards.shape
+    mean = X_train.mean(axis=0).astype(np.float32)
+    scale = X_train.std(axis=0).astype(np.float32)
+    scale = np.where(scale > 1e-12, scale, 1.0).astype(np.float32)
+    old_threads = torch.get_num_threads()
+    torch.set_num_threads(max(1, int(config.n_threads)))
+    try:
+        with torch.random.fork_rng(devices=[]):  # dropout and initialization draw from the global generator
+            torch.manual_seed(int(config.seed))
+            return _train(torch, X_train, rewards, X_val, val_score, config, method, labels, higher_is_better,
+                          mean, scale, n, B)
+    finally:
+        torch.set_num_threads(old_threads)
+
+
+def _train(torch: Any, X_train: np.ndarray, rewards: np.ndarray, X_val: np.ndarray,
+           val_score: Callable[[np.ndarray], float], config: PolicyConfig, method: str, labels: np.ndarray | None,
+           higher_is_better: bool, mean: np.ndarray, scale: np.ndarray, n: int, B: int) -> PolicyFit:
+    nn = torch.nn
+    gen = torch.Generator().manual_seed(int(config.seed))
+    p, h = X_train.shape[1], int(config.hidden)
+    net = nn.Sequential(nn.Linear(p, h), nn.ReLU(), nn.Linear(h, h), nn.ReLU(), nn.Dropout(float(config.dropout)),
+                        nn.Linear(h, B))
+    opt = torch.optim.Adam(net.parameters(), lr=float(config.learning_rate), weight_decay=0.0)
+    epochs = max(1, int(config.epochs))
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs)
+    Xt = torch.from_numpy(((X_train - mean) / scale).astype(np.float32))
+    Xv = torch.from_numpy(((X_val - mean) / scale).astype(np.float32))
+    R = torch.from_numpy(np.ascontiguousarray(rewards, dtype=np.float32))
+    L = torch.from_numpy(np.asarray(labels, dtype=np.int64)) if labels is not None else None
+    lam, full_entropy = float(config.entropy_weight), config.entropy == "full"
+    bs = max(1, int(config.batch_size))
+    hist: dict[str, list[Any]] = {"reward": [], "loss": [], "val_score": [], "lr": [], "selection": [], "time": []}
+    best_score, best_epoch, best_state = -np.inf, 0, None
+    stopped = "max epochs"
+    t0 = time.perf_counter()
+    net.train()
+    for epoch in range(epochs):
+        perm = torch.randperm(n, generator=gen)
+        counts = torch.zeros(B, dtype=torch.int64)
+        reward_sum, loss_sum = 0.0, 0.0
+        for start in range(0, n, bs):
+            idx = perm[start:start + bs]
+            logp = torch.log_softmax(net(Xt[idx]), dim=1)
+            if method == "reinforce":
+                with torch.no_grad():
+                    a = torch.multinomial(logp.exp(), 1, generator=gen).squeeze(1)
+                lpa = logp.gather(1, a[:, None]).squeeze(1)
+                r = R[idx, a]
+                if full_entropy:
+                    H = -(logp.exp() * logp).sum(dim=1)
+                else:  # H(a|x) = -pi(a|x) log pi(a|x) of the sampled action (line 1612, Algorithm 4 line 7)
+                    H = -lpa.exp() * lpa
+                loss = -(lpa * r + lam * H).mean()
+            else:
+                assert L is not None
+                loss = torch.nn.functional.nll_loss(logp, L[idx])
+                a = logp.detach().argmax(dim=1)
+                r = R[idx, a]
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            counts += torch.bincount(a, minlength=B)
+            reward_sum += float(r.sum())
+            loss_sum += float(loss.detach()) * idx.numel()
+        hist["lr"].append(float(opt.param_groups[0]["lr"]))
+        sched.step()
+        net.eval()
+        with torch.no_grad():
+            sel = net(Xv).argmax(dim=1).numpy()
+        net.train()
+        score = float(val_score(sel))
+        signed = score if higher_is_better else -score
+        hist["reward"].append(reward_sum / n)
+        hist["loss"].append(loss_sum / n)
+        hist["val_score"].append(score)
+        hist["selection"].append(counts.numpy().copy())
+        hist["time"].append(time.perf_counter() - t0)
+        if best_state is None or signed > best_score:
+            best_score, best_epoch = signed, epoch
+            best_state = [v.detach().clone() for v in net.state_dict().values()]
+        if config.verbose:
+            print(f"epoch {epoch + 1:5d}  reward {hist['reward'][-1]:+.4f}  validation {score:.4f}  "
+                  f"(best {abs(best_score):.4f} at {best_epoch + 1})", file=sys.stderr)
+        if epoch > best_epoch and epoch - best_epoch >= int(config.patience):
+            stopped = "early stopping"
+            break
+        if config.time_limit is not None and hist["time"][-1] >= float(config.time_limit):
+            stopped = "time limit"
+            break
+    assert best_state is not None
+    state = [v.numpy().astype(np.float32) for v in best_state]
+    weights = [(state[0], state[1]), (state[2], state[3]), (state[4], state[5])]
+    history = {k: (np.asarray(v) if k != "selection" else np.asarray(v, dtype=np.int64).reshape(-1, B))
+               for k, v in hist.items()}
+    return PolicyFit(weights=weights, mean=mean, scale=scale, history=history, best_epoch=best_epoch,
+                     n_epochs=len(hist["reward"]), train_time=time.perf_counter() - t0, stopped=stopped)
