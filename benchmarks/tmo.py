@@ -19,9 +19,11 @@ beside the paper's, with the difference, and counts the cells within 1.5 points.
 
 Datasets: the paper's 14 where ``../shared/data`` has them (MANIFEST.toml says which match). Breast (WPBC,
 194 x 33) and Heart (Statlog, 270 x 25) are not there: Heart runs on the Cleveland set, marked and not counted.
+A2a and A4a are the LIBSVM training files (the first 2,265 / 4,781 rows of the manifest's stacked files).
 Digits here is scikit-learn's 1,797-row copy, not the paper's 3,823-row training file; Digits and Libras are
-multiclass and the paper does not say how it made them binary: we take the first class against the rest
-(marked; counted, with the caveat). Diabetes is ``pima``, Spam is ``spambase``.
+multiclass and the paper does not say how it made them binary: we take the first class against the rest (no
+one-versus-rest reading reproduces the paper's CART column clearly: several come within 2 points). Heart,
+Digits and Libras are printed but not counted against the paper. Diabetes is ``pima``, Spam is ``spambase``.
 """
 
 from __future__ import annotations
@@ -45,14 +47,15 @@ RESULTS = Path(__file__).resolve().parent / "results"
 METHODS = ("cart", "tao", "tmo", "oct")
 # paper name -> (our dataset, load keyword arguments, note); None = not in ../shared/data
 DATASETS: dict[str, tuple[str, dict[str, Any], str] | None] = {
-    "A2a": ("a2a", {}, ""), "A4a": ("a4a", {}, ""), "Biodeg": ("biodeg", {}, ""), "Breast": None,
-    "Diabetes": ("pima", {}, ""), "Digits": ("digits", {"positive": 0}, "1797-row copy, 0 vs rest"),
+    "A2a": ("a2a", {"rows": 2265}, ""), "A4a": ("a4a", {"rows": 4781}, ""), "Biodeg": ("biodeg", {}, ""),
+    "Breast": None,
+    "Diabetes": ("pima", {}, ""), "Digits": ("digits", {"positive": 0}, "other rows, 0 vs rest: not counted"),
     "Heart": ("heart", {}, "Cleveland, not Statlog: not counted"), "Ionosphere": ("ionosphere", {}, ""),
-    "Libras": ("libras", {"positive": 1}, "class 1 vs rest"), "Parkinsons": ("parkinsons", {}, ""),
+    "Libras": ("libras", {"positive": 1}, "class 1 vs rest: not counted"), "Parkinsons": ("parkinsons", {}, ""),
     "Phishing": ("phishing", {}, ""), "Spam": ("spambase", {}, ""), "Spectf": ("spectf", {}, ""),
     "Sonar": ("sonar", {}, ""),
 }
-NOT_COUNTED = {"Heart"}
+NOT_COUNTED = {"Heart", "Digits", "Libras"}  # not the paper's data, or not its (unknown) binarization
 # thesis Tables 3.4, 3.5, 3.6 (seed 000 lines 975-1040; seed 004 Tables 1-3): mean (std) test accuracy in %
 # for CART, TAO, TMO, OCT; None where the paper has no value (OCT on phishing at depth 4 ran out of memory)
 _T = {
@@ -113,6 +116,7 @@ def _paper() -> dict[int, dict[str, dict[str, tuple[float, float] | None]]]:
 
 PAPER = _paper()
 ALPHAS = (1e-3, 10 ** -1.5, 1.0)
+TABLE = {2: "3.4", 3: "3.5", 4: "3.6"}
 
 
 def splits(X: np.ndarray, y: np.ndarray, seed: int) -> tuple[np.ndarray, ...]:
@@ -127,7 +131,11 @@ def run_cell(paper_name: str, depth: int, seed: int, method: str, oct_time_limit
     from treeopt_dsl.memetic.estimator import TAOClassifier, TMOClassifier
 
     name, kw, note = DATASETS[paper_name]  # type: ignore[misc]
+    kw = dict(kw)
+    rows = kw.pop("rows", None)
     d = load(name, **kw)
+    if rows is not None:  # the manifest stacks the LIBSVM training and test files; the paper used the first
+        d = d.take(np.arange(rows))
     X, y = d.X, np.asarray(d.y).astype(int)
     tr, va, te = splits(X, y, seed)
     row: dict[str, Any] = {"dataset": paper_name, "data": name, "depth": depth, "seed": seed, "method": method,
@@ -200,9 +208,9 @@ def summary(rows: list[dict[str, Any]], depths: list[int]) -> str:
     for r in rows:
         if r.get("test_acc") is not None:
             by.setdefault((r["dataset"], int(r["depth"]), r["method"]), []).append(100 * r["test_acc"])
-    out, within, counted = [], 0, 0
+    out, within, counted, within_all, run = [], 0, 0, 0, 0
     for depth in depths:
-        out.append(f"\n### Depth {depth} (thesis Table {3.3 + depth / 10 * 1:.1f}): test accuracy %, mean ± std over "
+        out.append(f"\n### Depth {depth} (thesis Table {TABLE[depth]}): test accuracy %, mean ± std over "
                    "the seeds run; [paper; ours - paper]\n")
         out.append("| dataset | " + " | ".join(m.upper() for m in METHODS) + " |")
         out.append("|---|" + "---|" * len(METHODS))
@@ -220,6 +228,8 @@ def summary(rows: list[dict[str, Any]], depths: list[int]) -> str:
                     cells.append(f"{mean:.2f} ± {sd:.2f}{seeds} [-]")
                     continue
                 diff = mean - pap[0]
+                run += 1
+                within_all += abs(diff) <= 1.5
                 if name not in NOT_COUNTED:
                     counted += 1
                     within += abs(diff) <= 1.5
@@ -227,8 +237,9 @@ def summary(rows: list[dict[str, Any]], depths: list[int]) -> str:
             entry = DATASETS[name]
             label = name + ("" if entry is None or not entry[2] else f" ({entry[2]})")
             out.append(f"| {label} | " + " | ".join(cells) + " |")
-    out.append(f"\nWithin 1.5 points of the paper: {within} of {counted} cells run "
-               f"({100 * within / max(counted, 1):.0f}%; Heart not counted, Breast not available).")
+    out.append(f"\nWithin 1.5 points of the paper: {within} of {counted} cells run on the paper's data "
+               f"({100 * within / max(counted, 1):.0f}%); {within_all} of {run} with Heart, Digits and Libras "
+               f"({100 * within_all / max(run, 1):.0f}%). Breast is not available.")
     return "\n".join(out)
 
 

@@ -298,3 +298,32 @@ def test_tmo_start_is_accepted_and_never_beaten_by_the_result(name: str, solver:
     assert res.status.has_solution and res.start["chosen"] == "given"
     assert res.start["objective"] == pytest.approx(float(built.compile().objective(x)), rel=1e-6, abs=1e-6)
     assert res.objective <= res.start["objective"] + 1e-6 * max(1.0, abs(res.start["objective"]))
+
+
+# --------------------------------------------------------------------------- DecisionTree starts
+@pytest.mark.parametrize("name,params", [("oct", {}), ("oct", {"cuts": "all"}), ("olct", {}), ("octh", {})])
+def test_a_fitted_decision_tree_starts_every_tree_formulation(name: str, params: dict) -> None:
+    """The tree of an estimator fitted on raw features and the data's own labels (here TMO's and CART's) is a
+    warm start: feasible, and for oct its objective is exactly the tree's training errors."""
+    from treeopt_dsl.data import Dataset
+    from treeopt_dsl.formulations import get_formulation
+    from treeopt_dsl.warmstart import start_point
+
+    X, y = _data(10, 80)
+    X = X * np.array([100.0, 0.01, 5.0, 1.0]) + 3.0  # raw units far from the formulation's scaled ones
+    labels = np.where(y > 0, "yes", "no")
+    data = Dataset.from_arrays(X, labels, positive="yes")
+    built = get_formulation(name, depth=2, **params).build(data)
+    tmo_ = TMOClassifier(depth=2, n_trees=6, n_generations=1, random_state=0).fit(X, labels)
+    cart = DecisionTree.from_sklearn(DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, labels))
+    for tree in (tmo_.tree_, cart):
+        x = start_point(built, tree)
+        assert built.model.max_violation(x) <= 1e-6
+        errors = int(np.sum(tree.predict(X) != labels))
+        if name == "oct":
+            assert float(built.compile().objective(x)) == pytest.approx(errors)
+        model = built.decode(x)
+        assert np.array_equal(model.predict(X), tree.predict(X))  # the start is the same classifier
+    with pytest.raises(Exception, match="classes"):
+        start_point(built, DecisionTree([0, -1, -1], [0.0, 0, 0], [1, -1, -1], [2, -1, -1], [-1, 0, 1],
+                                        classes=np.array(["a", "b"]), n_features=4))

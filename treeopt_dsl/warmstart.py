@@ -11,6 +11,10 @@ certificate does. Accepted forms:
 * ``"cart"``: a scikit-learn CART tree of the same depth, converted node by node;
 * ``"tao"``: CART improved by Tree Alternating Optimization; ``"tmo"``: the memetic tree of seed 004
   (:mod:`treeopt_dsl.memetic`, the paper's k = 100 trees and 5 generations), both axis-aligned;
+* a :class:`~treeopt_dsl.models.decision_tree.DecisionTree` of depth ``<= d`` on the raw features and the
+  data's labels (the trees of ``TMOClassifier``, ``TAOClassifier``, ``BornAgainClassifier``, a contextual
+  tree's ``tree(k)``, ``DecisionTree.from_sklearn(cart)``): its splits are mapped through the formulation's
+  scaling (:func:`tree_decisions`);
 * a :class:`~treeopt_dsl.models.tree.TreeModel` (for instance the optimum at depth ``d - 1``: its
   last-layer classifiers become splits whose children repeat them, so predictions are unchanged);
 * ``{"w": array, "b": array}`` or a full column vector (NaN = to be completed).
@@ -26,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .errors import FormulationError
+from .models.decision_tree import DecisionTree
 from .models.tree import TreeModel
 
 if TYPE_CHECKING:
@@ -196,6 +201,8 @@ def start_point(built: Built, start: Any) -> np.ndarray:
                 "tmo": tmo_start}[start](built)
     elif isinstance(start, TreeModel):
         W, b = embed_tree(built, start)
+    elif isinstance(start, DecisionTree):
+        W, b = tree_decisions(built, start)
     elif isinstance(start, dict) and is_flow(built) and "select" in start:
         return from_decisions(built, start)
     elif isinstance(start, dict):
@@ -413,6 +420,75 @@ def _fill_constant(topo: Any, t: int, b: np.ndarray, value: float) -> None:
             continue
         b[s] = value if topo.level[s] == topo.depth else -1.0
         stack += [2 * s + 1, 2 * s + 2]
+
+
+def tree_decisions(built: Built, tree: DecisionTree) -> tuple[np.ndarray, np.ndarray]:
+    """A :class:`DecisionTree` (raw features; leaves labelled with the data's classes, or -1/+1) as the decisions
+    ``(W, b)`` of ``built``'s complete tree: each split "``x_j <= c`` goes left" becomes ``w_t = e_j``,
+    ``b_t = -c'`` with ``c'`` the threshold in the formulation's scaled units (with ``cuts="all"``: the cut
+    column of feature ``j`` that routes the training samples as ``c`` does); a last-layer split classifies
+    (``w_t = ±e_j``) and a leaf above the last layer sends everything left with its class repeated below, as
+    :func:`cart_tree` does. Raises :class:`FormulationError` when the tree does not fit (depth, features,
+    classes, a cut no column reproduces)."""
+    ctx = built.ctx
+    topo, data = ctx.topo, ctx.data
+    if tree.depth > topo.depth:
+        raise FormulationError(f"a depth-{tree.depth} tree cannot start a depth-{topo.depth} model")
+    scaler = data.meta.get("scaler")
+    cuts = getattr(scaler, "kind", None) == "cuts"  # oct with cuts="all": the columns are 0/1 cuts of the features
+    if not cuts and int(tree.n_features or 0) != data.n_features:
+        raise FormulationError(f"the warm-start tree has {tree.n_features} features, the data {data.n_features}")
+    assert tree.classes is not None
+    labels = list(tree.classes)
+    if all(any(str(c) == str(k) for k in data.classes) for c in labels):
+        positive = [str(c) == str(data.classes[1]) for c in labels]
+    elif all(c in (-1, 1) for c in labels):
+        positive = [c == 1 for c in labels]
+    else:
+        raise FormulationError(f"the warm-start tree's classes {labels} are not the data's {list(data.classes)}")
+
+    def split(j: int, c: float) -> tuple[int, float]:
+        """Feature and threshold of "x_j <= c" in the formulation's columns."""
+        if cuts:  # the column whose cut lies in the same gap between training values as c: Z > 0.5 iff x_j > c
+            bz = scaler.bz
+            same = np.flatnonzero((bz.feature == j) & (bz.lower <= c) & (c < bz.upper))
+            if same.size == 0:
+                raise FormulationError(f"no cut column reproduces the split x{j} <= {c:g} on the training data")
+            return int(same[0]), 0.5
+        if scaler is None:
+            return j, c
+        return j, float((c - scaler.shift_[j]) / scaler.scale_[j])
+
+    W = np.zeros((topo.n_nodes, data.n_features))
+    b = np.zeros(topo.n_nodes)
+
+    def sign(node: int) -> float:
+        return 1.0 if positive[int(tree.value[node])] else -1.0
+
+    def visit(t: int, node: int) -> None:
+        if tree.left[node] < 0:  # a leaf: one class below t
+            if topo.level[t] == topo.depth:
+                b[t] = sign(node)
+                return
+            b[t] = -1.0
+            visit(2 * t + 1, node)
+            _fill_constant(topo, 2 * t + 2, b, sign(node))
+            return
+        j, c = split(int(tree.feature[node]), float(tree.threshold[node]))
+        lo, hi = int(tree.left[node]), int(tree.right[node])
+        if topo.level[t] == topo.depth:  # last layer: both children are leaves (depth checked)
+            left, right = sign(lo), sign(hi)
+            if left == right:
+                b[t] = left
+            else:
+                W[t, j], b[t] = right, -right * c
+            return
+        W[t, j], b[t] = 1.0, -c  # right iff x_j - c > eps/2
+        visit(2 * t + 1, lo)
+        visit(2 * t + 2, hi)
+
+    visit(0, 0)
+    return W, b
 
 
 def embed_tree(built: Built, tree: TreeModel) -> tuple[np.ndarray, np.ndarray]:
