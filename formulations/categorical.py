@@ -22,6 +22,10 @@ its bound can be negative (it is a relaxation, the integer optimum is the same).
 settings (no depth limit) is fitted on the training data (the encoded 0/1 features) and only the
 groups it branches on stay available (their ``v`` keep the upper bound 1, the others get 0, as
 the paper sets them to 0).
+
+Sample weights (``Dataset.sample_weight``) weigh every sample's term of (8a) / (16) and the rates of (15)
+(:class:`~treeopt_dsl.blocks.ClassWeightedAccuracy`, :class:`~treeopt_dsl.blocks.RateConstraint`); the
+preselecting CART tree is fitted with them.
 """
 
 from __future__ import annotations
@@ -98,7 +102,7 @@ def cart_groups(data: Dataset, seed: int = 0) -> np.ndarray:
     from sklearn.tree import DecisionTreeClassifier
 
     enc: GroupEncoder = data.meta["encoder"]
-    tree = DecisionTreeClassifier(random_state=seed).fit(data.X, data.y)
+    tree = DecisionTreeClassifier(random_state=seed).fit(data.X, data.y, sample_weight=data.sample_weight)
     used = tree.tree_.feature[tree.tree_.feature >= 0]
     keep = np.zeros(len(enc.groups_), dtype=bool)
     keep[enc.group_of[used]] = True

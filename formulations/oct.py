@@ -6,6 +6,10 @@
   thesis mentions, line 745) and the feature-count penalty ``alpha sum_t ||w_t||_0`` (line 721).
 
 The 0-1 loss is scale-invariant, so ``|w_jt| <= 1`` loses nothing; big-M is derived per row.
+
+Both handle more than two classes natively (``multiclass = True``): the 0-1 loss block then gives every leaf
+(the two sides of a last-level node) Bertsimas and Dunn's class variables ``c[l, k]``
+(:class:`~treeopt_dsl.blocks.ZeroOneLoss`, docs/multiclass.md). The flow routings stay binary.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ CUTS_ALL_MAX_ENTRIES = 2_000_000
 
 class OCT(FormulationSpec):
     name = "oct"
+    multiclass = True  # leaf class variables (B&D) when the data have K > 2 classes
     summary = "Optimal Classification Tree, axis-aligned: 0-1 loss (3.9) + ||w_t||_0 <= 1 (3.14)"
     params = (
         *tree_params(big_m="derived", w_bound=1.0, b_bound="auto"),
@@ -56,7 +61,8 @@ class OCT(FormulationSpec):
 
         from treeopt_dsl.exact.binarize import CutScaler, binarize
 
-        data.require_binary(self.name)
+        if routing != "bigm":
+            data.require_binary(f"{self.name} with routing={routing}")
         bz = binarize(data.X)
         nodes = 2 ** int(self.values["depth"]) - 1
         if data.n_samples * bz.n_columns * nodes > CUTS_ALL_MAX_ENTRIES and routing != "benders":

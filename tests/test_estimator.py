@@ -36,9 +36,27 @@ def xor_data(n: int = 40, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
 
 # ---------------------------------------------------------------- check_estimator
+#: checks that an exact optimizer fails by design since fit takes sample_weight / class_weight (issue 19); what
+#: they test is tested exactly in tests/test_weights_multiclass.py (weighted optima = brute force, integer weights
+#: = repeated rows, on the objective)
+_EQUIVALENCE = ("a 15 x 30 problem has many optimal trees / score cards: the solver may return another optimum "
+                "for the repeated rows (and standard scaling is fitted on the rows, unweighted); the objective's "
+                "equivalence is tested in tests/test_weights_multiclass.py")
+_DEPTH1_3_CLASSES = "a depth-1 tree has two leaves: it cannot predict all three classes of the check's blobs"
+_CLASS_WEIGHT = ("the exact optimum isolates a pure region of the 1e-4-weight class (it lowers the training "
+                 "objective), so fewer than 87% of the test points are predicted as the 1000-weight class")
+
+
+def _expected_failures(estimator: object) -> dict[str, str]:
+    out = {"check_sample_weight_equivalence_on_dense_data": _EQUIVALENCE}
+    if getattr(estimator, "formulation", None) == "oct":
+        out.update(check_classifiers_train=_DEPTH1_3_CLASSES, check_class_weight_classifiers=_CLASS_WEIGHT)
+    return out
+
+
 # Depth 1 keeps every fit of check_estimator (30-100 samples) well under a second for olct (~6 s for all
-# checks). No check is expected to fail: none is marked as not applicable.
-@parametrize_with_checks([OptimalTreeClassifier(depth=1, time_limit=5)])
+# checks). Only the checks of _expected_failures are marked (why: there).
+@parametrize_with_checks([OptimalTreeClassifier(depth=1, time_limit=5)], expected_failed_checks=_expected_failures)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
@@ -46,14 +64,16 @@ def test_sklearn_compatible(estimator, check):
 # oct: a MILP with a binary per sample and the 0-1 loss, whose leaf threshold is eps/2 (the other prediction
 # rule); up to ~2 s per fit with HiGHS, ~40 s for all checks.
 @pytest.mark.slow
-@parametrize_with_checks([OptimalTreeClassifier(formulation="oct", depth=1, time_limit=5)])
+@parametrize_with_checks([OptimalTreeClassifier(formulation="oct", depth=1, time_limit=5)],
+                         expected_failed_checks=_expected_failures)
 def test_sklearn_compatible_oct(estimator, check):
     check(estimator)
 
 
 @pytest.mark.slow
 @parametrize_with_checks([RiskScoreClassifier(T=2, time_limit=120),
-                          RiskScoreClassifier(formulation="ogrs", T=1, time_limit=120, gap=0.05)])
+                          RiskScoreClassifier(formulation="ogrs", T=1, time_limit=120, gap=0.05)],
+                         expected_failed_checks=_expected_failures)
 def test_risk_score_classifier_is_sklearn_compatible(estimator, check):
     check(estimator)
 
@@ -295,8 +315,8 @@ def test_bad_parameters_and_data():
         OptimalTreeClassifier(params={"depth": 3}).fit(X, y)
     with pytest.raises(FormulationError, match="depth"):
         OptimalTreeClassifier(depth=0).fit(X, y)
-    with pytest.raises(ValueError, match="Only binary classification is supported"):
-        OptimalTreeClassifier(depth=1).fit(X, np.arange(X.shape[0]) % 3)
+    with pytest.raises(ValueError, match="Only binary classification is supported"):  # (trees: multiclass, issue 19)
+        RiskScoreClassifier(T=1).fit(X, np.arange(X.shape[0]) % 3)
     with pytest.raises(DataError, match="class"):
         OptimalTreeClassifier(depth=1).fit(X, np.full(X.shape[0], "a"))
     Xn = X.copy()

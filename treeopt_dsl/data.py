@@ -2,7 +2,8 @@
 
 A :class:`Dataset` holds finite float features, binary labels mapped to {-1, +1} (the mapping is
 kept, so predictions come back in the user's labels), feature names, and optional feature groups
-(for the categorical-tree formulations). Scalers are fitted on training data only and reused on
+(for the categorical-tree formulations) and optional per-sample weights (every loss block weighs sample
+``i`` by ``sample_weight[i]``: docs/weights.md). Scalers are fitted on training data only and reused on
 test data.
 """
 
@@ -25,6 +26,10 @@ class Dataset:
     to -1 and ``classes[1]`` the one mapped to +1. ``K > 2`` classes (only for the formulations that
     handle them, e.g. S-ORCT; made by ``from_arrays(..., multiclass=True)``): ``y`` holds the class
     codes ``0..K-1`` of ``classes`` (sorted labels). :attr:`class_index` is ``0..K-1`` in both cases.
+
+    ``sample_weight`` (``None``: every sample weighs 1) is a finite, non-negative float per sample; the losses
+    minimize ``sum_i w_i loss_i`` (an integer weight is the same as repeating the row). ``take``, ``split`` and
+    ``subsample`` carry it; :attr:`weights` is it, or ones.
     """
 
     X: np.ndarray
@@ -34,16 +39,22 @@ class Dataset:
     name: str = "data"
     groups: tuple[int, ...] | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    sample_weight: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.sample_weight is not None:
+            object.__setattr__(self, "sample_weight", check_sample_weight(self.sample_weight, self.X.shape[0]))
 
     @classmethod
     def from_arrays(cls, X: Any, y: Any, feature_names: Sequence[str] | None = None,
-                    positive: Any = None, name: str = "data", multiclass: bool = False) -> Dataset:
+                    positive: Any = None, name: str = "data", multiclass: bool = False,
+                    sample_weight: Any = None) -> Dataset:
         """Validate and wrap raw arrays.
 
         ``y`` must hold exactly two distinct labels (or, with ``multiclass=True``, at least two: more
         than two are kept as class codes, see the class docstring). The one mapped to +1 is
         ``positive`` if given, otherwise the larger label in sorted order (so {0, 1} and {-1, 1} map
-        1 to +1).
+        1 to +1). ``sample_weight``: one finite non-negative weight per row (``None``: all 1).
 
         >>> d = Dataset.from_arrays([[0.0], [1.0]], ["no", "yes"], positive="yes")
         >>> d.y.tolist(), d.classes
@@ -61,7 +72,8 @@ class Dataset:
             if positive is not None:
                 raise DataError("positive= makes the task binary; leave it out for multiclass data")
             codes = np.searchsorted(labels, y_raw).astype(np.int64)
-            return cls(X, codes, _names(feature_names, X.shape[1]), tuple(_plain(v) for v in labels), name)
+            return cls(X, codes, _names(feature_names, X.shape[1]), tuple(_plain(v) for v in labels), name,
+                       sample_weight=sample_weight)
         if labels.size != 2:
             shown = ", ".join(map(repr, labels[:6].tolist())) + (" ..." if labels.size > 6 else "")
             raise DataError(
@@ -78,7 +90,7 @@ class Dataset:
             neg = [lab for lab in labels.tolist() if lab != pos][0]
         y_pm = np.where(y_raw == pos, 1, -1).astype(np.int64)
         names = _names(feature_names, X.shape[1])
-        return cls(X, y_pm, names, (_plain(neg), _plain(pos)), name)
+        return cls(X, y_pm, names, (_plain(neg), _plain(pos)), name, sample_weight=sample_weight)
 
     @property
     def n_samples(self) -> int:
@@ -91,6 +103,21 @@ class Dataset:
     @property
     def n_classes(self) -> int:
         return len(self.classes)
+
+    @property
+    def weights(self) -> np.ndarray:
+        """The weight of every sample (``sample_weight``, or ones when none was given)."""
+        return np.ones(self.n_samples) if self.sample_weight is None else self.sample_weight
+
+    @property
+    def weighted(self) -> bool:
+        """Whether some sample weighs other than 1."""
+        return self.sample_weight is not None and not bool(np.all(self.sample_weight == 1.0))
+
+    def with_weights(self, sample_weight: Any) -> Dataset:
+        """A copy with ``sample_weight`` (validated; ``None`` removes the weights)."""
+        return replace(self, sample_weight=None if sample_weight is None else
+                       check_sample_weight(sample_weight, self.n_samples))
 
     @property
     def class_index(self) -> np.ndarray:
@@ -111,7 +138,8 @@ class Dataset:
         return pick_labels(self.classes, np.asarray(y_pm) > 0)
 
     def take(self, index: np.ndarray) -> Dataset:
-        return replace(self, X=self.X[index], y=self.y[index])
+        sw = None if self.sample_weight is None else self.sample_weight[index]
+        return replace(self, X=self.X[index], y=self.y[index], sample_weight=sw)
 
     def subsample(self, n: int, seed: int = 0) -> Dataset:
         """``n`` rows drawn without replacement, stratified by class (as the papers subsample)."""
@@ -131,6 +159,25 @@ class Dataset:
         test = np.sort(_stratified(self.y, n_test, seed))
         train = np.setdiff1d(np.arange(self.n_samples), test)
         return self.take(train), self.take(test)
+
+
+def check_sample_weight(sample_weight: Any, n: int) -> np.ndarray:
+    """``sample_weight`` as a float64 vector of length ``n``: finite, non-negative, not all zero."""
+    try:
+        w = np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"sample_weight must be numbers: {exc}") from None
+    if w.ndim == 0:
+        w = np.full(n, float(w))
+    if w.ndim != 1 or w.shape[0] != n:
+        raise DataError(f"sample_weight must hold one weight per sample ({n}), got shape {w.shape}")
+    bad = ~np.isfinite(w) | (w < 0)
+    if bad.any():
+        raise DataError(f"sample_weight must be finite and non-negative; {_rows_text(np.flatnonzero(bad))} "
+                        "(0-based) are not")
+    if n and not (w > 0).any():
+        raise DataError("sample_weight is zero for every sample: nothing to fit")
+    return w
 
 
 def _stratified(y: np.ndarray, n: int, seed: int) -> np.ndarray:

@@ -7,7 +7,14 @@ Both follow the scikit-learn estimator conventions: ``__init__`` only stores its
 :func:`treeopt_dsl.formulations.get_formulation`, solves it to (proven) optimality or the time
 limit, and keeps the decoded model. Both pass :func:`sklearn.utils.estimator_checks.check_estimator`.
 
-The estimators are binary, like the papers (thesis §3.2): ``classes_[0]`` is the class mapped to
+Every estimator takes ``fit(X, y, sample_weight=None)`` and a ``class_weight`` parameter (``None``, ``"balanced"``
+or a dict, scikit-learn's semantics: :func:`sklearn.utils.class_weight.compute_sample_weight`); the weights
+multiply (``w_i = sample_weight_i * class_weight[y_i]``) and every loss minimizes ``sum_i w_i loss_i``
+(docs/weights.md). More than two classes: :class:`OptimalTreeClassifier` with ``oct``/``octh`` (leaf classes,
+Bertsimas and Dunn) and :class:`RandomizedTreeClassifier` (S-ORCT) natively, the other tree formulations
+one-vs-rest (docs/multiclass.md); the risk scores and categorical trees are binary.
+
+With two classes, as in the papers (thesis §3.2): ``classes_[0]`` is the class mapped to
 ``-1`` and ``classes_[1]`` the one mapped to ``+1``. A sample reaching last-layer node ``t`` gets
 the score ``v = w_t·x + b_t``; it is predicted ``classes_[1]`` iff ``s(v) >= 0.5`` (seed 000 line
 589; ``v > eps/2`` for the 0-1 loss of OCT, (3.9)) and ``P(classes_[1] | x) = s(v)`` with ``s`` the
@@ -30,8 +37,9 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
+from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .data import Dataset, check_labels, require_numeric
 from .errors import DataError, FormulationError, SolveError, UncertifiedWarning
@@ -43,7 +51,7 @@ from .result import Status
 _TREE_PARAMS: dict[str, Any] = {"depth": 2, "C": 1.0, "scaling": "standard"}
 
 #: fitted attributes cleared at the start of every fit (a failed refit must not leave a stale model)
-_FITTED = ("classes_", "model_", "tree_", "result_", "certificate_", "feature_influence_")
+_FITTED = ("classes_", "model_", "tree_", "result_", "certificate_", "feature_influence_", "estimators_")
 
 _HALF_UP = float(np.nextafter(0.5, 1.0))
 
@@ -51,6 +59,25 @@ _HALF_UP = float(np.nextafter(0.5, 1.0))
 def _finite_real(v: Any) -> bool:
     """A real number (not a bool) that is finite."""
     return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)) and bool(np.isfinite(float(v)))
+
+
+def fit_weights(estimator: Any, X: np.ndarray, y: np.ndarray, sample_weight: Any) -> np.ndarray | None:
+    """``sample_weight * class_weight[y]`` (scikit-learn's semantics), or ``None`` when neither is given (the
+    unweighted model). ``class_weight`` is the estimator's parameter: ``None``, ``"balanced"`` (``n / (K n_k)``)
+    or a dict ``{label: weight}``."""
+    cw = getattr(estimator, "class_weight", None)
+    if sample_weight is None and cw is None:
+        return None
+    sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
+    if cw is not None:
+        if not (cw == "balanced" or isinstance(cw, dict)):
+            raise FormulationError(f"class_weight must be None, 'balanced' or a dict {{label: weight}}, got {cw!r}")
+        sw = sw * compute_sample_weight(cw, y)
+    if not np.all(np.isfinite(sw)) or np.any(sw < 0):
+        raise DataError("sample weights must be finite and non-negative")
+    if not np.any(sw > 0):
+        raise DataError("every sample has weight 0: nothing to fit")
+    return sw
 
 
 def _warn_unproven(who: str, result: Any, time_limit: float | None) -> None:
@@ -87,9 +114,12 @@ class _SolvedClassifier(ClassifierMixin, BaseEstimator):
     ``_decision(X)`` its signed score (``> 0``: ``classes_[1]``).
     """
 
+    #: whether ``fit`` takes more than two classes (natively or one-vs-rest)
+    _multiclass: bool = False
+
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False  # binary, as in the papers
+        tags.classifier_tags.multi_class = self._multiclass  # binary, as in the papers, unless stated
         tags.input_tags.allow_nan = False
         tags.input_tags.sparse = False
         return tags
@@ -113,8 +143,10 @@ class _SolvedClassifier(ClassifierMixin, BaseEstimator):
             return int(self.random_state)
         return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
 
-    def fit(self, X: Any, y: Any) -> Any:
-        """Solve the formulation on ``(X, y)``; ``y`` must hold exactly two classes.
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> Any:
+        """Solve the formulation on ``(X, y)``; ``y`` must hold exactly two classes (more for the multiclass
+        estimators). ``sample_weight`` (one non-negative weight per sample) and the ``class_weight`` parameter
+        weigh every sample's loss: the objective is ``sum_i w_i loss_i`` (an integer weight is a repeated row).
 
         Raises ``ValueError`` for unusable data (NaN/inf, one class, more than two classes; a
         ``DataError`` naming the columns for text or categorical DataFrame columns, the rows for missing
@@ -142,17 +174,24 @@ class _SolvedClassifier(ClassifierMixin, BaseEstimator):
         classes = np.unique(y)
         shown = ", ".join(map(repr, classes[:6].tolist())) + (" ..." if classes.size > 6 else "")
         y_type = type_of_target(y, input_name="y", raise_unknown=True)
-        if y_type != "binary":
+        if y_type not in ("binary", "multiclass") or (y_type == "multiclass" and not self._multiclass):
             raise ValueError(f"Only binary classification is supported. The type of the target is {y_type} "
                              f"({classes.size} classes: {shown}); {type(self).__name__} is binary (the papers' "
                              "setting): pick one class against the rest (e.g. y == label)")
-        if classes.size != 2:
+        if classes.size < 2:
             raise DataError(f"{type(self).__name__} needs two classes in y, found 1 class ({shown}): "
                             "a classifier cannot be trained on a single class")
+        sw = fit_weights(self, X, y, sample_weight)
+        if sw is not None and np.any(sw == 0) and np.unique(y[sw > 0]).size == classes.size:
+            keep = sw > 0  # a zero weight removes the row (scikit-learn's semantics; also from the scaling)
+            X, y, sw = X[keep], y[keep], sw[keep]
         spec = self._spec()
+        if classes.size > 2 and not getattr(spec, "multiclass", False):
+            return self._fit_one_vs_rest(X, y, classes, sw)
         names = getattr(self, "feature_names_in_", None)
         data = Dataset.from_arrays(X, y, feature_names=None if names is None else [str(n) for n in names],
-                                   positive=classes[1], name="fit")
+                                   positive=None if classes.size > 2 else classes[1], name="fit",
+                                   multiclass=classes.size > 2, sample_weight=sw)
         result = spec.solve(data, solver=self.solver, backend=self.backend, time_limit=self.time_limit,
                             gap=self.gap, threads=self.threads, seed=self._seed(), verbose=bool(self.verbose),
                             warm_start=self._start(previous, X.shape[1]))
@@ -170,22 +209,70 @@ class _SolvedClassifier(ClassifierMixin, BaseEstimator):
         self._keep(result)
         return self
 
+    def _fit_one_vs_rest(self, X: np.ndarray, y: np.ndarray, classes: np.ndarray, sw: np.ndarray | None) -> Any:
+        """``K > 2`` classes for a binary formulation: one tree per class against the rest, each fitted on every
+        sample with the same weights (``class_weight`` already applied to the original classes); ``predict`` is
+        the class whose tree scores highest (docs/multiclass.md)."""
+        from sklearn.base import clone
+
+        subs = []
+        for k in classes:
+            sub = clone(self).set_params(class_weight=None, warm_start="auto" if self.warm_start is True
+                                         else self.warm_start)
+            subs.append(sub.fit(X, (y == k).astype(np.int64), sample_weight=sw))
+        self.classes_ = classes
+        self.estimators_ = subs
+        self.model_ = tuple(s.model_ for s in subs)
+        self.tree_ = self.model_
+        self.result_ = [s.result_ for s in subs]
+        self.certificate_ = [s.certificate_ for s in subs]
+        return self
+
     def _decision(self, X: np.ndarray) -> np.ndarray:
         """The model's signed score of validated ``X``: ``> 0`` means ``classes_[1]``."""
         return self.model_.decision_function(X)
 
+    def _codes(self, X: np.ndarray) -> np.ndarray:
+        """``K > 2``: the class codes (positions in ``classes_``) of validated ``X``."""
+        if getattr(self, "estimators_", None) is not None:
+            return np.argmax(np.column_stack([e._decision(X) for e in self.estimators_]), axis=1)
+        if hasattr(self.model_, "predict_codes"):
+            return np.asarray(self.model_.predict_codes(X), dtype=np.intp)
+        return np.argmax(self.model_.predict_proba(X), axis=1)
+
+    def _multiclass_proba(self, X: np.ndarray) -> np.ndarray:
+        """``K > 2``: the model's class probabilities, or (one-vs-rest) the normalized sigmoids of the trees'
+        scores (their ``argmax`` is ``predict``'s, as the sigmoid is increasing)."""
+        if getattr(self, "estimators_", None) is None:
+            return np.asarray(self.model_.predict_proba(X), dtype=float)
+        d = np.column_stack([e._decision(X) for e in self.estimators_])
+        P = sigmoid(d) + 1e-300
+        P /= P.sum(1, keepdims=True)
+        return P
+
     def decision_function(self, X: Any) -> np.ndarray:
-        """Signed score, shape ``(n_samples,)``: ``> 0`` means ``classes_[1]`` (what ``predict`` returns)."""
+        """Signed score, shape ``(n_samples,)``: ``> 0`` means ``classes_[1]`` (what ``predict`` returns).
+        ``K > 2``: shape ``(n_samples, K)``, the highest column is the predicted class (one-vs-rest: each tree's
+        score; leaf-class trees: ``predict_proba``)."""
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
+        if len(self.classes_) > 2:
+            if getattr(self, "estimators_", None) is not None:
+                return np.column_stack([e._decision(X) for e in self.estimators_])
+            return self._multiclass_proba(X)
         return self._decision(X)
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """``[P(classes_[0]), P(classes_[1])]`` with ``P(classes_[1]) = s(decision_function)``.
 
         Columns follow ``classes_``; where ``s`` rounds a positive score to exactly 0.5 the
-        probability is nudged one ulp up so that ``argmax`` agrees with ``predict``.
+        probability is nudged one ulp up so that ``argmax`` agrees with ``predict``. ``K > 2``: one column per
+        class (the model's leaf probabilities, or one-vs-rest the normalized sigmoids of the trees' scores).
         """
+        if len(getattr(self, "classes_", ())) > 2:
+            check_is_fitted(self)
+            X = validate_data(self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
+            return self._multiclass_proba(X)
         d = self.decision_function(X)
         p = sigmoid(d)
         p = np.where((d > 0) & (p <= 0.5), _HALF_UP, p)
@@ -193,6 +280,10 @@ class _SolvedClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X: Any) -> np.ndarray:
         """The class of each sample, in the original label space (``y``'s labels)."""
+        if len(getattr(self, "classes_", ())) > 2:
+            check_is_fitted(self)
+            X = validate_data(self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
+            return self.classes_[self._codes(X)]
         positive = self.decision_function(X) > 0  # checks first that the estimator is fitted
         return self.classes_[positive.astype(np.intp)]
 
@@ -242,13 +333,18 @@ class OptimalTreeClassifier(_SolvedClassifier):
         ``{"budget": 2}`` (margot_hfs), ``{"w_bound": None}``. Parameters not given keep the
         formulation's own defaults (``big_m`` and the weight bounds differ between formulations).
         Unknown names raise a ``FormulationError`` (a ``ValueError``) at ``fit``.
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes (scikit-learn's semantics, :func:`~sklearn.utils.class_weight.compute_sample_weight`:
+        ``"balanced"`` gives class ``k`` the weight ``n / (K n_k)``); multiplied into ``sample_weight`` of ``fit``.
 
     Attributes
     ----------
-    classes_ : ndarray of shape (2,)
-        The two labels in sorted order; ``classes_[1]`` is the positive class (+1).
+    classes_ : ndarray of shape (n_classes,)
+        The labels in sorted order; with two, ``classes_[1]`` is the positive class (+1).
     tree_ : TreeModel
-        The decoded tree (coefficients act on scaled features; ``tree_.scaler`` maps raw inputs).
+        The decoded tree (coefficients act on scaled features; ``tree_.scaler`` maps raw inputs). With more than
+        two classes: ``oct``/``octh`` give one tree with a class per leaf (``tree_.leaf_classes``); the other
+        formulations a tuple of one-vs-rest trees (``estimators_``: the fitted binary estimators).
     model_ : TreeModel
         The same object as ``tree_`` (the name every estimator of this module shares).
     result_ : SolveResult
@@ -275,7 +371,8 @@ class OptimalTreeClassifier(_SolvedClassifier):
     def __init__(self, formulation: str = "olct", depth: int = 2, C: Any = 1.0, scaling: str = "standard",
                  solver: str = "highs", backend: str | None = None, time_limit: float | None = 60.0,
                  gap: float | None = None, threads: int | None = None, random_state: Any = None,
-                 verbose: bool = False, warm_start: Any = "auto", params: dict[str, Any] | None = None) -> None:
+                 verbose: bool = False, warm_start: Any = "auto", params: dict[str, Any] | None = None,
+                 class_weight: Any = None) -> None:
         self.formulation = formulation
         self.depth = depth
         self.C = C
@@ -289,6 +386,9 @@ class OptimalTreeClassifier(_SolvedClassifier):
         self.verbose = verbose
         self.warm_start = warm_start
         self.params = params
+        self.class_weight = class_weight
+
+    _multiclass = True  # oct / octh natively (leaf classes), the other formulations one-vs-rest
 
     # ------------------------------------------------------------------ fitting
     def _spec(self) -> Any:
@@ -367,7 +467,7 @@ class RiskScoreClassifier(_SolvedClassifier):
     multiplier : float, default=1.0
         ``ors`` only: the scale factor ``m`` of FasterRisk (Liu et al. 2022), ``P = sigmoid((points + beta) / m)``;
         the loss is fitted on that scale, so ``m > 1`` allows larger integer points for the same probabilities.
-    solver, backend, time_limit, gap, threads, random_state, verbose
+    solver, backend, time_limit, gap, threads, random_state, verbose, class_weight
         As for :class:`OptimalTreeClassifier`. The solve starts from a beam-search score card
         (``result_.start``) and is never worse than it.
 
@@ -388,7 +488,7 @@ class RiskScoreClassifier(_SolvedClassifier):
                  tangents: Any = "V3", C: float = 1.0, scaling: str = "minmax", multiplier: float = 1.0,
                  solver: str = "highs", backend: str | None = None, time_limit: float | None = 60.0,
                  gap: float | None = None, threads: int | None = None, random_state: Any = None,
-                 verbose: bool = False) -> None:
+                 verbose: bool = False, class_weight: Any = None) -> None:
         self.formulation = formulation
         self.T = T
         self.A = A
@@ -404,6 +504,7 @@ class RiskScoreClassifier(_SolvedClassifier):
         self.threads = threads
         self.random_state = random_state
         self.verbose = verbose
+        self.class_weight = class_weight
 
     def _spec(self) -> Any:
         from treeopt_dsl.formulations import get_formulation
@@ -468,8 +569,9 @@ class CategoricalTreeClassifier(_SolvedClassifier):
         The model enhancements of §4.3 (they never change the optimum, only the solve time).
     infer_groups : bool, default=False
         Treat runs of mutually exclusive 0/1 columns as one categorical attribute (one-hot input).
-    solver, backend, time_limit, gap, threads, random_state, verbose
-        As for :class:`OptimalTreeClassifier`.
+    solver, backend, time_limit, gap, threads, random_state, verbose, class_weight
+        As for :class:`OptimalTreeClassifier` (``class_weight`` multiplies the sample weights; ``C`` weighs a
+        correct ``classes_[0]`` sample on top of them).
 
     Attributes
     ----------
@@ -490,7 +592,7 @@ class CategoricalTreeClassifier(_SolvedClassifier):
                  relax: bool = True, strengthen: bool = True, drop_c: bool = True, infer_groups: bool = False,
                  solver: str = "highs", backend: str | None = None, time_limit: float | None = 60.0,
                  gap: float | None = None, threads: int | None = None, random_state: Any = None,
-                 verbose: bool = False) -> None:
+                 verbose: bool = False, class_weight: Any = None) -> None:
         self.shape = shape
         self.C = C
         self.categorical_features = categorical_features
@@ -512,6 +614,7 @@ class CategoricalTreeClassifier(_SolvedClassifier):
         self.threads = threads
         self.random_state = random_state
         self.verbose = verbose
+        self.class_weight = class_weight
 
     def _spec(self) -> Any:
         from treeopt_dsl.formulations import get_formulation
@@ -529,5 +632,83 @@ class CategoricalTreeClassifier(_SolvedClassifier):
 
     def explain(self) -> str:
         """The fitted tree as text (set membership / thresholds on the original columns)."""
+        check_is_fitted(self)
+        return self.tree_.text()
+
+
+class RandomizedTreeClassifier(_SolvedClassifier):
+    """Sparse optimal randomized classification tree, S-ORCT (Blanquero et al., seed 001; formulation ``sorct``).
+
+    A smooth NLP solved by Ipopt from ``n_starts`` random points (the best kept): node ``t`` sends ``x`` left with
+    probability ``F(a_t·x / p - mu_t)`` (``F`` the logistic CDF of slope ``gamma``), every leaf holds class
+    probabilities, the objective is the expected misclassification cost plus ``lambda_l`` (local, l1) and
+    ``lambda_g`` (global, l_inf) sparsity. Any number of classes (depth >= log2 K).
+
+    Parameters
+    ----------
+    depth : int, default=1
+        Depth ``D`` (the paper: 1 for two classes, 2 for three or four).
+    gamma, lambda_l, lambda_g, cost, rho, n_starts, max_iter, scaling
+        The formulation's parameters (``treeopt formulations sorct``): slope of ``F`` (512), sparsity weights
+        (0), the misclassification cost ``W`` off the diagonal (0.5), the class performance ``rho`` (None: off),
+        the random starts (20), Ipopt's iteration limit per start, the scaling (minmax, as the paper).
+    solver : str, default="ipopt"
+        An NLP solver route (``ipopt``).
+    backend, time_limit, gap, threads, random_state, verbose, class_weight
+        As for :class:`OptimalTreeClassifier` (``random_state`` seeds the multistart; the sample weights make the
+        expected cost a weighted mean).
+
+    Attributes
+    ----------
+    model_, tree_ : RandomizedTreeModel
+        The fitted randomized tree (``predict_proba`` is the paper's class probability, (lines 141-143)).
+    result_, certificate_, classes_, n_features_in_
+        As for :class:`OptimalTreeClassifier` (a local solver: ``result_.status`` is ``local_optimum``).
+    """
+
+    _multiclass = True
+
+    def __init__(self, depth: int = 1, gamma: float = 512.0, lambda_l: float = 0.0, lambda_g: float = 0.0,
+                 cost: float = 0.5, rho: Any = None, n_starts: int = 20, max_iter: int | None = None,
+                 scaling: str = "minmax", solver: str = "ipopt", backend: str | None = None,
+                 time_limit: float | None = 60.0, gap: float | None = None, threads: int | None = None,
+                 random_state: Any = 0, verbose: bool = False, class_weight: Any = None) -> None:
+        self.depth = depth
+        self.gamma = gamma
+        self.lambda_l = lambda_l
+        self.lambda_g = lambda_g
+        self.cost = cost
+        self.rho = rho
+        self.n_starts = n_starts
+        self.max_iter = max_iter
+        self.scaling = scaling
+        self.solver = solver
+        self.backend = backend
+        self.time_limit = time_limit
+        self.gap = gap
+        self.threads = threads
+        self.random_state = random_state
+        self.verbose = verbose
+        self.class_weight = class_weight
+
+    def _spec(self) -> Any:
+        from treeopt_dsl.formulations import get_formulation
+
+        if not isinstance(self.depth, numbers.Integral) or isinstance(self.depth, bool) or self.depth < 1:
+            raise FormulationError(f"depth must be a positive integer, got {self.depth!r}")
+        return get_formulation("sorct", depth=int(self.depth), gamma=self.gamma, lambda_l=self.lambda_l,
+                               lambda_g=self.lambda_g, cost=self.cost, rho=self.rho, n_starts=self.n_starts,
+                               max_iter=None if self.max_iter is None else float(self.max_iter),
+                               scaling=self.scaling)
+
+    def _keep(self, result: Any) -> None:
+        self.tree_ = result.model
+
+    def _seed(self) -> int | None:
+        seed = super()._seed()
+        return 0 if seed is None else seed
+
+    def explain(self) -> str:
+        """The fitted randomized tree as text."""
         check_is_fitted(self)
         return self.tree_.text()

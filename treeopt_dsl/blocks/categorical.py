@@ -400,7 +400,9 @@ class ClassWeightedAccuracy(Block):
     minimized as the weighted error ``sum_{I+} (1 - sum_{B+} c) + C sum_{I-} (1 - sum_{B-} c)``.
 
     ``C`` is the weight of the negative class (line 130), a positive number or ``"balanced"``
-    (``|I+| / |I-|``, the paper's example: twice as many positives -> ``C = 2``).
+    (``|I+| / |I-|``, the paper's example: twice as many positives -> ``C = 2``; with sample weights, the
+    ratio of the classes' total weights). Sample weights ``w_i`` (``Dataset.sample_weight``) multiply each
+    sample's term: ``sum_{I+} w_i (1 - sum_{B+} c) + C sum_{I-} w_i (1 - sum_{B-} c)``.
     """
 
     requires = ("c",)
@@ -413,16 +415,26 @@ class ClassWeightedAccuracy(Block):
 
     def weight(self, ctx: BuildContext) -> float:
         if self.C == "balanced":
-            y = ctx.data.y
-            return float((y > 0).sum()) / max(float((y < 0).sum()), 1.0)
+            y, w = ctx.data.y, ctx.data.weights
+            neg = float(w[y < 0].sum())
+            return float(w[y > 0].sum()) / neg if neg > 0 else 1.0
         return float(self.C)
 
     def build(self, ctx: BuildContext) -> None:
         shape, c = _shape(ctx), ctx["c"]
         for sign, wt in ((1, 1.0), (-1, self.weight(ctx))):
             if c[sign].samples.size:
-                ctx.model.add_objective((1 - c[sign].correct(shape)) * wt, "misclassified")  # (8a)
+                ctx.model.add_objective((1 - c[sign].correct(shape)) * _sample_factor(ctx, c[sign].samples, wt),
+                                        "misclassified")  # (8a)
         ctx.provide("loss", self, "ClassWeightedAccuracy")
+
+
+def _sample_factor(ctx: BuildContext, samples: np.ndarray, factor: float) -> xr.DataArray | float:
+    """``factor * w_i`` over the ``sample`` coordinates ``samples`` (just ``factor`` without sample weights)."""
+    sw = ctx.data.sample_weight
+    if sw is None or bool(np.all(sw == 1.0)):
+        return factor
+    return xr.DataArray(factor * np.asarray(sw, dtype=float)[samples], dims=(SAMPLE,), coords={SAMPLE: samples})
 
 
 class RateConstraint(Block):
@@ -436,6 +448,10 @@ class RateConstraint(Block):
     Reading: the paper prints the right-hand side of (15) as ``ceil((1 - 0.95)|I-|)`` for "a
     guaranteed specificity of 0.95"; that bound would only ask for 5% of the negatives, and Table 14
     reports training rates equal to the guaranteed level, so we read it as ``ceil(s |I-|)``.
+
+    Sample weights: the guaranteed rate is a share of the class' total weight, ``sum_{I-} w_i sum_{B-} c >=
+    s sum_{I-} w_i`` (rounded up when the weights are integers, as ``ceil`` counts samples), and the objective
+    counts the other class' missed weight.
     """
 
     requires = ("c",)
@@ -461,10 +477,23 @@ class RateConstraint(Block):
     def build(self, ctx: BuildContext) -> None:
         shape, c = _shape(ctx), ctx["c"]
         s = self.constrained
-        k = self.bound(int(c[s].samples.size))
         name = "min_sensitivity" if s > 0 else "min_specificity"
-        if c[s].samples.size:
-            ctx.model.add_constraints(name, c[s].correct(shape).sum() >= k)  # (15)
-        if c[-s].samples.size:
-            ctx.model.add_objective(1 - c[-s].correct(shape), "missed")  # (16)
+        if not ctx.data.weighted:
+            k = self.bound(int(c[s].samples.size))
+            if c[s].samples.size:
+                ctx.model.add_constraints(name, c[s].correct(shape).sum() >= k)  # (15)
+            if c[-s].samples.size:
+                ctx.model.add_objective(1 - c[-s].correct(shape), "missed")  # (16)
+        else:
+            w = ctx.data.weights
+            idx = c[s].samples
+            total = float(w[idx].sum())
+            rate = float(self.min_sensitivity if self.min_sensitivity is not None else self.min_specificity)
+            integral = bool(np.all(w[idx] == np.round(w[idx])))
+            k = float(math.ceil(rate * total - 1e-9)) if integral else rate * total
+            if idx.size:
+                ctx.model.add_constraints(name, (c[s].correct(shape) * _sample_factor(ctx, idx, 1.0)).sum() >= k)
+            if c[-s].samples.size:
+                ctx.model.add_objective((1 - c[-s].correct(shape)) * _sample_factor(ctx, c[-s].samples, 1.0),
+                                        "missed")
         ctx.provide("loss", self, "RateConstraint")

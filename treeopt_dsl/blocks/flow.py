@@ -31,6 +31,7 @@ from ..errors import FormulationError
 from ..formulation import Block, BuildContext, Cuts
 from ..ir import Kind, affine
 from ..topology import NODE, Topology
+from .losses import sample_weights
 from .splits import FEATURE, SAMPLE
 
 FNODE, LEAF, CLASS = "fnode", "leaf", "class"
@@ -199,7 +200,7 @@ class FlowZeroOneLoss(_LeafLoss):
         sink = c.dot(onehot, CLASS)  # leaf x sample: c[l, y_i]
         m.add_constraints("flow_sink_arc", ctx["leaf_flow"] <= sink.transpose(SAMPLE, LEAF))  # (4g)
         xi = 1 - ctx["flow"].sel(fnode=0)
-        m.add_objective(xi * self.C, "loss")
+        m.add_objective(xi * (sample_weights(ctx) * self.C), "loss")  # C sum_i w_i xi_i
         ctx.provide("xi", xi, "FlowZeroOneLoss")
         ctx.provide("loss", self, "FlowZeroOneLoss")
         ctx.provide("leaf_class", c, "FlowZeroOneLoss")
@@ -247,7 +248,7 @@ class BendersFlow(_LeafLoss):
         c = self.add_leaf_classes(ctx)
         g = m.add_variables("g", (SAMPLE,), {SAMPLE: data.n_samples}, lower=0.0, upper=1.0)
         xi = 1 - g
-        m.add_objective(xi * self.C, "loss")
+        m.add_objective(xi * (sample_weights(ctx) * self.C), "loss")  # C sum_i w_i xi_i
         ctx.provide("xi", xi, "BendersFlow")
         ctx.provide("loss", self, "BendersFlow")
         ctx.provide("leaf_class", c, "BendersFlow")

@@ -14,6 +14,10 @@ risk-score loss (4.4) on the margin ``y_i (s·x_i + beta)``. A loss is therefore
 * :class:`HingeLoss`: ``max(0, 1 - m)`` -- (3.10) at the last level, (3.12)-(3.13) at every level;
 * :class:`TangentLogisticLoss`: tangents of ``f(m) = log(1 + exp(-m))`` at the points of a
   tangent set (3.15), Sato et al.'s V0..V3 (seed 000 lines 497-505) or custom points.
+
+**Sample weights.** Every loss here weighs sample ``i`` by ``w_i`` (``Dataset.sample_weight``, 1 when absent):
+the objective term is ``sum_h C_h sum_i w_i xi[i, h]`` (:func:`sample_weights`); the rows are unchanged, so an
+integer weight is the same as repeating the row (docs/weights.md).
 """
 
 from __future__ import annotations
@@ -26,11 +30,12 @@ import xarray as xr
 from ..errors import FormulationError
 from ..formulation import Block, BuildContext
 from ..ir import linsum
-from ..topology import LEVEL
+from ..topology import LEVEL, NODE
 from .routing import reached_last
 from .splits import SAMPLE, derived_bound
 
 PIECE = "piece"
+LEAF, CLASS = "leaf", "class"
 
 #: Tangent sets of Sato et al. as printed in the thesis (seed 000 lines 503-505).
 TANGENT_SETS: dict[str, tuple[float, ...]] = {
@@ -40,6 +45,15 @@ TANGENT_SETS: dict[str, tuple[float, ...]] = {
     "V3": (0.0, -np.inf, np.inf, -1.9, 1.9, -0.89, 0.89, -3.55, 3.55,
            -0.44, 0.44, -1.37, 1.37, -2.63, 2.63, -5.16, 5.16),
 }
+
+
+def sample_weights(ctx: BuildContext) -> xr.DataArray | float:
+    """``w_i`` over the ``sample`` dimension, to multiply a loss' objective term by; ``1.0`` when the data carry
+    no weights (the unweighted model is then built exactly as before)."""
+    sw = ctx.data.sample_weight
+    if sw is None or bool(np.all(sw == 1.0)):
+        return 1.0
+    return xr.DataArray(np.asarray(sw, dtype=float), dims=(SAMPLE,))
 
 
 def logistic_loss(m: np.ndarray) -> np.ndarray:
@@ -147,7 +161,7 @@ class SlackLoss(Block):
         Cs = np.atleast_1d(np.asarray(self.C, dtype=float))
         if Cs.size != 1:
             raise FormulationError("a loss on a score takes one weight C, not one per level")
-        m.add_objective(xi * float(Cs[0]), self.name)
+        m.add_objective(xi * (sample_weights(ctx) * float(Cs[0])), self.name)  # C sum_i w_i xi_i
         ctx.provide("xi", xi, type(self).__name__)
         ctx.provide("loss", self, type(self).__name__)
 
@@ -183,7 +197,7 @@ class SlackLoss(Block):
                                   linsum((v, y_slope), (off, -Mk), (xi.sel(level=h), -1.0)) + inter <= 0)
                 ctx.numerics.max_big_m = max(ctx.numerics.max_big_m, float(np.max(np.asarray(Mk))))
         C = xr.DataArray(self.weights(ctx), dims=(LEVEL,))  # matched to xi's levels by name, in order
-        m.add_objective(xi * C, self.name)
+        m.add_objective(xi * (C * sample_weights(ctx)), self.name)  # sum_h C_h sum_i w_i xi[i, h]
         ctx.provide("xi", xi, type(self).__name__)
         ctx.provide("loss", self, type(self).__name__)
 
@@ -253,6 +267,22 @@ class ZeroOneLoss(Block):
     ``M`` is a constant or ``"derived"`` (``U[i, t]`` and ``U[i, t] + eps``: the largest ``|v|``, as in
     :class:`~treeopt_dsl.blocks.BigMForwarding`, with the factor 2 of (3.9) absorbed so that one
     switched-off term already makes the row redundant).
+
+    **More than two classes** (data with ``K > 2`` classes, ``levels="last"``): the leaf class variables of
+    Bertsimas and Dunn's OCT. Each last-level node ``t`` (index ``j`` in ``T_d``) has two leaves, ``2j`` (left,
+    ``v <= 0``) and ``2j + 1`` (right, ``v >= eps``); ``r[i, l]`` binary says that sample ``i`` ends in leaf ``l``:
+
+    * ``r[i, 2j] + r[i, 2j+1] = z[i, j]`` (the sample reaches ``t`` and takes one side);
+    * ``v[i, t] <= M (1 - r[i, 2j])`` and ``v[i, t] >= eps - M (1 - r[i, 2j+1])`` ((3.7) one level down);
+    * ``c[l, k]`` binary, ``sum_k c[l, k] = 1`` (one class per leaf, B&D's ``c_kt``);
+    * ``q[i, l] <= r[i, l]``, ``q[i, l] <= c[l, y_i]``, ``0 <= q <= 1`` and ``xi_i = 1 - sum_l q[i, l]``: a
+      sample counts as correct only in its own leaf and only if that leaf's class is its own, so it is
+      misclassified iff its leaf's class is not its own (B&D count ``N_t - N_kt`` per leaf with a big-M of
+      ``n``; these per-sample rows, FlowOCT's sink arcs (4g), have the same integer optima and a much tighter
+      LP relaxation: on wine, depth 1, the root bound rises from 24 to 48 of the optimum 54).
+
+    The objective is ``C_d sum_i w_i xi_i`` in both cases (``w_i``: :func:`sample_weights`). Provides ``yhat``
+    (``u``, sample x level; ``r``, sample x leaf, for ``K > 2``) and, for ``K > 2``, ``leaf_class`` (``c``).
     """
 
     requires = ("split", "reach", "split_bound")
@@ -269,7 +299,23 @@ class ZeroOneLoss(Block):
         """The 0-1 loss as the model counts it (margin here is ``y * (v - eps/2)``)."""
         return (np.asarray(margin) <= 0).astype(float)
 
+    @staticmethod
+    def multiclass(ctx: BuildContext) -> bool:
+        """Whether the data have more than two classes (the leaf-class model)."""
+        return ctx.data.n_classes > 2
+
+    def _bounds(self, ctx: BuildContext, at: np.ndarray) -> tuple[xr.DataArray, xr.DataArray]:
+        eps = ctx.numerics.eps
+        if self.M == "derived":
+            U = derived_bound(ctx, at)
+            return U, U + eps
+        M = xr.DataArray(float(self.M))
+        return M, M
+
     def build(self, ctx: BuildContext) -> None:
+        if self.multiclass(ctx):
+            self.build_multiclass(ctx)
+            return
         topo, m, data = ctx.topo, ctx.model, ctx.data
         eps = ctx.numerics.eps
         lv = self._weights._levels(ctx)
@@ -279,11 +325,7 @@ class ZeroOneLoss(Block):
             v = ctx["split"].sel(node=at)
             off = 1 - ctx["reach"].sel(node=at).drop_zero_terms()
             u_h = u.sel(level=h)
-            if self.M == "derived":
-                U = derived_bound(ctx, at)
-                M_lo, M_hi = U, U + eps
-            else:
-                M_lo = M_hi = xr.DataArray(float(self.M))
+            M_lo, M_hi = self._bounds(ctx, at)
             # yhat = 2u - 1: (3.9a) v <= M (1 + u - z) -> v <= M (off + u); (3.9b) v >= eps - M (off + 1 - u)
             m.add_constraints(f"zero_one_neg_level{h}", v <= (off + u_h) * M_lo)
             m.add_constraints(f"zero_one_pos_level{h}", v >= eps - (off + (1 - u_h)) * M_hi)
@@ -291,15 +333,90 @@ class ZeroOneLoss(Block):
         pos = xr.DataArray((data.y > 0).astype(float), dims=(SAMPLE,))
         xi = u * (1 - 2 * pos) + pos  # (3.9c): 1 - u for y = +1, u for y = -1
         C = xr.DataArray(self._weights.weights(ctx), dims=(LEVEL,), coords={LEVEL: lv})
-        m.add_objective(xi * C, "loss")
+        m.add_objective(xi * (C * sample_weights(ctx)), "loss")  # sum_h C_h sum_i w_i xi[i, h]
         ctx.provide("xi", xi, "ZeroOneLoss")
         ctx.provide("loss", self, "ZeroOneLoss")
         ctx.provide("yhat", u, "ZeroOneLoss")
 
+    def build_multiclass(self, ctx: BuildContext) -> None:
+        """The leaf-class model for ``K > 2`` classes (class docstring)."""
+        topo, m, data = ctx.topo, ctx.model, ctx.data
+        if self.levels != "last":
+            raise FormulationError("the 0-1 loss of more than two classes counts errors at the leaves only "
+                                   "(levels='last')")
+        eps, K, n = ctx.numerics.eps, data.n_classes, data.n_samples
+        last = topo.last
+        nl_ = 2 * last.size
+        r = m.add_variables("yhat", (SAMPLE, LEAF), {SAMPLE: n, LEAF: np.arange(nl_)}, kind="binary")
+        left = r.take(LEAF, 2 * np.arange(last.size), NODE, last)  # sample x last-level node: r[i, 2j]
+        right = r.take(LEAF, 2 * np.arange(last.size) + 1, NODE, last)  # r[i, 2j + 1]
+        reach = ctx["reach"].sel(node=last).drop_zero_terms()  # z[i, j] at the last level
+        m.add_constraints("leaf_side", left + right - reach == 0)
+        v = ctx["split"].sel(node=last)
+        M_lo, M_hi = self._bounds(ctx, last)
+        m.add_constraints("zero_one_leaf_left", v <= (1 - left) * M_lo)
+        m.add_constraints("zero_one_leaf_right", v >= eps - (1 - right) * M_hi)
+        ctx.numerics.max_big_m = max(ctx.numerics.max_big_m, float(np.max(np.asarray(M_hi))))
+        c = m.add_variables("leaf_class", (LEAF, CLASS), {LEAF: np.arange(nl_), CLASS: np.arange(K)}, kind="binary")
+        m.add_constraints("leaf_class_one", c.sum(CLASS) == 1)
+        onehot = xr.DataArray((data.class_index[:, None] == np.arange(K)[None]).astype(float), dims=(SAMPLE, CLASS),
+                              coords={CLASS: np.arange(K)})
+        own = c.dot(onehot, CLASS).transpose(SAMPLE, LEAF)  # c[l, y_i]
+        q = m.add_variables("leaf_correct", (SAMPLE, LEAF), {SAMPLE: n, LEAF: np.arange(nl_)}, lower=0.0, upper=1.0)
+        m.add_constraints("zero_one_leaf_reached", q - r <= 0)  # q[i, l] <= r[i, l]
+        m.add_constraints("zero_one_leaf_class", q - own <= 0)  # q[i, l] <= c[l, y_i]
+        xi = 1 - q.sum(LEAF)  # 1 iff sample i is misclassified
+        Cd = float(self._weights.weights(ctx)[-1])
+        m.add_objective(xi * (sample_weights(ctx) * Cd), "loss")  # C_d sum_i w_i xi_i
+        ctx.provide("xi", xi, "ZeroOneLoss")
+        ctx.provide("loss", self, "ZeroOneLoss")
+        ctx.provide("yhat", r, "ZeroOneLoss")
+        ctx.provide("leaf_class", c, "ZeroOneLoss")
+
+    def leaves(self, ctx: BuildContext, x: np.ndarray) -> np.ndarray:
+        """The leaf ``2j + side`` each training sample reaches in the tree of ``x`` (``K > 2``)."""
+        topo = ctx.topo
+        j = reached_last(ctx, x)
+        v = ctx["split"].evaluate(x)
+        side = v[np.arange(j.size), topo.last[j]] > ctx.numerics.eps / 2
+        return 2 * j + side.astype(np.int64)
+
+    def best_classes(self, ctx: BuildContext, leaf: np.ndarray) -> np.ndarray:
+        """The class of every leaf that minimizes the weighted errors: the weighted majority of its samples
+        (ties: the smaller class code; an empty leaf takes the weighted majority of all samples)."""
+        data = ctx.data
+        K, nl_ = data.n_classes, 2 * ctx.topo.last.size
+        mass = np.zeros((nl_, K))
+        np.add.at(mass, (leaf, data.class_index), data.weights)
+        overall = int(np.argmax(np.bincount(data.class_index, weights=data.weights, minlength=K)))
+        return np.where(mass.sum(1) > 0, np.argmax(mass, axis=1), overall)
+
     def complete(self, ctx: BuildContext, x: np.ndarray) -> None:
         topo = ctx.topo
+        if self.multiclass(ctx):
+            self._complete_multiclass(ctx, x, self.best_classes(ctx, self.leaves(ctx, x)))
+            return
         path = topo.path_nodes(reached_last(ctx, x))
         v = ctx["split"].evaluate(x)
         lv = self._weights._levels(ctx)
         at = np.take_along_axis(v, path[:, lv - 1], axis=1)
         x[ctx["yhat"].ids] = (at > ctx.numerics.eps / 2).astype(float)
+
+    def _complete_multiclass(self, ctx: BuildContext, x: np.ndarray, cls: np.ndarray) -> None:
+        """``r``, ``c`` (one class per leaf: ``cls``) and ``q`` of the tree of ``x``."""
+        leaf = self.leaves(ctx, x)
+        n, nl_, K = leaf.size, cls.size, ctx.data.n_classes
+        r = np.zeros((n, nl_))
+        r[np.arange(n), leaf] = 1.0
+        x[ctx["yhat"].ids] = r
+        x[ctx["leaf_class"].ids] = (cls[:, None] == np.arange(K)[None]).astype(float)
+        q = np.zeros((n, nl_))
+        ok = cls[leaf] == ctx.data.class_index
+        q[np.arange(n)[ok], leaf[ok]] = 1.0
+        x[ctx.model.variables["leaf_correct"].ids] = q
+
+    def polish(self, ctx: BuildContext, x: np.ndarray) -> None:
+        """``K > 2``: the leaf classes that minimize the loss of the solver's tree (a solver's incumbent may
+        label a leaf by a class that is not its weighted majority; the decoded tree is the best of its splits)."""
+        if self.multiclass(ctx):
+            self._complete_multiclass(ctx, x, self.best_classes(ctx, self.leaves(ctx, x)))

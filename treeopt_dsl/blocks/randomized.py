@@ -119,7 +119,10 @@ def cost_matrix(K: int, cost: Any = 0.5) -> np.ndarray:
 
 class ExpectedMisclassification(Block):
     """The expected misclassification cost over the training sample (line 112), the first term of (1)
-    and (9): ``g = 1/N sum_i sum_t P_it sum_k W_{y_i k} C_kt``."""
+    and (9): ``g = 1/N sum_i sum_t P_it sum_k W_{y_i k} C_kt``.
+
+    With sample weights ``w_i`` (``Dataset.sample_weight``): ``g = 1/sum_i w_i sum_i w_i sum_t P_it sum_k W_{y_i k}
+    C_kt``, the weighted mean (``N = sum_i w_i`` without weights): an integer weight is a repeated row."""
 
     requires = ("leaf_prob", "C")
     provides = ("loss",)
@@ -130,9 +133,10 @@ class ExpectedMisclassification(Block):
     def build(self, ctx: BuildContext) -> None:
         data = ctx.data
         W = cost_matrix(data.n_classes, self.cost)
-        Wy = xr.DataArray(W[data.class_index], dims=(SAMPLE, CLASS))  # W_{y_i k}
-        expected = ctx["C"].dot(Wy, CLASS)  # sum_k W_{y_i k} C_kt over (leaf, sample)
-        g = nl.nlsum(ctx["leaf_prob"] * expected) * (1.0 / data.n_samples)
+        w = data.weights
+        Wy = xr.DataArray(W[data.class_index] * w[:, None], dims=(SAMPLE, CLASS))  # w_i W_{y_i k}
+        expected = ctx["C"].dot(Wy, CLASS)  # sum_k w_i W_{y_i k} C_kt over (leaf, sample)
+        g = nl.nlsum(ctx["leaf_prob"] * expected) * (1.0 / float(w.sum()))
         ctx.model.add_objective(g, "misclassification")
         ctx.provide("loss", g, "ExpectedMisclassification")
 
@@ -140,7 +144,8 @@ class ExpectedMisclassification(Block):
 class ClassPerformance(Block):
     """Expected correct classification of each controlled class (8):
     ``sum_{i in I_k} sum_t P_it C_kt >= rho_k |I_k|`` (lines 146-150; ``rho_k = 0.1`` in the
-    experiments, line 396). ``rho`` is one number for every class or one per class."""
+    experiments, line 396). ``rho`` is one number for every class or one per class. With sample weights, the
+    sums are weighted: ``sum_{i in I_k} w_i sum_t P_it C_kt >= rho_k sum_{i in I_k} w_i``."""
 
     requires = ("leaf_prob", "C")
     provides = ("class_performance",)
@@ -154,10 +159,11 @@ class ClassPerformance(Block):
         rho = np.broadcast_to(np.asarray(self.rho, dtype=float), (K,))
         if np.any((rho < 0) | (rho > 1)):
             raise FormulationError(f"rho must lie in [0, 1], got {self.rho!r}")
-        member = xr.DataArray((data.class_index[:, None] == np.arange(K)[None]).astype(float),
+        w = data.weights
+        member = xr.DataArray((data.class_index[:, None] == np.arange(K)[None]) * w[:, None],
                               dims=(SAMPLE, CLASS), coords={CLASS: np.arange(K)})
         correct = nl.nlsum(nl.nlsum(ctx["leaf_prob"] * ctx["C"] * member, SAMPLE), LEAF)
-        counts = np.bincount(data.class_index, minlength=K).astype(float)
+        counts = np.bincount(data.class_index, weights=w, minlength=K).astype(float)
         row = ctx.model.add_constraints("class_performance", correct >= xr.DataArray(rho * counts, dims=(CLASS,),
                                                                                       coords={CLASS: np.arange(K)}))
         ctx.provide("class_performance", row, "ClassPerformance")

@@ -47,6 +47,9 @@ class BornAgainClassifier(ClassifierMixin, BaseEstimator):
             everywhere, identical on the training data.
         time_limit: seconds for the dynamic program (default 60; ``None``: no limit).
         random_state: seed of the default forest and of the heuristic's samples.
+        class_weight: ``None``, ``"balanced"`` or a dict (scikit-learn's semantics); multiplied into the
+            ``sample_weight`` of :meth:`fit`, which go to the forest's ``fit`` (the born-again tree reproduces the
+            forest, so the weights act through it; ignored with ``prefit``).
 
     Fitted attributes: ``forest_``, ``ensemble_`` (:class:`~treeopt_dsl.bornagain.Ensemble`), ``tree_`` (the tree
     :meth:`predict` uses; pruned if ``prune``), ``born_again_`` (before pruning), ``faithful_`` (the check of
@@ -55,7 +58,7 @@ class BornAgainClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, estimator: Any = None, *, prefit: bool = False, objective: str = "depth",
                  method: str = "auto", prune: bool = False, time_limit: float | None = 60.0,
-                 random_state: int | None = 0) -> None:
+                 random_state: int | None = 0, class_weight: Any = None) -> None:
         self.estimator = estimator
         self.prefit = prefit
         self.objective = objective
@@ -63,8 +66,11 @@ class BornAgainClassifier(ClassifierMixin, BaseEstimator):
         self.prune = prune
         self.time_limit = time_limit
         self.random_state = random_state
+        self.class_weight = class_weight
 
-    def fit(self, X: Any, y: Any) -> BornAgainClassifier:
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> BornAgainClassifier:
+        """Fit the forest on ``(X, y)`` (weighted by ``sample_weight`` and ``class_weight``) and its born-again
+        tree."""
         if self.objective not in OBJECTIVES:
             raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {self.objective!r}")
         if self.method not in METHODS:
@@ -79,7 +85,13 @@ class BornAgainClassifier(ClassifierMixin, BaseEstimator):
 
             forest = (clone(self.estimator) if self.estimator is not None else
                       RandomForestClassifier(n_estimators=10, max_depth=3, random_state=self.random_state))
-            forest.fit(X, y)
+            from ..estimator import fit_weights
+
+            sw = fit_weights(self, X, y, sample_weight)
+            if sw is None:
+                forest.fit(X, y)
+            else:
+                forest.fit(X, y, sample_weight=sw)
         self.forest_ = forest
         self.ensemble_ = Ensemble.from_sklearn(forest)
         tree, self.method_ = None, "heuristic"

@@ -44,7 +44,10 @@ DEFAULT_TIME_LIMIT = 600.0
 
 #: the row and objective families OCT's blocks add (anything else is a side constraint the DP does not model)
 _ROW_PREFIXES = ("w_l0_up", "w_l0_lo", "w_l0_budget", "w_l0_count", "route", "forward_left_level",
-                 "forward_right_level", "zero_one_neg_level", "zero_one_pos_level")
+                 "forward_right_level", "zero_one_neg_level", "zero_one_pos_level",
+                 # the leaf classes of K > 2 classes (ZeroOneLoss.build_multiclass)
+                 "leaf_side", "zero_one_leaf_left", "zero_one_leaf_right", "leaf_class_one", "zero_one_leaf_reached",
+                 "zero_one_leaf_class")
 _OBJECTIVE_TERMS = ("loss", "l0")
 
 
@@ -71,7 +74,7 @@ class DPTree:
 
     W: np.ndarray
     b: np.ndarray
-    errors: int  # misclassified training samples, counted on the binarized data
+    errors: float  # misclassified training samples (their total weight), counted on the binarized data
     n_splits: int  # nonzero rows of W
     objective: float  # C * errors + alpha * n_splits
     optimal: bool  # every STreeD run proved optimality (and the binarization is exact)
@@ -89,8 +92,9 @@ def _inspect(built: Built) -> DPTask | str:
     ctx, f = built.ctx, built.formulation
     if ctx.topology is None:
         return "it is not a tree formulation (no depth)"
-    if ctx.data.n_classes != 2:
-        return "the data have more than two classes (the DP route handles the binary 0-1 loss)"
+    weights = _weights_reason(ctx.data)
+    if weights:
+        return weights
     kinds = [type(b) for b in f.blocks]
     from ..warmstart import is_flow
 
@@ -128,6 +132,24 @@ def _inspect(built: Built) -> DPTask | str:
     C = float(loss._weights.weights(ctx)[-1])
     w_scale = 1.0 if split.w_bound is None else min(1.0, float(split.w_bound))
     return DPTask(depth=ctx.topo.depth, C=C, alpha=float(l0.penalty), eps=float(ctx.numerics.eps), w_scale=w_scale)
+
+
+#: the largest total of integer sample weights the DP route expands into repeated rows
+MAX_REPEATED_ROWS = 200_000
+
+
+def _weights_reason(data: Any) -> str | None:
+    """Why the DP route cannot take ``data``'s sample weights (``None``: no weights, or integer weights, which it
+    takes as repeated rows: STreeD's classification task counts rows and has no instance weights)."""
+    if not data.weighted:
+        return None
+    w = data.weights
+    if not np.all(w == np.round(w)):
+        return ("the sample weights are not integers (STreeD counts misclassified rows; the DP route takes integer "
+                "weights as repeated rows); the MILP takes any weights")
+    if float(w.sum()) > MAX_REPEATED_ROWS:
+        return f"the integer sample weights sum to {w.sum():.0f} rows, above {MAX_REPEATED_ROWS} (memory)"
+    return None
 
 
 def _inspect_flow(built: Built) -> DPTask | str:
@@ -219,13 +241,14 @@ def _run(Z: np.ndarray, y01: np.ndarray, depth: int, nodes: int, time_limit: flo
 
 
 def _predict(node: Any, Z: np.ndarray) -> np.ndarray:
-    """±1 predictions of a STreeD tree on 0/1 columns (left: column 0, right: column 1), by node masks."""
-    out = np.zeros(Z.shape[0])
+    """Class-code predictions (STreeD's labels: 0/1 for two classes) of a STreeD tree on 0/1 columns (left:
+    column 0, right: column 1), by node masks."""
+    out = np.zeros(Z.shape[0], dtype=np.int64)
     stack = [(node, np.ones(Z.shape[0], dtype=bool))]
     while stack:  # one numpy op per tree node
         nd, at = stack.pop()
         if nd.is_leaf_node():
-            out[at] = 1.0 if int(nd.label) == 1 else -1.0
+            out[at] = int(nd.label)
             continue
         right = Z[:, int(nd.feature)] == 1
         stack += [(nd.left_child, at & ~right), (nd.right_child, at & right)]
@@ -233,8 +256,11 @@ def _predict(node: Any, Z: np.ndarray) -> np.ndarray:
 
 
 def _embed(node: Any | None, label: float, bz: Binarization, task: DPTask, n_features: int,
-           b_cap: float) -> tuple[np.ndarray, np.ndarray]:
-    """The DP tree as the library's complete tree of depth ``d`` (``W``, ``b``); see the module docstring."""
+           b_cap: float, multiclass: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """The DP tree as the library's complete tree of depth ``d`` (``W``, ``b``); see the module docstring.
+    ``multiclass``: only the splits are embedded (a constant last-level node sends everything left, a split one
+    right iff ``x_j > thr``); the 0-1 loss block completes every leaf's class (the weighted majority, as STreeD's
+    leaf labels)."""
     d, a, half = task.depth, task.w_scale, task.eps / 2
     n_nodes = 2**d - 1
     W = np.zeros((n_nodes, n_features))
@@ -242,6 +268,8 @@ def _embed(node: Any | None, label: float, bz: Binarization, task: DPTask, n_fea
     const = min(1.0, b_cap)
 
     def leaf_label(nd: Any) -> float:
+        if multiclass:
+            return float(int(nd.label))
         return 1.0 if int(nd.label) == 1 else -1.0
 
     def place(nd: Any | None, cls: float, t: int, h: int) -> None:
@@ -249,7 +277,7 @@ def _embed(node: Any | None, label: float, bz: Binarization, task: DPTask, n_fea
         if nd is None or nd.is_leaf_node():
             c = cls if nd is None else leaf_label(nd)
             if last:
-                b[t] = c * const  # predict c always: v = ±const, beyond eps/2 on its side
+                b[t] = -const if multiclass else c * const  # predict c always: v = ±const, beyond eps/2 on its side
                 return
             b[t] = -const  # go left always; both subtrees repeat the class
             place(None, c, 2 * t + 1, h + 1)
@@ -260,9 +288,9 @@ def _embed(node: Any | None, label: float, bz: Binarization, task: DPTask, n_fea
         if last:
             cl, cr = leaf_label(nd.left_child), leaf_label(nd.right_child)
             if cl == cr:  # a split that changes no prediction: a constant (no used feature)
-                b[t] = cl * const
+                b[t] = -const if multiclass else cl * const
                 return
-            s = cr  # +1: predict +1 iff x_j > thr; -1: predict +1 iff x_j <= thr
+            s = 1.0 if multiclass else cr  # +1: predict +1 iff x_j > thr; -1: predict +1 iff x_j <= thr
             W[t, j], b[t] = s * a, -s * a * thr + half
             return
         W[t, j], b[t] = a, -a * thr + half  # right iff a (x_j - thr) > 0
@@ -280,21 +308,29 @@ def fit_dp(built: Built, task: DPTask, time_limit: float | None = None,
 
     t0 = time.perf_counter()
     data = built.ctx.data
-    X, y = data.X, np.asarray(data.y)
+    X = data.X
+    reason = _weights_reason(data)
+    if reason is not None:
+        raise FormulationError(f"the DP route cannot take these weights: {reason}")
+    K, multiclass = data.n_classes, data.n_classes > 2
+    y = data.class_index  # class codes 0..K-1 (0/1 for two classes), what STreeD labels
+    w = data.weights
+    rep = np.round(w).astype(np.int64)  # integer weights (checked): a row of weight k is k repeated rows
     limit = DEFAULT_TIME_LIMIT if time_limit is None else float(time_limit)
     bz = binarize(X, max_thresholds=max_thresholds, min_gap=task.min_gap)
-    y01 = (y > 0).astype(np.int32)
-    n_pos = int(y01.sum())
-    majority = 1.0 if n_pos >= y.size - n_pos else -1.0
+    Zr, yr = (bz.Z, y) if not data.weighted else (np.repeat(bz.Z, rep, axis=0), np.repeat(y, rep))
+    mass = np.bincount(y, weights=w, minlength=K)
+    majority = float(np.argmax(mass)) if multiclass else (1.0 if mass[1] >= mass[0] else -1.0)
+    major_code = int(np.argmax(mass)) if multiclass else int(mass[1] >= mass[0])
     split = next((b for b in built.formulation.blocks if isinstance(b, ObliqueSplit)), None)
     b_cap = float(built.ctx["b"].upper.max()) if split is not None and split.b_bound is not None else 1.0
     # candidates: the constant tree, then (alpha > 0) one run per number of branch nodes k
     best_node: Any | None = None
-    best_pred = np.full(y.size, majority)
-    best_obj = task.C * float(np.sum(best_pred != y))
+    best_pred = np.full(y.size, major_code)
+    best_obj = task.C * float(np.sum(w * (best_pred != y)))
     optimal, runs = bz.exact, 0
     max_nodes = 2**task.depth - 1
-    single_class = n_pos in (0, y.size)
+    single_class = int(np.count_nonzero(mass)) <= 1
     ks = [] if (bz.n_columns == 0 or single_class) else ([max_nodes] if task.alpha == 0 else range(1, max_nodes + 1))
     for k in ks:
         if task.alpha * k >= best_obj and task.alpha > 0:
@@ -303,19 +339,21 @@ def fit_dp(built: Built, task: DPTask, time_limit: float | None = None,
         if left <= 0:
             optimal = False
             break
-        node, proved = _run(bz.Z, y01, min(task.depth, k), k, left)
+        node, proved = _run(Zr, yr.astype(np.int32), min(task.depth, k), k, left)
         runs += 1
         optimal = optimal and proved
         pred = _predict(node, bz.Z)
-        W, _ = _embed(node, majority, bz, task, X.shape[1], b_cap)
-        obj = task.C * float(np.sum(pred != y)) + task.alpha * int(np.count_nonzero(np.abs(W).sum(1)))
+        W, _ = _embed(node, majority, bz, task, X.shape[1], b_cap, multiclass)
+        obj = task.C * float(np.sum(w * (pred != y))) + task.alpha * int(np.count_nonzero(np.abs(W).sum(1)))
         if obj < best_obj - 1e-12:
             best_node, best_pred, best_obj = node, pred, obj
-    W, b = _embed(best_node, majority, bz, task, X.shape[1], b_cap)
+    W, b = _embed(best_node, majority, bz, task, X.shape[1], b_cap, multiclass)
     n_splits = int(np.count_nonzero(np.abs(W).sum(1)))
-    errors = int(np.sum(best_pred != y))
+    errors = float(np.sum(w * (best_pred != y)))  # weighted (the count of errors without weights)
+    errors = int(errors) if errors == int(errors) else errors
     return DPTree(W=W, b=b, errors=errors, n_splits=n_splits, objective=task.C * errors + task.alpha * n_splits,
-                  optimal=optimal, runtime_s=time.perf_counter() - t0, predictions=best_pred,
+                  optimal=optimal, runtime_s=time.perf_counter() - t0,
+                  predictions=best_pred if multiclass else np.where(best_pred == 1, 1, -1),
                   n_columns=bz.n_columns, runs=runs)
 
 
@@ -452,8 +490,9 @@ def dp_candidate(built: Built, time_limit: float = 5.0,
     ctx = built.ctx
     if not is_tree(built):
         raise FormulationError("the DP start needs a tree formulation (hyperplane decisions w, b or binary splits)")
-    if ctx.data.n_classes != 2:
-        raise FormulationError("the DP start handles two classes")
+    reason = _weights_reason(ctx.data)
+    if reason is not None:
+        raise FormulationError(f"the DP start cannot take these weights: {reason}")
     task = recognize(built)
     budget = start_columns(ctx.topo.depth)
     all_cuts = n_exact_columns(ctx.data.X) <= budget

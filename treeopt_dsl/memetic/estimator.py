@@ -65,6 +65,11 @@ class _AxisTreeClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"{type(self).__name__} needs two classes in y, found 1 class")
         self.classes_ = classes
         sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        cw = getattr(self, "class_weight", None)
+        if cw is not None:  # scikit-learn's semantics: w_i = sample_weight_i * class_weight[y_i]
+            from sklearn.utils.class_weight import compute_sample_weight
+
+            sw = sw * compute_sample_weight(cw, y)
         return X, np.where(y == classes[1], 1, -1), sw
 
     def _keep(self, X: np.ndarray, ypm: np.ndarray, sw: np.ndarray, W: np.ndarray, b: np.ndarray) -> None:
@@ -111,16 +116,19 @@ class TAOClassifier(_AxisTreeClassifier):
         depth: the tree depth (CART's ``max_depth``).
         max_iter: TAO passes at most (each from the deepest level to the root; stops when nothing changes).
         random_state: CART's seed.
+        class_weight: ``None``, ``"balanced"`` or a dict (scikit-learn's semantics), multiplied into ``sample_weight``.
 
     Fitted attributes: ``tree_`` (:class:`~treeopt_dsl.models.decision_tree.DecisionTree`), ``W_``, ``b_`` (the
     library's hyperplane layout), ``history_`` (training error after each pass; ``n_iter_`` passes),
     ``cart_error_`` (CART's weighted training error), ``classes_``, ``n_features_in_``.
     """
 
-    def __init__(self, depth: int = 2, max_iter: int = 20, random_state: int | None = 0) -> None:
+    def __init__(self, depth: int = 2, max_iter: int = 20, random_state: int | None = 0,
+                 class_weight: Any = None) -> None:
         self.depth = depth
         self.max_iter = max_iter
         self.random_state = random_state
+        self.class_weight = class_weight
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> TAOClassifier:
         from sklearn.tree import DecisionTreeClassifier
@@ -152,6 +160,7 @@ class TMOClassifier(_AxisTreeClassifier):
         n_jobs: joblib workers for the children's TAO runs (``"generational"`` only).
         time_limit: seconds; at the limit the best tree so far is kept (``result_.stopped``).
         random_state: seed of the forest, the bootstrap samples, the partners and the crossover.
+        class_weight: ``None``, ``"balanced"`` or a dict (scikit-learn's semantics), multiplied into ``sample_weight``.
 
     Fitted attributes: ``tree_``, ``W_``, ``b_``, ``result_`` (:class:`~treeopt_dsl.memetic.tmo.TMOResult`: fitness,
     history per generation, TAO runs, why it stopped), ``initial_score_`` (the best training accuracy of the
@@ -160,7 +169,7 @@ class TMOClassifier(_AxisTreeClassifier):
 
     def __init__(self, depth: int = 2, n_trees: int = 100, n_generations: int = 5, crossover_rate: float = 0.75,
                  schedule: str = "sequential", n_jobs: int | None = None, time_limit: float | None = None,
-                 random_state: int | None = 0) -> None:
+                 random_state: int | None = 0, class_weight: Any = None) -> None:
         self.depth = depth
         self.n_trees = n_trees
         self.n_generations = n_generations
@@ -169,6 +178,7 @@ class TMOClassifier(_AxisTreeClassifier):
         self.n_jobs = n_jobs
         self.time_limit = time_limit
         self.random_state = random_state
+        self.class_weight = class_weight
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None, callback: Any = None) -> TMOClassifier:
         """Run TMO on ``(X, y)``; ``callback`` receives a dict after the initial population and each generation."""

@@ -25,6 +25,11 @@ class TreeModel:
     sign of its score, and ``predict_proba`` is the sigmoid of that score (the calibrated reading of
     the thesis, seed 000 lines 585-606). Coefficients act on *scaled* features; ``scaler`` maps
     raw inputs, and :meth:`text` prints thresholds in original units for axis-aligned nodes.
+
+    **More than two classes** (OCT's leaf classes, docs/multiclass.md): ``leaf_classes[l]`` is the class code
+    (into ``classes``) of leaf ``l = 2j + side``, the ``side`` (0 left, 1 right: ``v > leaf_threshold``) of the
+    ``j``-th last-level node; ``leaf_counts[l, k]`` the training weight of class ``k`` in leaf ``l``
+    (``predict_proba``). ``None`` for binary trees, which classify by the sign of the last-level score.
     """
 
     topology: Topology
@@ -37,6 +42,8 @@ class TreeModel:
     leaf_threshold: float = 0.0  # 0: s(v) >= 0.5 (logistic, hinge); eps/2 for the 0-1 loss (3.9)
     X_train: np.ndarray | None = field(default=None, repr=False)  # scaled, for feature influence
     zero_tol: float = 1e-7
+    leaf_classes: np.ndarray | None = None  # K > 2: class code per leaf 2j + side
+    leaf_counts: np.ndarray | None = field(default=None, repr=False)  # K > 2: training weight per (leaf, class)
 
     # ---------------------------------------------------------------- evaluation
     def _scaled(self, X: Any) -> np.ndarray:
@@ -59,12 +66,46 @@ class TreeModel:
         last = self.topology.last[self.topology.route(v > self.threshold)]
         return v[np.arange(v.shape[0]), last]
 
+    @property
+    def multiclass(self) -> bool:
+        """Whether the leaves hold one of ``K > 2`` classes (``leaf_classes``)."""
+        return self.leaf_classes is not None
+
+    def leaf(self, X: Any, scaled: bool = False) -> np.ndarray:
+        """The leaf ``2j + side`` each sample reaches (``j``: its last-level node, ``side``: 1 iff its score there
+        exceeds ``leaf_threshold``, the rule of :meth:`predict`)."""
+        v = self.scores(X, scaled)
+        j = self.topology.route(v > self.threshold)
+        at = v[np.arange(v.shape[0]), self.topology.last[j]]
+        side = at > self.leaf_threshold if self.leaf_threshold > 0 else at >= 0.0
+        return 2 * j + side.astype(np.int64)
+
+    def predict_codes(self, X: Any, scaled: bool = False) -> np.ndarray:
+        """Class codes ``0..K-1`` (positions in ``classes``) of the samples."""
+        if self.leaf_classes is None:
+            s = self.decision_function(X, scaled)
+            return (s > self.leaf_threshold if self.leaf_threshold > 0 else s >= 0.0).astype(np.int64)
+        return np.asarray(self.leaf_classes, dtype=np.int64)[self.leaf(X, scaled)]
+
     def predict_proba(self, X: Any) -> np.ndarray:
-        """Columns ``[P(classes[0]), P(classes[1])]``; ``P(+1) = sigmoid(score at the reached node)``."""
+        """Columns ``[P(classes[0]), P(classes[1])]``; ``P(+1) = sigmoid(score at the reached node)``.
+        ``K > 2``: the Laplace-smoothed class shares of the training weight in the reached leaf, one-hot on the
+        leaf's class where those shares would rank another class first (so ``argmax`` agrees with ``predict``)."""
+        if self.leaf_classes is not None:
+            K = len(self.classes)
+            counts = (np.zeros((len(self.leaf_classes), K)) if self.leaf_counts is None
+                      else np.asarray(self.leaf_counts, dtype=float))
+            P = (counts + 1.0) / (counts.sum(1, keepdims=True) + K)
+            own = np.asarray(self.leaf_classes, dtype=np.int64)
+            bad = np.argmax(P, axis=1) != own
+            P[bad] = np.eye(K)[own[bad]]
+            return P[self.leaf(X)]
         p = sigmoid(self.decision_function(X))
         return np.column_stack([1.0 - p, p])
 
     def predict(self, X: Any) -> np.ndarray:
+        if self.leaf_classes is not None:
+            return np.asarray(self.classes)[self.predict_codes(X)]
         score = self.decision_function(X)
         pos = score > self.leaf_threshold if self.leaf_threshold > 0 else score >= 0.0  # s(v) >= 0.5, line 589
         return pick_labels(self.classes, pos)
@@ -108,16 +149,20 @@ class TreeModel:
             used = np.flatnonzero(np.abs(w) > self.zero_tol)
             last = h == self.topology.depth
             role = "predict +1 if" if last else "go right if"
+            if last and self.leaf_classes is not None:
+                j = int(np.searchsorted(self.topology.last, t))
+                lo, hi = (self.classes[int(self.leaf_classes[2 * j + s])] for s in (0, 1))
+                role = f"predict {hi!r} (else {lo!r}) if"
             if used.size == 0:  # no feature: say what the node always does (as predict decides)
                 right = bool(self._side(np.array([b]), last)[0])
-                does = (f"predict {'+1' if right else '-1'}" if last else f"go {'right' if right else 'left'}")
+                does = (f"predict {self._label(t, right)}" if last else f"go {'right' if right else 'left'}")
                 lines.append(f"{pad}node {t} [level {h}]: {does} always  (constant score {b:+.4g})")
                 continue
             if used.size == 1 and getattr(self.scaler, "kind", None) == "cuts":  # a 0/1 column [x > c]
                 j = used[0]
                 s0, s1 = (bool(self._side(np.array([v]), last)[0]) for v in (b, w[j] + b))
                 if s0 == s1:  # both values of the column on one side: the node is constant
-                    does = (f"predict {'+1' if s0 else '-1'}" if last else f"go {'right' if s0 else 'left'}")
+                    does = (f"predict {self._label(t, s0)}" if last else f"go {'right' if s0 else 'left'}")
                     lines.append(f"{pad}node {t} [level {h}]: {does} always")
                     continue
                 cond = self.feature_names[j] if s1 else f"not ({self.feature_names[j]})"
@@ -134,8 +179,18 @@ class TreeModel:
             lines.append(f"{pad}node {t} [level {h}]: {role} {cond}")
         units = ("splits test threshold columns [x > c] of the raw features"
                  if getattr(self.scaler, "kind", None) == "cuts" else "oblique terms use standardized features")
-        lines.append(f"(classes: -1 = {self.classes[0]!r}, +1 = {self.classes[1]!r}; {units})")
+        if self.leaf_classes is not None:
+            lines.append(f"(classes: {', '.join(repr(c) for c in self.classes)}; {units})")
+        else:
+            lines.append(f"(classes: -1 = {self.classes[0]!r}, +1 = {self.classes[1]!r}; {units})")
         return "\n".join(lines)
+
+    def _label(self, t: int, right: bool) -> str:
+        """What a constant last-level node ``t`` predicts: ``+1``/``-1``, or its leaf's class (``K > 2``)."""
+        if self.leaf_classes is None:
+            return "+1" if right else "-1"
+        j = int(np.searchsorted(self.topology.last, t))
+        return repr(self.classes[int(self.leaf_classes[2 * j + int(right)])])
 
     def _side(self, v: np.ndarray, last: bool) -> np.ndarray:
         """The model's rule on scores ``v``: right at inner nodes, +1 at the last layer (as ``predict``)."""
@@ -181,6 +236,33 @@ class TreeModel:
     def __str__(self) -> str:
         return self.text()
 
+    # ---------------------------------------------------------------- pictures (treeopt_dsl.viz)
+    def plot(self, ax: Any = None, max_terms: int = 3, X: Any = None, y: Any = None, fontsize: float = 7.0) -> Any:
+        """Draw the tree with matplotlib (``pip install treeopt-dsl[plot]``); returns the figure.
+
+        Rules in the features' original units (``name <= value``; oblique nodes by their ``max_terms``
+        largest terms), leaves with their class and the training samples reaching them (per class when raw
+        ``X`` and labels ``y`` are given). See :func:`treeopt_dsl.viz.tree_model_graph`.
+
+        Example::
+
+            >>> model.plot().savefig("tree.png")  # doctest: +SKIP
+        """
+        from ..viz import draw, tree_model_graph
+
+        return draw(tree_model_graph(self, max_terms, X, y), ax=ax, fontsize=fontsize)
+
+    def to_dot(self, max_terms: int = 3, X: Any = None, y: Any = None) -> str:
+        """The tree as Graphviz DOT text (the boxes of :meth:`plot`; render with ``dot -Tpng``).
+
+        Example::
+
+            >>> open("tree.dot", "w").write(model.to_dot())  # doctest: +SKIP
+        """
+        from ..viz import to_dot, tree_model_graph
+
+        return to_dot(tree_model_graph(self, max_terms, X, y))
+
 
 def decode_tree(ctx: Any, x: np.ndarray, scaler: Scaler | None = None) -> TreeModel:
     """Read ``w`` and ``b`` from a solution into a :class:`TreeModel` (tiny values set to 0)."""
@@ -190,5 +272,12 @@ def decode_tree(ctx: Any, x: np.ndarray, scaler: Scaler | None = None) -> TreeMo
     sc = scaler or ctx.data.meta.get("scaler") or Scaler("none").fit(ctx.data.X)
     loss = ctx.roles.get("loss")
     leaf = float(loss.leaf_threshold(ctx)) if hasattr(loss, "leaf_threshold") else 0.0
-    return TreeModel(ctx.topo, W, b, ctx.data.feature_names, ctx.data.classes, sc,
+    tree = TreeModel(ctx.topo, W, b, ctx.data.feature_names, ctx.data.classes, sc,
                      threshold=ctx.numerics.eps / 2, leaf_threshold=leaf, X_train=ctx.data.X)
+    if ctx.data.n_classes > 2 and "leaf_class" in ctx.roles:  # OCT's leaf classes (K > 2)
+        tree.leaf_classes = np.argmax(ctx["leaf_class"].values(x), axis=1).astype(np.int64)
+        at = tree.leaf(ctx.data.X, scaled=True)
+        counts = np.zeros((tree.leaf_classes.size, ctx.data.n_classes))
+        np.add.at(counts, (at, ctx.data.class_index), ctx.data.weights)
+        tree.leaf_counts = counts
+    return tree
