@@ -1,4 +1,5 @@
-"""The notebook composing OLCT from blocks runs top to bottom (its cells assert the certificate)."""
+"""Every notebook of notebooks/ runs top to bottom; each asserts what matters in its own cells (the certificate,
+faithfulness, accuracy against CART, ...), so an error output fails the test."""
 
 from pathlib import Path
 
@@ -21,8 +22,9 @@ def test_notebook_executes(path: Path) -> None:
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
     text = "".join(o.get("text", "") for o in outputs)
-    assert "certificate ok" in text
     assert "train accuracy" in text
+    if path.name == "olct_from_blocks.ipynb":
+        assert "certificate ok" in text
 
 
 def test_there_is_a_notebook() -> None:

@@ -66,6 +66,43 @@ def entry_spec(entry: dict[str, Any], variant: str | None = None) -> dict[str, A
     return {**{k: entry[k] for k in INHERITED if k in entry}, **variants[variant], "variant": variant}
 
 
+_WDBC = ("radius", "texture", "perimeter", "area", "smoothness", "compactness", "concavity", "concave points",
+         "symmetry", "fractal dimension")
+#: Names of the columns (in file order) and classes (raw label -> name) of headerless files whose
+#: documentation (the ``.names`` files) gives them; a manifest entry's own ``column_names`` / ``class_names``
+#: keys win. Without them a headerless file's features print as ``col0, col1, ...``.
+KNOWN_NAMES: dict[str, dict[str, Any]] = {
+    "iris": {"columns": ["sepal length", "sepal width", "petal length", "petal width", "class"]},
+    "breast": {"columns": ["id", "diagnosis", *(f"mean {f}" for f in _WDBC), *(f"{f} error" for f in _WDBC),
+                           *(f"worst {f}" for f in _WDBC)]},  # scikit-learn's names (the bundled copy's)
+    "breast-wisconsin-original": {
+        "columns": ["sample code number", "clump thickness", "uniformity of cell size", "uniformity of cell shape",
+                    "marginal adhesion", "single epithelial cell size", "bare nuclei", "bland chromatin",
+                    "normal nucleoli", "mitoses", "class"],
+        "classes": {"2": "benign", "4": "malignant"}},
+}
+
+
+def _known_names(entry: dict[str, Any], spec: dict[str, Any], variant: str | None) -> dict[str, Any]:
+    """``{"columns": [...], "classes": {...}}`` for a headerless table: the spec's keys, else :data:`KNOWN_NAMES`
+    (for the entry itself, not its variants, which may be other files)."""
+    known = KNOWN_NAMES.get(entry["name"], {}) if variant is None else {}
+    return {"columns": spec.get("column_names") or known.get("columns"),
+            "classes": spec.get("class_names") or known.get("classes")}
+
+
+def _named_classes(d: Dataset, names: dict[str, Any] | None) -> Dataset:
+    """``d`` with its class labels replaced by their documented names (``{raw label: name}``)."""
+    if not names:
+        return d
+    from dataclasses import replace
+
+    from .frames import label_key
+
+    table = {label_key(k): v for k, v in names.items()}
+    return replace(d, classes=tuple(table.get(label_key(c), c) for c in d.classes))
+
+
 def _files(directory: Path, entry: dict[str, Any], spec: dict[str, Any], name: str) -> list[Path]:
     files = [directory / entry["name"] / f for f in spec["parse"]]
     missing = [str(f) for f in files if not f.is_file()]
@@ -145,11 +182,17 @@ def load_entry(directory: str | Path, entry: dict[str, Any], *, positive: Any = 
         row_file = row_file[df.index.get_indexer(kept.index)]
         meta["filtered_out"] = int(df.shape[0] - kept.shape[0])
         df = kept.reset_index(drop=True)
-    return frame_to_dataset(df, spec["label"], spec, name=name, positive=positive,
-                            categorical=spec.get("categorical_columns", []), drop=spec.get("drop_columns", []),
-                            features=spec.get("common_feature_columns", []), missing="drop",
-                            header=bool(spec.get("header")), row_file=row_file,
-                            files=[Path(f).name for f in spec["parse"]], meta=meta)
+    header = bool(spec.get("header"))
+    known = _known_names(entry, spec, variant) if not header else {"columns": None, "classes": None}
+    if known["columns"] is not None and len(known["columns"]) == df.shape[1]:
+        df = df.set_axis([str(c) for c in known["columns"]], axis=1)  # integer references stay positional
+        header = True
+    d = frame_to_dataset(df, spec["label"], spec, name=name, positive=positive,
+                         categorical=spec.get("categorical_columns", []), drop=spec.get("drop_columns", []),
+                         features=spec.get("common_feature_columns", []), missing="drop",
+                         header=header, row_file=row_file,
+                         files=[Path(f).name for f in spec["parse"]], meta=meta)
+    return _named_classes(d, known["classes"])
 
 
 def describe(entry: dict[str, Any]) -> dict[str, Any]:

@@ -195,6 +195,13 @@ class CategoricalTreeModel:
         return ax
 
 
+    def to_dot(self) -> str:
+        """The tree as Graphviz DOT text: set tests (``yes`` = left), leaves with class and training counts."""
+        from ..viz import categorical_graph, to_dot
+
+        return to_dot(categorical_graph(self), name="categorical_tree")
+
+
 def decode_categorical_tree(ctx: Any, x: np.ndarray) -> CategoricalTreeModel:
     """Read ``(v, z)`` from a solution: the group of each node is ``argmax_g v[k, g]`` and its subset the
     levels of that group with ``z > 1/2`` (with ``z <= v`` (2) and Proposition 1 no other ``z`` matters)."""

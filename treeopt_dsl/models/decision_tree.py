@@ -244,61 +244,30 @@ class DecisionTree:
         each leaf its class, leaves in order left to right and nodes at their depth. Returns the figure.
 
         Trees with more than ``max_leaves`` leaves are refused (a picture of thousands of leaves says less
-        than :meth:`text`); raise it to draw them anyway.
+        than :meth:`text`); raise it to draw them anyway. The drawing is :func:`treeopt_dsl.viz.draw` (the
+        backend is matplotlib's choice: inline in notebooks, Agg without a display).
 
         Example::
 
             >>> t = DecisionTree([0, -1, -1], [1.5, 0, 0], [1, -1, -1], [2, -1, -1], [-1, 0, 1])
             >>> t.plot().savefig("/tmp/tree.png")  # doctest: +SKIP
         """
-        try:
-            import matplotlib
+        from ..viz import decision_tree_graph, draw
 
-            matplotlib.use("Agg", force=False)
-            import matplotlib.pyplot as plt
-        except ImportError:
-            from ..errors import TreeoptError
+        return draw(decision_tree_graph(self, decimals), ax=ax, max_leaves=max_leaves)
 
-            raise TreeoptError("plotting needs matplotlib: `pip install treeopt-dsl[plot]`") from None
-        if self.n_leaves > max_leaves:
-            raise DataError(f"the tree has {self.n_leaves} leaves, more than max_leaves={max_leaves}: use text() "
-                            "or raise max_leaves")
-        assert self.classes is not None
-        x = np.zeros(self.n_nodes)
-        order: list[int] = []
-        stack = [0]
-        while stack:  # leaves left to right
-            v = stack.pop()
-            if self.left[v] < 0:
-                order.append(v)
-            else:
-                stack += [int(self.right[v]), int(self.left[v])]
-        x[order] = np.arange(len(order))
-        depth = self.node_depth
-        for v in np.argsort(-depth):  # a parent sits above the middle of its children
-            if self.left[v] >= 0:
-                x[v] = (x[self.left[v]] + x[self.right[v]]) / 2.0
-        if ax is None:
-            _, ax = plt.subplots(figsize=(max(4.0, 1.2 * len(order)), max(2.5, 1.1 * (self.depth + 1))))
-        palette = plt.get_cmap("tab10")
-        for v in range(self.n_nodes):
-            if self.left[v] >= 0:
-                for child, lab in ((self.left[v], "yes"), (self.right[v], "no")):
-                    ax.plot([x[v], x[child]], [-depth[v], -depth[child]], color="0.6", lw=1, zorder=1)
-                    ax.text((x[v] + x[child]) / 2, -(depth[v] + depth[child]) / 2, lab, fontsize=6, color="0.4",
-                            ha="center", va="center", backgroundcolor="white")
-                text = f"{self._name(int(self.feature[v]))} <= {float(self.threshold[v]):.{decimals}f}"
-                ax.text(x[v], -depth[v], text, ha="center", va="center", fontsize=7, zorder=2,
-                        bbox={"boxstyle": "round", "fc": "white", "ec": "0.3"})
-            else:
-                k = int(self.value[v])
-                ax.text(x[v], -depth[v], str(self.classes[k]), ha="center", va="center", fontsize=7, zorder=2,
-                        bbox={"boxstyle": "round", "fc": palette(k % 10), "ec": "0.3", "alpha": 0.6})
-        ax.set_xlim(-0.7, max(len(order) - 0.3, 0.7))
-        ax.set_ylim(-self.depth - 0.5, 0.5)
-        ax.axis("off")
-        ax.figure.tight_layout()
-        return ax.figure
+    def to_dot(self, decimals: int | None = None) -> str:
+        """The tree as Graphviz DOT text (``name <= value`` at splits, ``yes`` = left; render with ``dot -Tpng``).
+
+        Example::
+
+            >>> t = DecisionTree([0, -1, -1], [1.5, 0, 0], [1, -1, -1], [2, -1, -1], [-1, 0, 1])
+            >>> t.to_dot().count("->")
+            2
+        """
+        from ..viz import decision_tree_graph, to_dot
+
+        return to_dot(decision_tree_graph(self, decimals))
 
     @classmethod
     def from_sklearn(cls, estimator: Any, feature_names: Sequence[str] | None = None) -> DecisionTree:

@@ -109,6 +109,25 @@ class RandomizedTreeModel:
     def __str__(self) -> str:
         return self.text()
 
+    def plot(self, ax: Any = None, max_terms: int = 3, fontsize: float = 7.0) -> Any:
+        """Draw the probabilistic splits with matplotlib; returns the figure. Each node shows its rule
+        ``u >= c`` in original units and the steepness of ``F`` along it, each leaf its class probabilities
+        (:func:`treeopt_dsl.viz.randomized_graph`).
+
+        Example::
+
+            >>> model.plot().savefig("sorct.png")  # doctest: +SKIP
+        """
+        from ..viz import draw, randomized_graph
+
+        return draw(randomized_graph(self, max_terms), ax=ax, fontsize=fontsize)
+
+    def to_dot(self, max_terms: int = 3) -> str:
+        """The tree of :meth:`plot` as Graphviz DOT text."""
+        from ..viz import randomized_graph, to_dot
+
+        return to_dot(randomized_graph(self, max_terms), name="sorct")
+
 
 def decode_randomized(ctx: Any, x: np.ndarray) -> RandomizedTreeModel:
     """The fitted model of an S-ORCT solution vector."""

@@ -110,6 +110,18 @@ class RiskScoreModel:
     def __str__(self) -> str:
         return self.text()
 
+    def plot(self, ax: Any = None) -> Any:
+        """The score card as a figure: points per rule beside the risk of every total
+        (:func:`treeopt_dsl.viz.plot_score_card`). Returns the figure.
+
+        Example::
+
+            >>> model.plot().savefig("card.png")  # doctest: +SKIP
+        """
+        from ..viz import plot_score_card
+
+        return plot_score_card(self, ax=ax)
+
 
 @dataclass
 class GeneralizedRiskScoreModel:
@@ -184,6 +196,18 @@ class GeneralizedRiskScoreModel:
 
     def __str__(self) -> str:
         return self.text()
+
+    def plot(self, ax: Any = None) -> Any:
+        """The score card as a figure: points per rule beside the risk of every total
+        (:func:`treeopt_dsl.viz.plot_score_card`). Returns the figure.
+
+        Example::
+
+            >>> model.plot().savefig("card.png")  # doctest: +SKIP
+        """
+        from ..viz import plot_score_card
+
+        return plot_score_card(self, ax=ax)
 
 
 def decode_generalized_risk_score(ctx: Any, x: np.ndarray) -> GeneralizedRiskScoreModel:

@@ -1,0 +1,64 @@
+"""The documentation's promises that a build does not check: the block catalogue names every block, every
+cited reference key exists, the nav's pages exist, ``py.typed`` ships and the version is defined once.
+(The site itself is built, warnings as errors, by ``.ci/test``: ``mkdocs build --strict``.)"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import inspect
+import re
+from pathlib import Path
+
+import pytest
+
+import treeopt_dsl
+from treeopt_dsl import blocks as B
+from treeopt_dsl.formulation import Block
+
+tomllib = pytest.importorskip("tomllib")
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+
+
+def test_block_catalogue_names_every_block() -> None:
+    text = (DOCS / "blocks.md").read_text()
+    exported = [n for n in B.__all__ if inspect.isclass(getattr(B, n)) and issubclass(getattr(B, n), Block)
+                and getattr(B, n) is not Block]
+    missing = [n for n in exported if f"`{n}" not in text]
+    assert not missing, f"docs/blocks.md does not list {missing}"
+
+
+def test_every_cited_reference_key_exists() -> None:
+    keys = set(re.findall(r"^### ([a-z0-9-]+)$", (DOCS / "references.md").read_text(), flags=re.M))
+    assert {"aldinucci-thesis-2024", "bertsimas-dunn-2017", "blanquero-2020-sorct"} <= keys
+    sources = [*DOCS.rglob("*.md"), *(ROOT / "notebooks").glob("*.ipynb"), *(ROOT / "treeopt_dsl").rglob("*.py")]
+    cited = {(p.name, k) for p in sources for k in re.findall(r"references\.md#([a-z0-9-]+)", p.read_text())}
+    assert cited, "no page cites a reference"
+    year_keys = r"\[([a-z]+(?:-[a-z]+)*-(?:19|20)\d\d(?:-[a-z0-9]+)*)\]"  # [author-year...] in docstrings and pages
+    cited |= {(p.name, k) for p in sources for k in re.findall(year_keys, p.read_text())}
+    unknown = sorted((f, k) for f, k in cited if k not in keys)
+    assert not unknown, f"cited keys with no entry in docs/references.md: {unknown}"
+
+
+def test_nav_pages_exist() -> None:
+    nav = re.findall(r":\s*([\w/]+\.md)\s*$", (ROOT / "mkdocs.yml").read_text(), flags=re.M)
+    assert "index.md" in nav and "blocks.md" in nav and "references.md" in nav
+    assert [p for p in nav if not (DOCS / p).is_file()] == []
+
+
+def test_py_typed_ships_and_the_version_is_defined_once() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert (ROOT / "treeopt_dsl" / "py.typed").is_file()
+    assert "py.typed" in config["tool"]["setuptools"]["package-data"]["treeopt_dsl"]
+    assert "version" not in config["project"] and "version" in config["project"]["dynamic"]
+    assert config["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "treeopt_dsl.__version__"}
+    assert re.fullmatch(r"\d+\.\d+\.\d+", treeopt_dsl.__version__)
+    try:
+        installed = importlib.metadata.version("treeopt-dsl")
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - run from a source tree
+        pytest.skip("treeopt-dsl is not installed")
+    assert installed == treeopt_dsl.__version__
+
+
+def test_changelog_names_the_current_version() -> None:
+    assert f"## {treeopt_dsl.__version__}" in (ROOT / "CHANGELOG.md").read_text()

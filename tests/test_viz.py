@@ -1,0 +1,255 @@
+"""Pictures of every model kind (issue 19): ``plot()`` renders a PNG (Agg) whose texts carry feature and class
+names, ``to_dot()`` is DOT with the tree's nodes and edges, rules are printed in original units, and the names
+of features and classes reach ``text()``."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from treeopt_dsl import Dataset, Scaler, Topology
+from treeopt_dsl.models.decision_tree import DecisionTree
+from treeopt_dsl.models.randomized import RandomizedTreeModel
+from treeopt_dsl.models.risk import GeneralizedRiskScoreModel, RiskScoreModel
+from treeopt_dsl.models.tree import TreeModel
+from treeopt_dsl.viz import linear_rule
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.table import Table  # noqa: E402
+from matplotlib.text import Text  # noqa: E402
+
+
+# ---------------------------------------------------------------------------------------------- helpers
+def parse_dot(text: str) -> tuple[dict[str, str], list[tuple[str, str, str]]]:
+    """A strict reader of the DOT subset ``to_dot`` writes: ``digraph name { stmt; ... }`` with attribute
+    defaults, graph attributes, node statements ``id [label="..", ...];`` and edges ``a -> b [label=".."];``.
+    Raises AssertionError on anything else (unbalanced braces or quotes, unknown statements)."""
+    m = re.fullmatch(r"\s*digraph\s+(\w+)\s*\{(.*)\}\s*", text, flags=re.S)
+    assert m, "not a digraph { ... }"
+    body = m.group(2)
+    string = r'"(?:[^"\\]|\\.)*"'
+    attr = rf'\w+=(?:{string}|[\w.#]+)'
+    attrs = rf'\[\s*{attr}(?:\s*,\s*{attr})*\s*\]'
+    stmt = re.compile(rf'\s*(?:(?P<dflt>node|edge)\s*{attrs}|(?P<g>{attr}(?:\s*;\s*{attr})*)'
+                      rf'|(?P<a>\w+)\s*->\s*(?P<b>\w+)\s*(?P<ea>{attrs})?|(?P<n>\w+)\s*(?P<na>{attrs})?)\s*;', re.S)
+    nodes: dict[str, str] = {}
+    edges: list[tuple[str, str, str]] = []
+    pos = 0
+    while body[pos:].strip():
+        s = stmt.match(body, pos)
+        assert s, f"cannot read DOT at: {body[pos:pos + 60]!r}"
+        pos = s.end()
+        if s.group("a"):
+            lab = re.search(rf"label=({string})", s.group("ea") or "")
+            edges.append((s.group("a"), s.group("b"), lab.group(1)[1:-1] if lab else ""))
+        elif s.group("n"):
+            lab = re.search(rf"label=({string})", s.group("na") or "")
+            nodes[s.group("n")] = lab.group(1)[1:-1].replace("\\n", "\n") if lab else ""
+    for a, b, _ in edges:
+        assert a in nodes and b in nodes, f"edge {a} -> {b} to an undeclared node"
+    return nodes, edges
+
+
+def figure_texts(fig) -> str:
+    """Every text of the figure, table cells included."""
+    texts = [t.get_text() for t in fig.findobj(Text)]
+    texts += [c.get_text().get_text() for tab in fig.findobj(Table) for c in tab.get_celld().values()]
+    return "\n".join(texts)
+
+
+def render(fig, tmp_path, name: str) -> None:
+    out = tmp_path / f"{name}.png"
+    fig.savefig(out)
+    plt.close(fig)
+    assert out.is_file() and out.stat().st_size > 1000
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _tree(depth: int, W: np.ndarray, b: np.ndarray, X: np.ndarray, names: tuple[str, ...],
+          classes=("benign", "malignant")) -> TreeModel:
+    sc = Scaler("standard").fit(X)
+    return TreeModel(Topology(depth), W, b, names, classes, sc, threshold=5e-6, X_train=sc.transform(X))
+
+
+@pytest.fixture
+def data():
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.normal(50, 10, 60), rng.normal(3, 1, 60), rng.normal(0, 5, 60)])
+    return X
+
+
+# ---------------------------------------------------------------------------------------------- TreeModel
+def test_axis_aligned_tree_prints_raw_cuts_that_agree_with_the_model(data, tmp_path):
+    W = np.zeros((3, 3))
+    W[0, 0], W[1, 1], W[2, 2] = 1.0, -2.0, 0.5
+    m = _tree(2, W, np.array([0.3, 0.1, -0.2]), data, ("age", "size", "dose"))
+    nodes, edges = parse_dot(m.to_dot())
+    assert len(nodes) == m.topology.n_nodes + m.topology.n_leaves and len(edges) == len(nodes) - 1
+    assert [lab for *_, lab in edges].count("yes") == len(edges) // 2
+    root = nodes["n0"]
+    name, op, value = re.fullmatch(r"(\w+) (<=|>=|<|>) (\S+)", root).groups()
+    assert name == "age" and op == "<="
+    went_left = m.apply(data) < m.topology.last.size // 2  # the root's yes side: the first half of T_d
+    assert np.array_equal(data[:, 0] <= float(value), went_left)  # the printed rule is the model's, raw units
+    assert re.fullmatch(r"size > \S+", nodes["n1"])  # w < 0 flips the side; predicts +1 at v >= 0: yes is >
+    leaves = [v for k, v in nodes.items() if k.startswith("leaf")]
+    assert sum(int(re.search(r"n = (\d+)", v).group(1)) for v in leaves) == data.shape[0]
+    fig = m.plot()
+    texts = figure_texts(fig)
+    assert "age" in texts and "malignant" in texts and "benign" in texts
+    render(fig, tmp_path, "axis")
+
+
+def test_leaf_counts_by_class_when_labels_are_given(data):
+    W = np.zeros((1, 3))
+    W[0, 0] = 1.0
+    m = _tree(1, W, np.array([0.0]), data, ("age", "size", "dose"))
+    y = np.where(data[:, 1] > 3, "malignant", "benign")
+    nodes, _ = parse_dot(m.to_dot(X=data, y=y))
+    counts = [tuple(map(int, re.search(r"(\d+) / (\d+) \(benign / malignant\)", nodes[f"leaf{i}"]).groups()))
+              for i in range(2)]
+    pred = m.predict(data)
+    assert counts[0] == (int(np.sum((pred == "benign") & (y == "benign"))),
+                         int(np.sum((pred == "benign") & (y == "malignant"))))
+    assert sum(map(sum, counts)) == data.shape[0]
+
+
+def test_oblique_split_in_raw_units_classifies_like_the_model(data):
+    W = np.array([[1.2, -0.7, 0.4]])
+    m = _tree(1, W, np.array([0.1]), data, ("age", "size", "dose"))
+    nodes, _ = parse_dot(m.to_dot(max_terms=3))
+    rule = nodes["n0"]
+    terms = re.findall(r"([+-]?)\s*([\d.e+-]+) (age|size|dose)", rule)
+    assert [t[2] for t in terms] == ["age", "size", "dose"]  # largest standardized weight first
+    coef = {n: (-1 if s == "-" else 1) * float(v) for s, v, n in terms}
+    c = float(rule.rsplit(" ", 1)[1])
+    lhs = coef["age"] * data[:, 0] + coef["size"] * data[:, 1] + coef["dose"] * data[:, 2]
+    pred_neg = m.predict(data) == "benign"  # the yes leaf of the last layer is classes[0]
+    assert np.array_equal(lhs < c, pred_neg) or np.mean((lhs < c) == pred_neg) > 0.98  # 3-digit rounding
+    assert max(abs(v) for v in coef.values()) == 1.0
+    short = parse_dot(m.to_dot(max_terms=1))[0]["n0"]
+    assert "... (2 more)" in short
+
+
+def test_linear_rule_normalizes_and_orders():
+    assert linear_rule(np.array([2.0, -0.5]), -1.0, ["a", "b"], "<=") == "1 a - 0.25 b <= 0.5"
+    assert linear_rule(np.array([-4.0, 1.0, 0.0]), 2.0, ["a", "b", "c"], ">=", max_terms=1) == \
+        "-1 a + ... (1 more) >= -0.5"
+
+
+def test_names_reach_text_from_a_data_frame():
+    from treeopt_dsl.estimator import OptimalTreeClassifier
+
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame({"radius": rng.normal(size=40), "texture": rng.normal(size=40)})
+    y = np.where(X["radius"] > 0.2, "malignant", "benign")
+    clf = OptimalTreeClassifier(formulation="olct", depth=1, time_limit=30).fit(X, y)
+    model = clf.result_.model
+    assert "radius" in model.text() and "'malignant'" in model.text()
+    texts = figure_texts(model.plot())
+    plt.close("all")
+    assert "radius" in texts and "malignant" in texts
+
+
+# ---------------------------------------------------------------------------------------------- risk scores
+def test_score_card_figure(tmp_path):
+    sc = Scaler("minmax").fit(np.array([[0.0, 0.0], [1.0, 1.0]]))
+    m = RiskScoreModel(np.array([3, -2]), -1.0, ("smoker", "exercise"), ("healthy", "stroke"), sc)
+    fig = m.plot()
+    texts = figure_texts(fig)
+    assert "smoker" in texts and "+3" in texts and "stroke" in texts and "-2" in texts
+    table = dict(m.risk_table())
+    assert f"{100 * table[3]:.1f}" in texts  # the risk of the highest total is drawn
+    render(fig, tmp_path, "card")
+    g = GeneralizedRiskScoreModel(np.array([0]), np.array([0.5]), np.array([2]), -1.0, ("age",), ("no", "yes"), sc)
+    texts = figure_texts(g.plot())
+    plt.close("all")
+    assert "age >= 0.5" in texts and "yes" in texts
+
+
+# ---------------------------------------------------------------------------------------------- S-ORCT
+def test_randomized_tree_plot_shows_rules_steepness_and_leaf_probabilities(tmp_path):
+    X = np.array([[4.0, 2.0], [7.0, 3.0], [5.0, 2.5]])
+    sc = Scaler("minmax").fit(X)  # x0 in [4, 7]: scale 3
+    A = np.array([[2.0, 0.0]])  # p = 2: v = x0s - mu
+    C = np.array([[0.9, 0.2], [0.1, 0.8]])
+    m = RandomizedTreeModel(Topology(1), A, np.array([0.5]), C, 64.0, ("setosa", "virginica"),
+                            ("petal length", "petal width"), sc)
+    nodes, edges = parse_dot(m.to_dot())
+    assert len(nodes) == 3 and len(edges) == 2
+    assert "1 petal length >= 5.5" in nodes["n0"]  # x0s >= 0.5 <=> x0 >= 4 + 0.5 * 3
+    s = float(re.search(r"steepness s = (\S+)", nodes["n0"]).group(1))
+    assert s == pytest.approx(64.0 / 3.0, rel=1e-2)  # F(64 v) with v = (x0 - 5.5) / 3
+    assert "setosa: 0.90" in nodes["leaf0"] and "virginica: 0.80" in nodes["leaf1"]
+    fig = m.plot()
+    texts = figure_texts(fig)
+    assert "petal length" in texts and "virginica" in texts
+    render(fig, tmp_path, "sorct")
+    assert "deterministic" in m.deterministic().to_dot()
+
+
+# ---------------------------------------------------------------------------------------------- DecisionTree
+def test_decision_tree_dot_and_plot(tmp_path):
+    t = DecisionTree([0, 1, -1, -1, -1], [1.5, 0.25, 0, 0, 0], [1, 3, -1, -1, -1], [2, 4, -1, -1, -1],
+                     [-1, -1, 1, 0, 1], classes=["no", "yes"], feature_names=("age", "bmi"))
+    nodes, edges = parse_dot(t.to_dot())
+    assert len(nodes) == t.n_nodes and len(edges) == t.n_nodes - 1
+    assert nodes["n0"] == "age <= 1.5" and nodes["n1"] == "bmi <= 0.25" and nodes["n2"] == "yes"
+    fig = t.plot()
+    assert "age <= 1.50" in figure_texts(fig)
+    render(fig, tmp_path, "dt")
+
+
+# ---------------------------------------------------------------------------------------------- categorical
+def test_categorical_tree_dot_plot_and_names(tmp_path):
+    from treeopt_dsl.estimator import CategoricalTreeClassifier
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"colour": rng.integers(0, 3, 80), "weight": rng.normal(size=80)})
+    y = np.where(X["colour"].isin([0, 2]), "edible", "poisonous")
+    clf = CategoricalTreeClassifier(shape="1", categorical_features=["colour"], time_limit=30).fit(X, y)
+    model = clf.result_.model
+    nodes, edges = parse_dot(model.to_dot())
+    assert len(nodes) == len(model.shape.children) + model.shape.n_leaves and len(edges) == len(nodes) - 1
+    assert "colour" in nodes["n0"]
+    assert "colour" in model.text() and "'edible'" in model.text()
+    fig = model.plot().figure
+    texts = figure_texts(fig)
+    assert "colour" in texts and "edible" in texts
+    render(fig, tmp_path, "cat")
+
+
+def test_dataset_names_survive_a_headerless_manifest_file():
+    from treeopt_dsl.datasets import find_data_dir, load
+
+    if find_data_dir() is None:
+        pytest.skip("the shared data directory is not available")
+    iris = load("iris", multiclass=True)
+    assert iris.feature_names[:2] == ("sepal length", "sepal width") and "Iris-setosa" in iris.classes
+    bwo = load("breast-wisconsin-original")
+    assert bwo.classes == ("benign", "malignant") and "clump thickness" in bwo.feature_names
+    assert bwo.n_features == 9  # the sample id is still dropped
+    assert isinstance(Dataset.from_arrays(bwo.X[:5], np.array([0, 1, 0, 1, 1])), Dataset)
+
+
+def test_multiclass_tree_leaves_show_their_classes_and_counts(data):
+    W = np.zeros((3, 3))
+    W[0, 0], W[1, 1], W[2, 2] = 1.0, 1.0, 1.0
+    m = _tree(2, W, np.zeros(3), data, ("age", "size", "dose"), classes=("low", "mid", "high"))
+    m.leaf_classes = np.array([0, 1, 2, 2])
+    y = np.array(["low", "mid", "high"])[m.predict_codes(data)]
+    nodes, edges = parse_dot(m.to_dot(X=data, y=y))
+    assert len(nodes) == 7 and len(edges) == 6
+    for leaf, code in enumerate(m.leaf_classes):
+        label = nodes[f"leaf{leaf}"]
+        assert label.split("\n")[0] == m.classes[code]
+        counts = [float(v) for v in label.split("\n")[1].split(" (")[0].split(" / ")]
+        assert counts[code] == np.sum(m.leaf(data) == leaf) and sum(counts) == counts[code]  # y = the tree's own
+    texts = figure_texts(m.plot())
+    plt.close("all")
+    assert "high" in texts and "mid" in texts
