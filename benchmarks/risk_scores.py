@@ -2,94 +2,85 @@
 
     .venv/bin/python benchmarks/risk_scores.py                         # the issue's grid (300 s per solve)
     .venv/bin/python benchmarks/risk_scores.py --time-limit 30 --sample 1000   # a shorter run
+    treeopt experiment run experiments/risk_scores.toml                # the same grid from its config
 
 * ORS with ``T`` in {3, 5} on the risk-slim binarized copies of mushrooms,
   breast-wisconsin-original, spambase and adult, tangent sets V0 versus V3;
 * OGRS with 3 rules on breast, heart, pima and wholesale, started rule by rule (thesis lines
-  1473-1490; the start's one-rule solves are included in the wall time, not in ``runtime_s``).
+  1473-1490; the start's one-rule solves are included in the task's time, not in ``runtime_s``).
 
 80/20 stratified split (seed 0), HiGHS. Reported: exact training log-loss (mean over samples, of the
-decoded model, not of the piecewise-linear surrogate), test AUC, solve time, final gap. Results are
-appended to a JSON-lines file as they finish, so an interrupted run resumes.
+decoded model, not of the piecewise-linear surrogate), test AUC, solve time, final gap. The grid runs on
+the experiment runner (``treeopt_dsl.experiments``): each solve in its own process, each finished solve a
+row of the SQLite store at once, so an interrupted run resumes.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import time
 from pathlib import Path
-
-import numpy as np
 
 ORS_DATA = ("mushrooms", "breast-wisconsin-original", "spambase", "adult")
 OGRS_DATA = ("breast", "heart", "pima", "wholesale")
 
 
-def grid(args: argparse.Namespace) -> list[dict]:
-    runs = [{"formulation": "ors", "dataset": d, "variant": "riskslim", "T": T, "tangents": v}
-            for d in args.ors_data for T in (3, 5) for v in ("V0", "V3")]
-    runs += [{"formulation": "ogrs", "dataset": d, "variant": None, "T": 3, "tangents": "V3"} for d in args.ogrs_data]
-    return runs
+def grid_text(ors_data: list[str], ogrs_data: list[str], time_limit: float, sample: int | None) -> str:
+    """The benchmark's grid as an experiment TOML (``experiments/risk_scores.toml`` is the default one)."""
+    ds = [f'{{ name = "{d}", variant = "riskslim" }}' for d in ors_data] + [f'"{d}"' for d in ogrs_data]
+    lines = ["# benchmarks/risk_scores.py's grid (written by grid_text: edit the script, not this file)",
+             "[experiment]", 'name = "risk_scores"', f"time_limit = {float(time_limit)!r}", "threads = 1",
+             'metrics = ["auc", "logloss", "accuracy"]', "", "[data]", f"datasets = [{', '.join(ds)}]",
+             "seeds = [0]", "test_size = 0.2"] + ([f"sample = {sample}"] if sample else [])
+    for T in (3, 5):
+        for v in ("V0", "V3"):
+            lines += ["", "[[method]]", f'name = "ors.T{T}.{v}"', 'formulation = "ors"',
+                      f'params = {{ T = {T}, tangents = "{v}" }}', 'warm_start = "none"',
+                      f"datasets = [{', '.join(repr(d).replace(chr(39), chr(34)) for d in ors_data)}]"]
+    lines += ["", "[[method]]", 'name = "ogrs.T3.V3"', 'formulation = "ogrs"', 'params = { T = 3, tangents = "V3" }',
+              'warm_start = "greedy"  # rule by rule (thesis lines 1473-1490)',
+              f"datasets = [{', '.join(repr(d).replace(chr(39), chr(34)) for d in ogrs_data)}]"]
+    return "\n".join(lines) + "\n"
 
 
-def run_one(r: dict, time_limit: float, sample: int | None) -> dict:
-    from sklearn.metrics import roc_auc_score
-
-    from treeopt_dsl.datasets import load
-    from treeopt_dsl.formulations import get_formulation
-
-    data = load(r["dataset"], variant=r["variant"])
-    if sample and data.n_samples > sample:
-        data = data.subsample(sample, seed=0)
-    train, test = data.split(0.2, seed=0)
-    spec = get_formulation(r["formulation"], T=r["T"], tangents=r["tangents"])
-    t0 = time.perf_counter()
-    # OGRS starts from the rule-by-rule heuristic, as the thesis does (lines 1473-1490)
-    res = spec.solve(train, time_limit=time_limit, threads=1, seed=0,
-                     warm_start="greedy" if r["formulation"] == "ogrs" else None)
-    row = {**r, "n_train": train.n_samples, "n_features": train.n_features, "status": res.status.value,
-           "runtime_s": res.runtime_s, "wall_s": time.perf_counter() - t0, "gap": res.gap,
-           "objective": res.objective, "certificate_ok": res.certificate.ok if res.certificate else None}
-    if res.model is not None:
-        v = res.model.decision_function(train.X)
-        row["train_logloss"] = float(np.mean(np.logaddexp(0.0, -train.y * v)))  # exact, of the decoded model
-        row["test_auc"] = float(roc_auc_score(test.y > 0, res.model.decision_function(test.X)))
-        row["model"] = res.model.score_card()
-    return row
+def table(rows: list[dict]) -> str:
+    out = ["| formulation | dataset | T | V | N train | status | time s | gap | train log-loss | test AUC |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for row in sorted(rows, key=lambda r: (r["method"], r["dataset"])):
+        p = row.get("params") or row.get("task_params") or {}
+        gap = "-" if row.get("gap") is None else f"{row['gap']:.3f}"
+        out.append(f"| {row['method'].split('.')[0]} | {row['dataset']} | {p.get('T')} | {p.get('tangents')} | "
+                   f"{row.get('n_train')} | {row.get('status')} | {row.get('runtime_s') or float('nan'):.1f} | {gap} | "
+                   f"{row.get('train_logloss', float('nan')):.4f} | {row.get('test_auc', float('nan')):.3f} |")
+    return "\n".join(out)
 
 
 def main(argv: list[str] | None = None) -> int:
+    from treeopt_dsl.experiments import ResultStore, expand, parse_grid, run_tasks
+
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--time-limit", type=float, default=300.0)
     ap.add_argument("--sample", type=int, default=None, help="subsample large data sets to this many rows")
     ap.add_argument("--ors-data", nargs="+", default=list(ORS_DATA))
     ap.add_argument("--ogrs-data", nargs="+", default=list(OGRS_DATA))
-    ap.add_argument("--out", type=Path, default=Path("benchmarks/results/risk_scores.jsonl"))
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--out", type=Path, default=Path("benchmarks/results/risk_scores.sqlite"), help="results store")
+    ap.add_argument("--write-grid", type=Path, help="only write the grid TOML here")
     args = ap.parse_args(argv)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    done = [json.loads(x) for x in args.out.read_text().splitlines() if x.strip()] if args.out.exists() else []
-    key = lambda r: (r["formulation"], r["dataset"], r["T"], r["tangents"])  # noqa: E731
-    have = {key(r) for r in done}
-    for r in grid(args):
-        if key(r) in have:
-            continue
-        row = run_one(r, args.time_limit, args.sample)
-        with args.out.open("a") as fh:
-            fh.write(json.dumps(row) + "\n")
-        done.append(row)
-        print(f"{row['formulation']:4s} {row['dataset']:26s} T={row['T']} {row['tangents']} {row['status']:10s} "
-              f"{row['runtime_s']:7.1f}s gap {row['gap'] if row['gap'] is None else round(row['gap'], 3)} "
-              f"logloss {row.get('train_logloss', float('nan')):.4f} AUC {row.get('test_auc', float('nan')):.3f}",
-              flush=True)
-    print("\n| formulation | dataset | T | V | N train | status | time s | gap | train log-loss | test AUC |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for row in done:
-        gap = "-" if row["gap"] is None else f"{row['gap']:.3f}"
-        print(f"| {row['formulation']} | {row['dataset']} | {row['T']} | {row['tangents']} | {row['n_train']} | "
-              f"{row['status']} | {row['runtime_s']:.1f} | {gap} | {row.get('train_logloss', float('nan')):.4f} | "
-              f"{row.get('test_auc', float('nan')):.3f} |")
-    return 0
+    text = grid_text(args.ors_data, args.ogrs_data, args.time_limit, args.sample)
+    if args.write_grid:
+        args.write_grid.write_text(text)
+        return 0
+    if args.out.suffix == ".jsonl":  # the old JSON-lines results (kept as history): the store goes beside them
+        args.out = args.out.with_suffix(".sqlite")
+        print(f"results now go to an SQLite store: {args.out}")
+    tasks = expand(parse_grid(text, source="risk_scores"))
+    with ResultStore(args.out) as store:
+        summary = run_tasks(tasks, store, jobs=args.jobs)
+        ids = {t["id"] for t in tasks}
+        rows = [r for r in store.rows() if r["id"] in ids]
+    print(summary.line())
+    print(table(rows))
+    return 130 if summary.interrupted else 0
 
 
 if __name__ == "__main__":

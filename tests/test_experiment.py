@@ -1,0 +1,117 @@
+"""The experiment runner's grid validation, task ids and the profile arithmetic (no solves)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from treeopt_dsl.errors import TreeoptError
+from treeopt_dsl.experiments.grid import GridError, parse_grid
+from treeopt_dsl.experiments.report import cumulative_gap, paper_table, performance_profile
+from treeopt_dsl.experiments.tasks import apply_overrides, expand
+
+GOOD = """\
+[experiment]
+name = "tiny"
+time_limit = 3.0
+
+[data]
+datasets = ["haberman", "heart"]
+seeds = [0, 1]
+
+[[method]]
+formulation = "olct"
+params = { depth = 1 }
+grid = { C = [0.1, 1.0] }
+
+[[method]]
+name = "oct1"
+formulation = "oct"
+params = { depth = 1 }
+"""
+
+
+@pytest.mark.parametrize("text, line, key", [
+    (GOOD.replace('time_limit = 3.0', 'time_limit = -3.0'), 3, "time_limit"),
+    (GOOD.replace('seeds = [0, 1]', 'seeds = [0, "one"]'), 7, "seeds"),
+    (GOOD.replace('name = "oct1"\nformulation = "oct"', 'name = "oct1"\nformulation = "octx"'), 16, "formulation"),
+    (GOOD.replace('grid = { C = [0.1, 1.0] }', 'grdi = { C = [0.1, 1.0] }'), 12, "grdi"),
+    (GOOD.replace('name = "tiny"', 'name = "tiny"\ntimelimit = 3'), 3, "timelimit"),
+    (GOOD.replace('params = { depth = 1 }\ngrid', 'params = { depth = 1, C = 1.0 }\ngrid'), 12, "grid"),
+    (GOOD.replace('"oct"\nparams = { depth = 1 }', '"oct"\nparams = { depth = 1, Cx = 1 }'), 17, "params"),
+])
+def test_grid_errors_name_the_line_and_key(text: str, line: int, key: str) -> None:
+    with pytest.raises(GridError) as info:
+        parse_grid(text, source="g.toml")
+    msg = str(info.value)
+    assert f"g.toml, line {line}:" in msg and repr(key) in msg
+    assert isinstance(info.value, (TreeoptError, ValueError))
+
+
+def test_grid_requires_data_and_methods() -> None:
+    with pytest.raises(GridError, match=r"\[data\].*missing"):
+        parse_grid('[experiment]\nname = "x"\n[[method]]\nformulation = "olct"\n')
+    with pytest.raises(GridError, match=r"method.*missing"):
+        parse_grid('[data]\ndatasets = ["haberman"]\n')
+    with pytest.raises(GridError, match="not valid TOML"):
+        parse_grid('[data\n')
+
+
+def test_task_ids_are_stable_and_distinct() -> None:
+    a = expand(parse_grid(GOOD))
+    # the same grid written in another order gives the same ids
+    reordered = GOOD.replace('params = { depth = 1 }\ngrid = { C = [0.1, 1.0] }',
+                             'grid = { C = [0.1, 1.0] }\nparams = { depth = 1 }')
+    b = expand(parse_grid(reordered))
+    assert len(a) == 2 * 2 * (2 + 1) == 12
+    assert sorted(t["id"] for t in a) == sorted(t["id"] for t in b)
+    assert len({t["id"] for t in a}) == 12
+    assert any(t["id"].startswith("olct-haberman-s0-") for t in a)
+    # what a task computes is in its id: another limit or parameter is another task
+    c = apply_overrides(a, time_limit=9.0)
+    assert not {t["id"] for t in a} & {t["id"] for t in c}
+    d = expand(parse_grid(GOOD.replace("C = [0.1, 1.0]", "C = [0.1, 2.0]")))
+    assert len({t["id"] for t in a} & {t["id"] for t in d}) == 12 - 4
+
+
+def test_performance_profile_by_hand() -> None:
+    # 3 instances x 3 methods; inf = not solved
+    costs = np.array([[1.0, 2.0, math.inf],
+                      [3.0, 3.0, 6.0],
+                      [4.0, 1.0, 2.0]])
+    # ratios: [1, 2, inf], [1, 1, 2], [4, 1, 2]
+    taus, rho = performance_profile(costs, taus=np.array([1.0, 2.0, 4.0, 10.0]))
+    assert rho.tolist() == [[2 / 3, 2 / 3, 1.0, 1.0],
+                            [2 / 3, 1.0, 1.0, 1.0],
+                            [0.0, 2 / 3, 2 / 3, 2 / 3]]
+    taus, rho = performance_profile(costs)  # default taus: every distinct ratio
+    assert taus.tolist() == [1.0, 2.0, 4.0]
+    # an instance every method fails counts against all
+    _, rho = performance_profile(np.array([[1.0, 2.0], [math.inf, math.nan]]), taus=np.array([100.0]))
+    assert rho[:, 0].tolist() == [0.5, 0.5]
+
+
+def test_cumulative_gap_by_hand() -> None:
+    acc = np.array([[0.80, 0.70, 0.75],
+                    [0.60, 0.65, math.nan]])
+    # gaps from the best: [0, .10, .05], [.05, 0, inf]
+    _, rho = cumulative_gap(acc, higher_is_better=True, ts=np.array([0.0, 0.05, 0.1]))
+    assert rho.tolist() == [[0.5, 1.0, 1.0], [0.5, 0.5, 1.0], [0.0, 0.5, 0.5]]
+    _, rho = cumulative_gap(np.array([[3.0, 1.0]]), higher_is_better=False, ts=np.array([0.0, 2.0]))
+    assert rho.tolist() == [[0.0, 1.0], [1.0, 1.0]]
+
+
+def test_paper_table_prints_ours_beside_the_papers(tmp_path) -> None:
+    rows = [{"method": "A", "dataset": "d", "seed": s, "ok": True, "status": "optimal" if s else "time_limit",
+             "test_balanced_accuracy": 0.8 + 0.1 * s} for s in (0, 1)]
+    rows += [{"method": "B", "dataset": "d", "seed": s, "ok": True, "status": "optimal",
+              "test_balanced_accuracy": 0.85} for s in (0, 1)]
+    paper = tmp_path / "p.csv"
+    paper.write_text("# a comment\ndataset,method,metric,value,note\nd,A,test_balanced_accuracy,0.80,x\n"
+                     "*,A,best_accuracy_fraction,0.5,\n*,B,proven_fraction,0.7,\n")
+    md = paper_table(rows, paper)
+    assert "| d | A | test_balanced_accuracy | 0.800 | 0.850 | +0.050 | x |" in md
+    assert "| * | A | best_accuracy_fraction | 0.500 | 0.500 | +0.000 |" in md
+    assert "| * | B | proven_fraction | 0.700 | 1.000 | +0.300 |" in md

@@ -1,0 +1,209 @@
+"""The experiment runner end to end: local processes vs a Dask LocalCluster, Ctrl-C and rerun, killed workers,
+and the report drawn from the store alone."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from treeopt_dsl.experiments import ResultStore, expand, parse_grid, run_tasks
+from treeopt_dsl.experiments.report import write_report
+
+TINY = """\
+[experiment]
+name = "tiny"
+time_limit = 20.0
+retries = 1
+warm_start = "cart"
+
+[data]
+datasets = ["haberman", "heart", "wholesale"]
+seeds = [0, 1]
+sample = 50
+
+[[method]]
+formulation = "olct"
+params = { depth = 1 }
+
+[[method]]
+formulation = "oct"
+params = { depth = 1 }
+"""
+
+SLEEPS = """\
+[experiment]
+name = "sleeps"
+retries = 2
+[data]
+datasets = ["a", "b"]
+[[method]]
+name = "sleep"
+estimator = "sleep"
+params = { seconds = 0.1 }
+"""
+
+
+@pytest.fixture(scope="module")
+def dask_cluster():
+    """One Dask LocalCluster (2 worker processes, 1 thread each) for the module's tests."""
+    pytest.importorskip("distributed")
+    from treeopt_dsl.experiments.executors import DaskExecutor
+
+    ex = DaskExecutor(n_workers=2, threads_per_worker=1)
+    yield ex
+    ex.close()
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory, dask_cluster) -> dict:
+    """The 3 datasets x 2 seeds x 2 formulations grid, run on local processes and on a Dask LocalCluster."""
+    d = tmp_path_factory.mktemp("tiny")
+    (d / "tiny.toml").write_text(TINY)
+    tasks = expand(parse_grid(TINY, source=str(d / "tiny.toml")))
+    out = {"dir": d, "tasks": tasks}
+    for kind in ("local", "dask"):
+        with ResultStore(d / f"{kind}.sqlite") as store:
+            summary = run_tasks(tasks, store, executor=kind, jobs=2, progress=False,
+                                executor_obj=dask_cluster if kind == "dask" else None)
+            out[kind] = {r["id"]: r for r in store.rows()}
+            out[f"{kind}_summary"] = summary
+    return out
+
+
+def test_local_and_dask_give_the_same_results(tiny: dict) -> None:
+    assert len(tiny["tasks"]) == 12
+    ids = {t["id"] for t in tiny["tasks"]}
+    for kind in ("local", "dask"):
+        assert set(tiny[kind]) == ids, kind
+        assert tiny[f"{kind}_summary"].succeeded == 12
+        assert all(r["ok"] for r in tiny[kind].values())
+    proven = 0
+    for tid, a in tiny["local"].items():
+        b = tiny["dask"][tid]
+        assert a["status"] == b["status"]
+        if a["status"] == "optimal":
+            proven += 1
+            assert b["objective"] == pytest.approx(a["objective"], rel=1e-6, abs=1e-6)
+            assert a["test_balanced_accuracy"] == pytest.approx(b["test_balanced_accuracy"])
+    assert proven >= 6  # depth-1 trees on 40 training rows: proven within the limit
+    row = next(iter(tiny["local"].values()))
+    for key in ("status", "objective", "bound", "gap", "certificate", "runtime_s", "compile_s", "n_variables",
+                "train_balanced_accuracy", "test_balanced_accuracy", "test_auc", "model_text", "versions",
+                "params", "task_s", "wall_s"):
+        assert key in row, key
+    assert row["versions"]["highspy"] != "not installed"
+
+
+def test_report_from_the_store_alone(tiny: dict, tmp_path: Path) -> None:
+    store = tmp_path / "copy.sqlite"
+    shutil.copy(tiny["dir"] / "local.sqlite", store)  # no grid file, no task list: only the store
+    out = write_report(store, by="method", out=tmp_path / "rep", profiles=["time", "accuracy", "objective"])
+    png = tmp_path / "rep" / "profile_time.png"
+    assert png.exists() and png.read_bytes()[:4] == b"\x89PNG"
+    assert (tmp_path / "rep" / "gap_accuracy.png").exists()
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert md == out["markdown"]
+    lines = md.splitlines()
+    assert any(line.startswith("| olct | 6 | 6 |") for line in lines)
+    assert any(line.startswith("| oct | 6 | 6 |") for line in lines)
+    assert any(line.startswith("| haberman |") for line in lines)
+
+
+def _cli() -> list[str]:
+    return [sys.executable, "-c", "import sys; from treeopt_dsl.cli import main; sys.exit(main())"]
+
+
+def test_interrupt_and_rerun_finishes_only_the_missing_tasks(tmp_path: Path) -> None:
+    grid = tmp_path / "g.toml"
+    grid.write_text(TINY.replace('params = { depth = 1 }\n\n[[method]]\nformulation = "oct"\nparams = { depth = 1 }\n',
+                                 'params = { depth = 1 }\n'))
+    store, log1, log2 = tmp_path / "r.sqlite", tmp_path / "log1", tmp_path / "log2"
+    n = len(expand(parse_grid(grid.read_text())))
+    assert n == 6
+    env = {**os.environ, "TREEOPT_EXPERIMENT_TEST_LOG": str(log1)}
+    proc = subprocess.Popen([*_cli(), "experiment", "run", str(grid), "--store", str(store), "--no-progress"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.time() + 120
+    done = 0
+    while time.time() < deadline and proc.poll() is None:
+        if store.exists():
+            with ResultStore(store) as s:
+                done = len(s.finished_ids())
+            if done >= 2:
+                break
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err.decode()
+    with ResultStore(store) as s:
+        before = s.finished_ids()
+    assert 2 <= len(before) < n
+    env["TREEOPT_EXPERIMENT_TEST_LOG"] = str(log2)
+    res = subprocess.run([*_cli(), "experiment", "run", str(grid), "--store", str(store), "--no-progress"],
+                         env=env, capture_output=True, timeout=300)
+    assert res.returncode == 0, res.stderr.decode()
+    solved_again = log2.read_text().split()
+    assert len(solved_again) == n - len(before)  # the rerun computes only the missing tasks
+    assert not set(solved_again) & before
+    with ResultStore(store) as s:
+        assert len(s.finished_ids(include_failed=False)) == n
+
+
+@pytest.mark.parametrize("executor", ["local", "dask"])
+def test_killed_worker_is_recorded_and_retried(executor: str, tmp_path: Path, monkeypatch, request) -> None:
+    ex = request.getfixturevalue("dask_cluster") if executor == "dask" else None
+    tasks = expand(parse_grid(SLEEPS))
+    victim = next(t["id"] for t in tasks if t["id"].startswith("sleep-a-"))
+    # killed on its first attempt only: retried and finished
+    monkeypatch.setenv("TREEOPT_EXPERIMENT_TEST_KILL", f"{victim}:1")
+    with ResultStore(tmp_path / "once.sqlite") as store:
+        summary = run_tasks(tasks, store, executor=executor, jobs=2, progress=False, executor_obj=ex)
+        assert summary.succeeded == 2 and summary.failed == 0 and summary.retried == 1
+        attempts = store.attempts_of(victim)
+        assert [a["ok"] for a in attempts] == [False, True]
+        assert "SIGKILL" in attempts[0]["reason"]
+        assert len(store.rows()) == 2
+    # killed every time: failed for good after 1 + retries attempts, with the reason
+    monkeypatch.setenv("TREEOPT_EXPERIMENT_TEST_KILL", f"{victim}:99")
+    with ResultStore(tmp_path / "always.sqlite") as store:
+        summary = run_tasks(tasks, store, executor=executor, jobs=2, retries=2, progress=False, executor_obj=ex)
+        assert summary.failed == 1 and summary.succeeded == 1
+        row = next(r for r in store.rows() if r["id"] == victim)
+        assert not row["ok"] and "killed by SIGKILL" in row["reason"] and row["attempt"] == 3
+        assert store.n_attempts(victim) == 3
+        # a rerun skips it (failed for good) unless asked to retry failed tasks
+        assert run_tasks(tasks, store, executor="local", progress=False).skipped == 2
+
+
+def test_dask_worker_killed_mid_task_loses_no_result(dask_cluster, tmp_path: Path, monkeypatch) -> None:
+    """SIGKILL a Dask worker process while it runs a task: the task runs again elsewhere and every row is stored."""
+    import threading
+
+    log = tmp_path / "log"
+    monkeypatch.setenv("TREEOPT_EXPERIMENT_TEST_LOG", str(log))
+    tasks = expand(parse_grid(SLEEPS.replace("seconds = 0.1", "seconds = 3.0")))
+    client = dask_cluster.client
+    pids = client.run(os.getpid)  # worker address -> pid
+    out: dict = {}
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        th = threading.Thread(target=lambda: out.update(s=run_tasks(tasks, store, executor_obj=dask_cluster,
+                                                                    progress=False)))
+        th.start()
+        deadline = time.time() + 60
+        while time.time() < deadline and not (log.exists() and len(log.read_text().split()) >= 2):
+            time.sleep(0.05)  # both tasks running: one on each worker (1 thread each)
+        assert len(log.read_text().split()) == 2, "the tasks did not start"
+        victim = next(iter(pids.values()))
+        os.kill(victim, signal.SIGKILL)  # a worker dies in the middle of its task
+        th.join(timeout=180)
+        assert not th.is_alive()
+        assert out["s"].succeeded == 2 and out["s"].failed == 0
+        assert {r["id"] for r in store.rows() if r["ok"]} == {t["id"] for t in tasks}
+    assert len(log.read_text().split()) >= 3  # the killed worker's task was computed again

@@ -1,0 +1,127 @@
+"""Where tasks run: local processes (``--jobs N``) or a Dask cluster (a scheduler address or a LocalCluster).
+
+Both executors run :func:`~treeopt_dsl.experiments.worker.run_isolated`, so every task gets its own
+process, time limit and memory limit wherever it runs; the runner only sees futures that give rows.
+
+Example:
+
+    >>> ex = LocalExecutor(jobs=1)
+    >>> f = ex.submit({"id": "t", "estimator": "sleep", "params": {"seconds": 0}, "memory_mb": 4096}, 1)
+    >>> ex.result(f)["ok"]
+    True
+    >>> ex.close()
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+from typing import Any
+
+from ..errors import OptionError, SolverNotAvailable
+from .worker import run_isolated
+
+__all__ = ["DaskExecutor", "LocalExecutor", "make_executor"]
+
+
+class LocalExecutor:
+    """``jobs`` tasks at a time, each in its own child process (threads here only wait for them)."""
+
+    def __init__(self, jobs: int = 1) -> None:
+        if jobs < 1:
+            raise OptionError(f"--jobs must be at least 1, got {jobs}")
+        self.capacity = jobs
+        self.pool = cf.ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="treeopt-task")
+        self.running: set[Any] = set()
+
+    def submit(self, task: dict[str, Any], attempt: int) -> Any:
+        return self.pool.submit(run_isolated, task, attempt, running=self.running)
+
+    def wait(self, futures: list[Any], timeout: float) -> set[Any]:
+        done, _ = cf.wait(futures, timeout=timeout, return_when=cf.FIRST_COMPLETED)
+        return set(done)
+
+    def result(self, future: Any) -> dict[str, Any]:
+        return future.result()
+
+    def n_running(self, futures: list[Any]) -> int:
+        return sum(f.running() for f in futures)
+
+    def abort(self, futures: list[Any]) -> None:
+        """Ctrl-C: cancel what has not started and kill the children of what has."""
+        for f in futures:
+            f.cancel()
+        for _ in range(3):  # the waiting threads add and discard handles meanwhile
+            try:
+                handles = list(self.running)
+                break
+            except RuntimeError:
+                handles = []
+        for p in handles:
+            try:
+                p.kill()
+            except Exception:
+                pass
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+class DaskExecutor:
+    """Tasks as Dask futures on ``scheduler`` (an address), or on a LocalCluster of ``n_workers`` processes."""
+
+    def __init__(self, scheduler: str | None = None, n_workers: int = 2, threads_per_worker: int = 1) -> None:
+        try:
+            import dask
+            from distributed import Client, LocalCluster
+        except ImportError:
+            raise SolverNotAvailable("the Dask executor needs dask[distributed]: pip install "
+                                     "'treeopt-dsl[experiments]'") from None
+        self.cluster = None
+        if scheduler:
+            self.client = Client(scheduler)
+        else:
+            with dask.config.set({"distributed.worker.daemon": False}):
+                self.cluster = LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker,
+                                            processes=True, dashboard_address=None)
+            self.client = Client(self.cluster)
+        self.capacity = max(1, sum(self.client.nthreads().values()))
+
+    def submit(self, task: dict[str, Any], attempt: int) -> Any:
+        return self.client.submit(run_isolated, task, attempt, pure=False, key=f"{task['id']}-a{attempt}")
+
+    def wait(self, futures: list[Any], timeout: float) -> set[Any]:
+        from distributed import wait
+
+        try:
+            done, _ = wait(futures, timeout=timeout, return_when="FIRST_COMPLETED")
+        except TimeoutError:
+            return set()
+        return set(done)
+
+    def result(self, future: Any) -> dict[str, Any]:
+        try:
+            return future.result()
+        except Exception as exc:  # KilledWorker: the Dask worker died (with the task) too often
+            task_id = str(future.key).rsplit("-a", 1)[0]
+            return {"id": task_id, "ok": False, "status": "failed", "retryable": True,
+                    "reason": f"dask: {type(exc).__name__}: {exc}"}
+
+    def n_running(self, futures: list[Any]) -> int:
+        return min(len(futures), self.capacity)
+
+    def abort(self, futures: list[Any]) -> None:
+        self.client.cancel(futures, force=True)
+
+    def close(self) -> None:
+        self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+
+
+def make_executor(kind: str = "local", *, jobs: int = 1, scheduler: str | None = None) -> Any:
+    """``local`` (``jobs`` processes) or ``dask`` (``scheduler`` address, else a LocalCluster of ``jobs`` workers)."""
+    if kind == "local":
+        return LocalExecutor(jobs)
+    if kind == "dask":
+        return DaskExecutor(scheduler, n_workers=jobs)
+    raise OptionError(f"unknown executor {kind!r}: use local or dask")

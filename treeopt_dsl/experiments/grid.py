@@ -1,0 +1,393 @@
+"""The experiment grid: a TOML description, validated up front, with errors that name the line and key.
+
+A grid has four kinds of tables::
+
+    [experiment]                 # name, defaults for every method, retries
+    name = "tiny"
+    time_limit = 5.0             # seconds per solve (a method may override)
+    memory_mb = 4096             # address-space limit of each task's process
+    threads = 1
+    solver = "highs"
+    retries = 2                  # a task whose worker dies is run again up to this many times
+    metrics = ["accuracy", "balanced_accuracy", "auc"]   # and "logloss" (risk scores: the exact log-loss)
+
+    [data]
+    datasets = ["haberman", "heart", { name = "pima", sample = 200 }]   # names, CSV paths or tables
+    seeds = [0, 1]
+    test_size = 0.2              # or folds = 5 (k-fold: one task per fold and seed)
+    validation_size = 0.0        # a validation part of the training rows (metrics recorded as val_*)
+    sample = 0                   # stratified subsample of every dataset first (0: all rows)
+    train_sample = 0             # at most this many training rows, drawn after the split (0: all)
+
+    [[method]]                   # one per formulation or estimator
+    name = "olct"                # the label in reports (default: the formulation's name)
+    formulation = "olct"         # or estimator = "tmo" | "tao" | "cart" | "optimal_tree" | "risk_score" | "sleep"
+    params = { depth = 2 }
+    grid = { C = [0.1, 1.0] }    # one task per combination
+    cv = { folds = 4, grid = { C = [0.01, 1, 100] }, metric = "balanced_accuracy" }   # selection inside a task
+    datasets = ["haberman"]      # only these datasets of [data] (default: all)
+    solver = "scip"
+    time_limit = 10.0
+    warm_start = "auto"          # or "none", "cart", "greedy", ...
+    references = ["cart", "greedy"]   # record these starts' objectives beside the solver's
+
+Example:
+
+    >>> g = parse_grid('[experiment]\\nname = "x"\\n[data]\\ndatasets = ["haberman"]\\n'
+    ...                '[[method]]\\nformulation = "olct"\\n')
+    >>> g.name, g.methods[0].name
+    ('x', 'olct')
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import TreeoptError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+__all__ = ["ESTIMATORS", "METRICS", "DataSpec", "Grid", "GridError", "MethodSpec", "load_grid", "parse_grid"]
+
+#: what ``estimator = ...`` may name (``sleep`` is a diagnostic task that only waits: the runner's overhead)
+ESTIMATORS = ("tmo", "tao", "cart", "optimal_tree", "risk_score", "sleep")
+#: the metrics a task may record on every part (train / validation / test)
+METRICS = ("accuracy", "balanced_accuracy", "auc", "logloss")
+_CV_METRICS = ("accuracy", "balanced_accuracy", "auc")
+
+
+class GridError(TreeoptError, ValueError):
+    """The grid file is not valid: the message names the file, line and key."""
+
+
+_EXPERIMENT_KEYS = {"name", "description", "time_limit", "memory_mb", "threads", "solver", "backend", "retries",
+                    "metrics", "warm_start", "task_timeout", "paper"}
+_DATA_KEYS = {"datasets", "seeds", "test_size", "validation_size", "folds", "sample", "data_dir", "train_sample"}
+_DATASET_KEYS = {"name", "path", "positive", "variant", "label", "sample", "multiclass"}
+_METHOD_KEYS = {"name", "formulation", "estimator", "params", "grid", "cv", "solver", "backend", "time_limit",
+                "warm_start", "threads", "memory_mb", "task_timeout", "references", "datasets", "train_sample"}
+_CV_KEYS = {"folds", "grid", "metric", "time_limit"}
+
+
+@dataclass(frozen=True)
+class DataSpec:
+    """One dataset of the grid: a manifest/bundled name or a CSV path, and how to read it."""
+
+    name: str
+    path: str | None = None
+    positive: Any = None
+    variant: str | None = None
+    label: Any = None
+    sample: int = 0
+    multiclass: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if v not in (None, 0, False) or k == "name"}
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """One formulation or estimator of the grid, with its fixed parameters and grids."""
+
+    name: str
+    formulation: str | None
+    estimator: str | None
+    params: dict[str, Any]
+    grid: dict[str, list[Any]]
+    cv: dict[str, Any] | None
+    solver: str
+    backend: str | None
+    time_limit: float
+    warm_start: Any
+    threads: int
+    memory_mb: int
+    task_timeout: float | None
+    #: starts whose objective (in this formulation's own objective) each row records, e.g. ``["cart", "greedy"]``
+    references: list[str] | None = None
+    #: the names of the grid's datasets this method runs on (``None``: all)
+    datasets: list[str] | None = None
+    #: at most this many training rows (a stratified subsample of the training part, after the split; 0: all)
+    train_sample: int = 0
+
+
+@dataclass
+class Grid:
+    """A validated grid (see the module doc); :func:`~treeopt_dsl.experiments.tasks.expand` makes its tasks."""
+
+    name: str
+    description: str
+    datasets: list[DataSpec]
+    seeds: list[int]
+    test_size: float
+    validation_size: float
+    folds: int
+    sample: int
+    data_dir: str | None
+    methods: list[MethodSpec]
+    retries: int
+    metrics: list[str]
+    path: str | None = None
+    paper: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+class _Lines:
+    """Where each table and key sits in the TOML text (tomllib keeps no positions)."""
+
+    _header = re.compile(r"^\s*(\[\[?)\s*([A-Za-z0-9_.\-\" ]+?)\s*\]\]?")
+    _key = re.compile(r"^\s*([A-Za-z0-9_\-]+|\"[^\"]*\")\s*=")
+
+    def __init__(self, text: str) -> None:
+        self.tables: dict[tuple[str, int], int] = {}
+        self.keys: dict[tuple[str, int, str], int] = {}
+        counts: dict[str, int] = {}
+        current, index = "", 0
+        for lineno, line in enumerate(text.splitlines(), 1):
+            m = self._header.match(line)
+            if m:
+                current = m.group(2).replace('"', "").strip()
+                index = counts.get(current, -1) + 1 if m.group(1) == "[[" else 0
+                counts[current] = index
+                self.tables[(current, index)] = lineno
+                continue
+            k = self._key.match(line)
+            if k:
+                self.keys.setdefault((current, index, k.group(1).strip('"')), lineno)
+
+    def line(self, table: str, index: int = 0, key: str | None = None) -> int | None:
+        if key is not None and (table, index, key) in self.keys:
+            return self.keys[(table, index, key)]
+        return self.tables.get((table, index))
+
+
+class _Checker:
+    def __init__(self, text: str, source: str) -> None:
+        self.lines = _Lines(text)
+        self.source = source
+
+    def fail(self, table: str, key: str | None, message: str, index: int = 0) -> GridError:
+        line = self.lines.line(table, index, key.split(".")[0] if key else None)
+        where = f"{self.source}" + (f", line {line}" if line else "")
+        label = (f"[[{table}]] #{index + 1}" if table == "method" else f"[{table}]") + (f" key {key!r}" if key else "")
+        return GridError(f"{where}: {label}: {message}")
+
+    def unknown(self, table: str, got: dict[str, Any], allowed: set[str], index: int = 0) -> None:
+        for k in got:
+            if k not in allowed:
+                raise self.fail(table, k, f"unknown key (allowed: {', '.join(sorted(allowed))})", index)
+
+    def number(self, table: str, key: str, value: Any, *, lo: float | None = None, hi: float | None = None,
+               integer: bool = False, index: int = 0, strict_lo: bool = False) -> Any:
+        kinds = (int,) if integer else (int, float)
+        if isinstance(value, bool) or not isinstance(value, kinds):
+            raise self.fail(table, key, f"expected {'an integer' if integer else 'a number'}, got {value!r}", index)
+        if lo is not None and (value < lo or (strict_lo and value == lo)):
+            raise self.fail(table, key, f"must be {'>' if strict_lo else '>='} {lo:g}, got {value!r}", index)
+        if hi is not None and value > hi:
+            raise self.fail(table, key, f"must be <= {hi:g}, got {value!r}", index)
+        return value
+
+
+def parse_grid(text: str, source: str = "<grid>") -> Grid:
+    """Validate TOML text as a grid; raises :class:`GridError` naming the line and key of the first problem.
+
+    Example:
+
+        >>> parse_grid('[experiment]\\nname = "x"\\ntime_limit = -1\\n')
+        Traceback (most recent call last):
+        ...
+        treeopt_dsl.experiments.grid.GridError: <grid>, line 3: [experiment] key 'time_limit': must be > 0, got -1
+    """
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise GridError(f"{source}: not valid TOML: {exc}") from None
+    ck = _Checker(text, source)
+    for k in raw:
+        if k not in ("experiment", "data", "method"):
+            raise ck.fail(k, None, "unknown table (allowed: [experiment], [data], [[method]])")
+    exp = raw.get("experiment", {})
+    if not isinstance(exp, dict):
+        raise ck.fail("experiment", None, "must be a table [experiment]")
+    ck.unknown("experiment", exp, _EXPERIMENT_KEYS)
+    name = exp.get("name", Path(source).stem if source != "<grid>" else "experiment")
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.\-]+", name):
+        raise ck.fail("experiment", "name", f"must be letters, digits, '_', '-', '.', got {name!r}")
+    time_limit = ck.number("experiment", "time_limit", exp.get("time_limit", 60.0), lo=0, strict_lo=True)
+    memory_mb = ck.number("experiment", "memory_mb", exp.get("memory_mb", 8192), lo=64, integer=True)
+    threads = ck.number("experiment", "threads", exp.get("threads", 1), lo=1, integer=True)
+    retries = ck.number("experiment", "retries", exp.get("retries", 2), lo=0, integer=True)
+    task_timeout = exp.get("task_timeout")
+    if task_timeout is not None:
+        ck.number("experiment", "task_timeout", task_timeout, lo=0, strict_lo=True)
+    solver = exp.get("solver", "highs")
+    if not isinstance(solver, str):
+        raise ck.fail("experiment", "solver", f"expected a solver name, got {solver!r}")
+    metrics = exp.get("metrics", ["accuracy", "balanced_accuracy", "auc"])
+    if not isinstance(metrics, list) or any(m not in METRICS for m in metrics):
+        raise ck.fail("experiment", "metrics", f"a list of {', '.join(METRICS)}; got {metrics!r}")
+
+    data = raw.get("data")
+    if not isinstance(data, dict):
+        raise ck.fail("data", None, "missing: a [data] table with datasets = [...] is required")
+    ck.unknown("data", data, _DATA_KEYS)
+    ds = data.get("datasets")
+    if not isinstance(ds, list) or not ds:
+        raise ck.fail("data", "datasets", "expected a non-empty list of names, CSV paths or tables")
+    datasets = []
+    for i, d in enumerate(ds):
+        if isinstance(d, str):
+            datasets.append(DataSpec(name=Path(d).stem if d.endswith(".csv") else d,
+                                     path=d if d.endswith(".csv") else None))
+        elif isinstance(d, dict):
+            bad = [k for k in d if k not in _DATASET_KEYS]
+            if bad:
+                raise ck.fail("data", "datasets", f"entry {i + 1}: unknown key {bad[0]!r} "
+                                                  f"(allowed: {', '.join(sorted(_DATASET_KEYS))})")
+            if "name" not in d and "path" not in d:
+                raise ck.fail("data", "datasets", f"entry {i + 1}: needs name or path")
+            sample = d.get("sample", 0)
+            if isinstance(sample, bool) or not isinstance(sample, int) or sample < 0:
+                raise ck.fail("data", "datasets", f"entry {i + 1}: sample must be an integer >= 0, got {sample!r}")
+            datasets.append(DataSpec(name=str(d.get("name", Path(str(d.get("path"))).stem)), path=d.get("path"),
+                                     positive=d.get("positive"), variant=d.get("variant"), label=d.get("label"),
+                                     sample=sample, multiclass=bool(d.get("multiclass", False))))
+        else:
+            raise ck.fail("data", "datasets", f"entry {i + 1}: expected a name or a table, got {d!r}")
+    names = [d.name for d in datasets]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ck.fail("data", "datasets", f"dataset {dup[0]!r} appears twice (give one a different name)")
+    seeds = data.get("seeds", [0])
+    if not isinstance(seeds, list) or not seeds or any(isinstance(s, bool) or not isinstance(s, int) for s in seeds):
+        raise ck.fail("data", "seeds", f"expected a non-empty list of integers, got {seeds!r}")
+    folds = ck.number("data", "folds", data.get("folds", 0), lo=0, integer=True)
+    if folds == 1:
+        raise ck.fail("data", "folds", "k-fold needs folds >= 2 (or 0 for a train/test split)")
+    if folds and "test_size" in data:
+        raise ck.fail("data", "folds", "give either folds (k-fold) or test_size (a split), not both")
+    test_size = ck.number("data", "test_size", data.get("test_size", 0.2), lo=0, hi=0.9)  # 0: no test part
+    validation_size = ck.number("data", "validation_size", data.get("validation_size", 0.0), lo=0, hi=0.9)
+    sample = ck.number("data", "sample", data.get("sample", 0), lo=0, integer=True)
+    train_sample = ck.number("data", "train_sample", data.get("train_sample", 0), lo=0, integer=True)
+    data_dir = data.get("data_dir")
+
+    ms = raw.get("method")
+    if not isinstance(ms, list) or not ms:
+        raise ck.fail("method", None, "missing: at least one [[method]] table is required")
+    methods = []
+    for i, m in enumerate(ms):
+        methods.append(_method(ck, m, i, time_limit=time_limit, solver=solver, threads=threads, memory_mb=memory_mb,
+                               warm_start=exp.get("warm_start", "auto"), backend=exp.get("backend"),
+                               task_timeout=task_timeout, dataset_names=names, train_sample=train_sample))
+    labels = [m.name for m in methods]
+    dup = sorted({n for n in labels if labels.count(n) > 1})
+    if dup:
+        idx = len(labels) - 1 - labels[::-1].index(dup[0])
+        raise ck.fail("method", "name", f"two methods are named {dup[0]!r} (names label the reports)", idx)
+    return Grid(name=name, description=str(exp.get("description", "")), datasets=datasets, seeds=list(seeds),
+                test_size=float(test_size), validation_size=float(validation_size), folds=int(folds),
+                sample=int(sample), data_dir=data_dir, methods=methods, retries=int(retries), metrics=list(metrics),
+                path=None if source == "<grid>" else source, paper=exp.get("paper"), raw=raw)
+
+
+def _method(ck: _Checker, m: Any, i: int, **defaults: Any) -> MethodSpec:
+    from ..formulations import REGISTRY
+
+    if not isinstance(m, dict):
+        raise ck.fail("method", None, "must be a table", i)
+    ck.unknown("method", m, _METHOD_KEYS, i)
+    form, est = m.get("formulation"), m.get("estimator")
+    if (form is None) == (est is None):
+        raise ck.fail("method", None, "give exactly one of formulation = ... or estimator = ...", i)
+    if form is not None and form not in REGISTRY:
+        raise ck.fail("method", "formulation", f"unknown formulation {form!r} (known: {', '.join(REGISTRY)})", i)
+    if est is not None and est not in ESTIMATORS:
+        raise ck.fail("method", "estimator", f"unknown estimator {est!r} (known: {', '.join(ESTIMATORS)})", i)
+    params = m.get("params", {})
+    if not isinstance(params, dict):
+        raise ck.fail("method", "params", f"expected a table of parameters, got {params!r}", i)
+    grid = m.get("grid", {})
+    if not isinstance(grid, dict) or any(not isinstance(v, list) or not v for v in grid.values()):
+        raise ck.fail("method", "grid", "expected a table of non-empty lists, e.g. grid = { C = [0.1, 1] }", i)
+    clash = sorted(set(grid) & set(params))
+    if clash:
+        raise ck.fail("method", "grid", f"{clash[0]!r} is both in params and in grid", i)
+    cv = m.get("cv")
+    if cv is not None:
+        if not isinstance(cv, dict):
+            raise ck.fail("method", "cv", "expected a table { folds = 4, grid = {...}, metric = ... }", i)
+        bad = [k for k in cv if k not in _CV_KEYS]
+        if bad:
+            raise ck.fail("method", "cv", f"unknown key {bad[0]!r} (allowed: {', '.join(sorted(_CV_KEYS))})", i)
+        f = cv.get("folds", 4)
+        if isinstance(f, bool) or not isinstance(f, int) or f < 2:
+            raise ck.fail("method", "cv", f"folds must be an integer >= 2, got {f!r}", i)
+        g = cv.get("grid")
+        if not isinstance(g, dict) or not g or any(not isinstance(v, list) or not v for v in g.values()):
+            raise ck.fail("method", "cv", "grid must be a table of non-empty lists", i)
+        if cv.get("metric", "balanced_accuracy") not in _CV_METRICS:
+            raise ck.fail("method", "cv", f"metric must be one of {', '.join(_CV_METRICS)}", i)
+        cv = {"folds": f, "grid": g, "metric": cv.get("metric", "balanced_accuracy"),
+              **({"time_limit": cv["time_limit"]} if "time_limit" in cv else {})}
+    if form is not None:
+        _check_params(ck, i, form, {**params, **{k: v[0] for k, v in grid.items()},
+                                    **({k: v[0] for k, v in cv["grid"].items()} if cv else {})})
+    tl = ck.number("method", "time_limit", m.get("time_limit", defaults["time_limit"]), lo=0, strict_lo=True,
+                   index=i)
+    threads = ck.number("method", "threads", m.get("threads", defaults["threads"]), lo=1, integer=True, index=i)
+    mem = ck.number("method", "memory_mb", m.get("memory_mb", defaults["memory_mb"]), lo=64, integer=True, index=i)
+    tt = m.get("task_timeout", defaults["task_timeout"])
+    if tt is not None:
+        ck.number("method", "task_timeout", tt, lo=0, strict_lo=True, index=i)
+    refs = m.get("references")
+    if refs is not None and (form is None or not isinstance(refs, list) or not all(isinstance(r, str) for r in refs)):
+        raise ck.fail("method", "references", "a list of start names (cart, greedy, dp, tao) of a formulation", i)
+    ws = m.get("warm_start", defaults["warm_start"])
+    ts = ck.number("method", "train_sample", m.get("train_sample", defaults["train_sample"]), lo=0, integer=True,
+                   index=i)
+    only = m.get("datasets")
+    if only is not None:
+        known = defaults["dataset_names"]
+        if not isinstance(only, list) or not only or any(d not in known for d in only):
+            bad = next((d for d in (only if isinstance(only, list) else [only]) if d not in known), only)
+            raise ck.fail("method", "datasets", f"{bad!r} is not a dataset of [data] (known: {', '.join(known)})", i)
+    name = m.get("name", form or est)
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.+\-]+", name):
+        raise ck.fail("method", "name", f"must be letters, digits, '_', '-', '+', '.', got {name!r}", i)
+    return MethodSpec(name=name, formulation=form, estimator=est, params=dict(params), grid=dict(grid), cv=cv,
+                      solver=str(m.get("solver", defaults["solver"])), backend=m.get("backend", defaults["backend"]),
+                      time_limit=float(tl), warm_start=ws, threads=int(threads), memory_mb=int(mem),
+                      task_timeout=None if tt is None else float(tt), references=refs,
+                      datasets=None if only is None else list(only), train_sample=int(ts))
+
+
+def _check_params(ck: _Checker, i: int, form: str, params: dict[str, Any]) -> None:
+    """Build the formulation's spec once (no data) so a misspelled or out-of-range parameter fails here."""
+    from ..formulations import REGISTRY, get_formulation
+
+    try:
+        get_formulation(form, **params)
+    except (TreeoptError, TypeError, ValueError) as exc:
+        known = {p["name"] for p in REGISTRY[form].describe()["params"]}
+        unknown = [k for k in params if k not in known]
+        key = unknown[0] if unknown else next((k for k in params if f"'{k}'" in str(exc) or f"{k}=" in str(exc)),
+                                              None)
+        raise ck.fail("method", "params", f"{form}: {exc}" + (f" (key {key!r})" if key else ""), i) from None
+
+
+def load_grid(path: str | Path) -> Grid:
+    """Read and validate a grid file (see :func:`parse_grid`)."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as exc:
+        raise GridError(f"cannot read the grid {p}: {exc.strerror or exc}") from None
+    return parse_grid(text, source=str(p))

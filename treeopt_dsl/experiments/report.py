@@ -1,0 +1,264 @@
+"""Reports from a results store alone: Dolan–Moré performance profiles, cumulative gaps, markdown tables.
+
+Performance profile (thesis lines 630-645): for instance ``p`` and method ``s`` with cost ``t[p, s]``
+(lower is better; a failure is ``inf``), ``r[p, s] = t[p, s] / min_s t[p, s]`` and
+``rho_s(tau) = |{p : r[p, s] <= tau}| / |P|``. Cumulative gap (lines 647-651): ``g[p, s] = |mu[p, s] -
+best_s mu[p, s]|`` and ``rho_s(t) = |{p : g[p, s] <= t}| / |P|``.
+
+Example:
+
+    >>> import numpy as np
+    >>> taus, rho = performance_profile(np.array([[1.0, 2.0], [4.0, 2.0]]), taus=np.array([1.0, 2.0]))
+    >>> rho.tolist()   # method 0 is best on instance 0 only; within a factor 2 on both
+    [[0.5, 1.0], [0.5, 1.0]]
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import DataError, OptionError
+
+__all__ = ["cumulative_gap", "instance_matrix", "paper_table", "performance_profile", "summary_table",
+           "write_report"]
+
+_PROFILES = ("time", "accuracy", "sparsity", "objective")
+
+
+def performance_profile(costs: np.ndarray, taus: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``(taus, rho)``: ``rho[s, k]`` is the fraction of instances where method ``s`` is within ``taus[k]`` x the best.
+
+    ``costs``: ``(n_instances, n_methods)``, lower is better, ``inf`` / ``nan`` = failed. An instance every
+    method fails counts against all of them. ``taus`` default: every distinct finite ratio (a step function).
+    """
+    c = np.asarray(costs, dtype=float)
+    c = np.where(np.isnan(c), np.inf, c)
+    best = c.min(axis=1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(np.isfinite(c) & np.isfinite(best), c / np.where(best > 0, best, 1.0), np.inf)
+    r = np.where(np.isfinite(c) & (best <= 0), np.where(c <= best, 1.0, np.inf), r)  # zero-cost ties
+    if taus is None:
+        finite = r[np.isfinite(r)]
+        taus = np.unique(np.concatenate([[1.0], finite])) if finite.size else np.array([1.0])
+    rho = (r.T[:, :, None] <= taus[None, None, :]).mean(axis=1)
+    return np.asarray(taus, dtype=float), rho
+
+
+def cumulative_gap(values: np.ndarray, *, higher_is_better: bool,
+                   ts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``(ts, rho)`` with ``rho[s, k]`` the fraction of instances where method ``s`` is within ``ts[k]`` of the best.
+
+    Example:
+
+        >>> ts, rho = cumulative_gap(np.array([[0.9, 0.8], [0.7, 0.75]]), higher_is_better=True,
+        ...                          ts=np.array([0.0, 0.05, 0.1]))
+        >>> rho.tolist()
+        [[0.5, 1.0, 1.0], [0.5, 0.5, 1.0]]
+    """
+    v = np.asarray(values, dtype=float)
+    bad = ~np.isfinite(v)
+    filled = np.where(bad, -np.inf if higher_is_better else np.inf, v)
+    best = filled.max(axis=1, keepdims=True) if higher_is_better else filled.min(axis=1, keepdims=True)
+    gap = np.where(bad | ~np.isfinite(best), np.inf, np.abs(v - best))
+    gap = np.round(gap, 12)
+    if ts is None:
+        finite = gap[np.isfinite(gap)]
+        ts = np.unique(np.concatenate([[0.0], finite])) if finite.size else np.array([0.0])
+    rho = (gap.T[:, :, None] <= ts[None, None, :]).mean(axis=1)
+    return np.asarray(ts, dtype=float), rho
+
+
+def _value(row: dict[str, Any], what: str) -> float:
+    if not row.get("ok"):
+        return math.inf if what in ("time", "sparsity", "objective") else math.nan
+    if what == "time":
+        proven = row.get("status") in ("optimal", "fitted", "done")
+        return float(row.get("runtime_s") or 0.0) if proven else math.inf
+    if what == "sparsity":
+        v = row.get("features_per_node")
+        return math.inf if v is None else float(v) + 1.0  # shifted by 1: a constant split (0 features) has a ratio
+    if what == "objective":
+        v = row.get("objective")
+        return math.inf if v is None else float(v)
+    v = row.get("test_balanced_accuracy")
+    return math.nan if v is None else float(v)
+
+
+def instance_matrix(rows: list[dict[str, Any]], what: str,
+                    by: str = "method") -> tuple[list[Any], list[str], np.ndarray]:
+    """Instances (dataset, seed, fold) x values of ``by``: the matrix of ``what`` (time / accuracy / ...)."""
+    methods = sorted({str(r.get(by)) for r in rows})
+    insts = sorted({(r.get("dataset"), r.get("seed"), r.get("fold") if r.get("fold") is not None else -1)
+                    for r in rows}, key=str)
+    index = {k: i for i, k in enumerate(insts)}
+    col = {m: j for j, m in enumerate(methods)}
+    missing = math.nan if what == "accuracy" else math.inf
+    mat = np.full((len(insts), len(methods)), missing)
+    for r in rows:
+        k = (r.get("dataset"), r.get("seed"), r.get("fold") if r.get("fold") is not None else -1)
+        mat[index[k], col[str(r.get(by))]] = _value(r, what)
+    return insts, methods, mat
+
+
+def _geo_mean(x: list[float]) -> float:
+    a = np.maximum(np.asarray(x, dtype=float), 1e-3)
+    return float(np.exp(np.mean(np.log(a)))) if a.size else math.nan
+
+
+def _fmt(v: Any, nd: int = 3) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    return f"{v:.{nd}f}" if isinstance(v, float) else str(v)
+
+
+def summary_table(rows: list[dict[str, Any]], by: str = "method") -> str:
+    """One markdown row per ``by`` value: tasks, proven optimal, accuracy, sparsity, time, gap, share of best."""
+    _, methods, acc = instance_matrix(rows, "accuracy", by)
+    _, best = cumulative_gap(acc, higher_is_better=True, ts=np.array([0.0]))
+    out = [f"| {by} | tasks | ok | proven optimal | test bal. acc. (mean ± sd) | best test bal. acc. (share) "
+           "| features / split | time (s, geo-mean) | final gap (mean) |", "|---|---|---|---|---|---|---|---|---|"]
+    for j, m in enumerate(methods):
+        rs = [r for r in rows if str(r.get(by)) == m]
+        ok = [r for r in rs if r.get("ok")]
+        accs = [r["test_balanced_accuracy"] for r in ok if r.get("test_balanced_accuracy") is not None]
+        fpn = [r["features_per_node"] for r in ok if r.get("features_per_node") is not None]
+        gaps = [r["gap"] for r in ok if r.get("gap") is not None]
+        times = [r["runtime_s"] for r in ok if r.get("runtime_s") is not None]
+        n_opt = sum(r.get("status") == "optimal" for r in rs)
+        acc_s = f"{np.mean(accs):.3f} ± {np.std(accs):.3f}" if accs else "-"
+        out.append(f"| {m} | {len(rs)} | {len(ok)} | {n_opt} ({n_opt / max(1, len(rs)):.0%}) | {acc_s} | "
+                   f"{best[j, 0]:.2f} | {_fmt(float(np.mean(fpn)) if fpn else None, 2)} | "
+                   f"{_fmt(_geo_mean(times) if times else None, 2)} | {_fmt(float(np.mean(gaps)) if gaps else None)} |")
+    return "\n".join(out)
+
+
+def dataset_table(rows: list[dict[str, Any]], by: str = "method") -> str:
+    """Mean test balanced accuracy (%) per dataset (rows) and ``by`` value (columns), as the papers print it."""
+    methods = sorted({str(r.get(by)) for r in rows})
+    datasets = sorted({str(r.get("dataset")) for r in rows})
+    out = ["| dataset | " + " | ".join(methods) + " |", "|---|" + "---|" * len(methods)]
+    for d in datasets:
+        cells = []
+        for m in methods:
+            v = [r["test_balanced_accuracy"] for r in rows if str(r.get("dataset")) == d and str(r.get(by)) == m
+                 and r.get("ok") and r.get("test_balanced_accuracy") is not None]
+            cells.append(f"{100 * np.mean(v):.2f}" if v else "-")
+        out.append(f"| {d} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def _ours(rows: list[dict[str, Any]], dataset: str, method: str, metric: str, by: str) -> float | None:
+    rs = [r for r in rows if (dataset == "*" or str(r.get("dataset")) == dataset)]
+    if metric == "best_accuracy_fraction":
+        _, methods, acc = instance_matrix(rs, "accuracy", by)
+        if method not in methods:
+            return None
+        _, rho = cumulative_gap(acc, higher_is_better=True, ts=np.array([0.0]))
+        return float(rho[methods.index(method), 0])
+    rs = [r for r in rs if method == "*" or str(r.get(by)) == method]
+    if not rs:
+        return None
+    if metric == "proven_fraction":
+        return float(np.mean([r.get("status") == "optimal" for r in rs]))
+    if metric == "max_proven_fraction":  # the best method's share of proven optima
+        ms = sorted({str(r.get(by)) for r in rs})
+        return max(float(np.mean([r.get("status") == "optimal" for r in rs if str(r.get(by)) == m])) for m in ms)
+    vals = [float(r[metric]) for r in rs if r.get("ok") and r.get(metric) is not None]
+    return float(np.mean(vals)) if vals else None
+
+
+def paper_table(rows: list[dict[str, Any]], paper: str | Path, by: str = "method") -> str:
+    """A paper's values (CSV ``dataset,method,metric,value[,note]``) beside ours, with the differences.
+
+    ``dataset`` / ``method`` ``*`` aggregate over all; metrics: any numeric row field (mean over seeds, e.g.
+    ``test_balanced_accuracy``), ``best_accuracy_fraction``, ``proven_fraction``, ``max_proven_fraction``.
+    """
+    path = Path(paper)
+    try:
+        with path.open(newline="") as fh:
+            entries = [e for e in csv.DictReader(line for line in fh if not line.lstrip().startswith("#"))]
+    except OSError as exc:
+        raise DataError(f"cannot read the paper table {path}: {exc.strerror or exc}") from None
+    need = {"dataset", "method", "metric", "value"}
+    if not entries or not need <= set(entries[0]):
+        raise DataError(f"{path}: a paper table needs the columns {', '.join(sorted(need))}")
+    out = [f"| dataset | {by} | metric | paper | ours | ours - paper | note |", "|---|---|---|---|---|---|---|"]
+    for e in entries:
+        p = float(e["value"])
+        o = _ours(rows, e["dataset"], e["method"], e["metric"], by)
+        diff = "-" if o is None else f"{o - p:+.3f}"
+        out.append(f"| {e['dataset']} | {e['method']} | {e['metric']} | {p:.3f} | {_fmt(o)} | {diff} | "
+                   f"{e.get('note') or ''} |")
+    return "\n".join(out)
+
+
+def _plot(kind: str, xs: np.ndarray, rho: np.ndarray, methods: list[str], path: Path, title: str,
+          xlabel: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    for j, m in enumerate(methods):
+        x = np.concatenate([xs, [xs[-1] * (1.5 if kind == "profile" else 1.0) + (0 if kind == "profile" else 0.05)]])
+        ax.step(x, np.concatenate([rho[j], [rho[j, -1]]]), where="post", label=m, lw=1.6)
+    if kind == "profile":
+        ax.set_xscale("log")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("fraction of instances")
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def write_report(store: str | Path, *, by: str = "method", profiles: list[str] | None = None,
+                 out: str | Path | None = None, fmt: str = "png", paper: str | Path | None = None,
+                 experiment: str | None = None) -> dict[str, Any]:
+    """Plots and ``report.md`` from the store's rows alone; returns ``{"markdown", "files"}``."""
+    from .store import ResultStore
+
+    if not Path(store).exists():
+        raise DataError(f"no results store at {store}")
+    with ResultStore(store) as s:
+        rows = s.rows(experiment)
+    if not rows:
+        raise DataError(f"{store} holds no finished task" + (f" of experiment {experiment!r}" if experiment else ""))
+    if by not in rows[0] and by != "method":
+        raise OptionError(f"--by {by!r}: not a column of the results (e.g. method, formulation, solver, dataset)")
+    profiles = list(profiles or _PROFILES)
+    outdir = Path(out) if out else Path(str(store).rsplit(".", 1)[0] + "_report")
+    outdir.mkdir(parents=True, exist_ok=True)
+    files: list[Path] = []
+    n_inst = len(instance_matrix(rows, "accuracy", by)[0])
+    for what in profiles:
+        insts, methods, mat = instance_matrix(rows, what, by)
+        path = outdir / f"{'profile' if what in ('time', 'sparsity') else 'gap'}_{what}.{fmt}"
+        if what in ("time", "sparsity"):
+            xs, rho = performance_profile(mat)
+            label = "runtime ratio to the best (unproven = never)" if what == "time" else \
+                "(features per split + 1) ratio to the best"
+            _plot("profile", xs, rho, methods, path, f"Performance profile: {what} ({len(insts)} instances)", label)
+        else:
+            xs, rho = cumulative_gap(mat, higher_is_better=(what == "accuracy"))
+            label = "gap from the best test balanced accuracy" if what == "accuracy" else "gap from the best objective"
+            _plot("gap", xs, rho, methods, path, f"Cumulative gap: {what} ({len(insts)} instances)", label)
+        files.append(path)
+    md = [f"# Report: {store}", "", f"{len(rows)} finished task(s), {n_inst} instance(s), compared by {by}.", "",
+          summary_table(rows, by), "", "Test balanced accuracy (%), mean over seeds:", "", dataset_table(rows, by)]
+    if paper:
+        md += ["", f"Beside the paper ({paper}):", "", paper_table(rows, paper, by)]
+    md += [""] + [f"![{p.stem}]({p.name})" for p in files]
+    text = "\n".join(md) + "\n"
+    (outdir / "report.md").write_text(text)
+    files.append(outdir / "report.md")
+    return {"markdown": text, "files": files}

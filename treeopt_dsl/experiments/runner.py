@@ -1,0 +1,109 @@
+"""Run tasks into a store: skip the finished, retry killed workers, stop cleanly on Ctrl-C.
+
+Example:
+
+    >>> import os, tempfile
+    >>> from treeopt_dsl.experiments.store import ResultStore
+    >>> store = ResultStore(os.path.join(tempfile.mkdtemp(), "r.sqlite"))
+    >>> t = {"id": "s", "method": "sleep", "dataset": {"name": "-"}, "seed": 0, "estimator": "sleep",
+    ...      "params": {"seconds": 0}, "memory_mb": 4096}
+    >>> run_tasks([t], store, progress=False).succeeded
+    1
+    >>> run_tasks([t], store, progress=False).skipped   # a rerun skips it
+    1
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from .executors import make_executor
+from .progress import RunProgress
+from .store import ResultStore
+from .worker import with_hooks
+
+__all__ = ["RunSummary", "run_tasks"]
+
+
+@dataclass
+class RunSummary:
+    """What one run did: tasks skipped (already finished), succeeded, failed for good, attempts made."""
+
+    total: int = 0
+    skipped: int = 0
+    succeeded: int = 0
+    failed: int = 0
+    retried: int = 0
+    interrupted: bool = False
+    wall_s: float = 0.0
+    failures: list[dict[str, Any]] = field(default_factory=list)
+
+    def line(self) -> str:
+        return (f"{self.total} task(s): {self.skipped} already finished, {self.succeeded} succeeded, "
+                f"{self.failed} failed, {self.retried} retried attempt(s) in {self.wall_s:.1f} s"
+                + (" - INTERRUPTED (rerun the command to finish)" if self.interrupted else ""))
+
+
+def run_tasks(tasks: list[dict[str, Any]], store: ResultStore, *, executor: str = "local", jobs: int = 1,
+              scheduler: str | None = None, retries: int | None = None, retry_failed: bool = False,
+              progress: bool = True, executor_obj: Any = None) -> RunSummary:
+    """Run the unfinished ``tasks`` and write each final row to ``store`` as it ends.
+
+    ``retries``: attempts after the first for a task whose worker died (default: each task's ``retries``).
+    ``retry_failed``: also rerun tasks stored as failed. Ctrl-C ends running children and returns with
+    ``interrupted`` set; every row finished before stays in the store.
+    """
+    t0 = time.perf_counter()
+    store.add_tasks(tasks)
+    finished = store.finished_ids(include_failed=not retry_failed)
+    todo = [t for t in tasks if t["id"] not in finished]
+    summary = RunSummary(total=len(tasks), skipped=len(tasks) - len(todo))
+    if not todo:
+        summary.wall_s = time.perf_counter() - t0
+        return summary
+    ex = executor_obj or make_executor(executor, jobs=jobs, scheduler=scheduler)
+    bar = RunProgress(len(todo), enabled=progress, skipped=summary.skipped)
+    by_id = {t["id"]: t for t in todo}
+    pending = list(reversed(todo))  # pop() from the end keeps the grid's order
+    tries: dict[str, int] = {}
+    inflight: dict[Any, str] = {}
+    try:
+        while pending or inflight:
+            while pending and len(inflight) < ex.capacity:
+                t = pending.pop()
+                tries[t["id"]] = tries.get(t["id"], 0) + 1
+                attempt = store.n_attempts(t["id"]) + 1
+                inflight[ex.submit(with_hooks(t), attempt)] = t["id"]
+            bar.set_running(min(len(inflight), ex.capacity))
+            for f in ex.wait(list(inflight), timeout=0.5):
+                tid = inflight.pop(f)
+                task = by_id[tid]
+                row = ex.result(f)
+                row.setdefault("attempt", store.n_attempts(tid) + 1)
+                limit = 1 + (task.get("retries", 2) if retries is None else retries)
+                again = not row.get("ok") and row.get("retryable") and tries[tid] < limit
+                store.record(row, final=not again, task=task)
+                if again:
+                    summary.retried += 1
+                    pending.append(task)
+                elif row.get("ok"):
+                    summary.succeeded += 1
+                else:
+                    summary.failed += 1
+                    summary.failures.append({"id": tid, "reason": row.get("reason")})
+                bar.finished(row, final=not again)
+    except KeyboardInterrupt:
+        summary.interrupted = True
+        ex.abort(list(inflight))
+    except BaseException:  # SIGTERM (the command's Terminated) and the like: end the children, then raise
+        summary.interrupted = True
+        ex.abort(list(inflight))
+        raise
+    finally:
+        bar.close()
+        if executor_obj is None:
+            ex.close()
+        summary.wall_s = time.perf_counter() - t0
+    return summary

@@ -1,0 +1,136 @@
+"""The results store: one SQLite file, one row per task, each written in its own transaction.
+
+Tables: ``tasks`` (every task of the grids run into this store, as JSON), ``results`` (the final row of
+a task: succeeded, or failed for good), ``attempts`` (every attempt, failed ones with their reason).
+SQLite's write-ahead log makes each row atomic: a process killed mid-write leaves the previous rows intact.
+
+Example:
+
+    >>> import tempfile, os
+    >>> s = ResultStore(os.path.join(tempfile.mkdtemp(), "r.sqlite"))
+    >>> s.add_tasks([{"id": "a", "method": "m", "dataset": {"name": "d"}, "seed": 0}])
+    >>> s.record({"id": "a", "ok": True, "status": "optimal", "attempt": 1}, final=True)
+    >>> s.finished_ids()
+    {'a'}
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ResultStore"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS tasks (
+    id TEXT PRIMARY KEY, experiment TEXT, method TEXT, dataset TEXT, seed INTEGER, fold INTEGER,
+    task_json TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS results (
+    id TEXT PRIMARY KEY, experiment TEXT, method TEXT, dataset TEXT, seed INTEGER, fold INTEGER,
+    ok INTEGER NOT NULL, status TEXT, attempts INTEGER, reason TEXT, objective REAL, bound REAL, gap REAL,
+    runtime_s REAL, task_s REAL, wall_s REAL, test_balanced_accuracy REAL, features_per_node REAL,
+    finished_at REAL, row_json TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS attempts (
+    id TEXT, attempt INTEGER, ok INTEGER, status TEXT, reason TEXT, finished_at REAL, PRIMARY KEY (id, attempt)
+);
+"""
+
+
+def _json(o: Any) -> Any:
+    import numpy as np
+
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    return str(o)
+
+
+class ResultStore:
+    """An SQLite results file (created with its tables if missing); rows are dicts, see the module doc."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.conn = sqlite3.connect(str(self.path), timeout=60, isolation_level=None, check_same_thread=False)
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> ResultStore:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def add_tasks(self, tasks: list[dict[str, Any]]) -> None:
+        """Remember the tasks (their definitions let ``report`` work from the store alone)."""
+        with self.conn:
+            self.conn.execute("BEGIN")
+            self.conn.executemany(
+                "INSERT OR IGNORE INTO tasks VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(t["id"], t.get("experiment"), t.get("method"), t["dataset"]["name"], t.get("seed"), t.get("fold"),
+                  json.dumps(t, default=_json)) for t in tasks])
+            self.conn.execute("COMMIT")
+
+    def record(self, row: dict[str, Any], *, final: bool, task: dict[str, Any] | None = None) -> None:
+        """Log an attempt and, when ``final``, write the task's result row (one transaction)."""
+        now = time.time()
+        t = task or {}
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            self.conn.execute("INSERT OR REPLACE INTO attempts VALUES (?, ?, ?, ?, ?, ?)",
+                              (row["id"], int(row.get("attempt", 1)), int(bool(row.get("ok"))), row.get("status"),
+                               row.get("reason"), now))
+            if final:
+                ds = t.get("dataset", {}).get("name") if t else row.get("dataset")
+                self.conn.execute(
+                    f"INSERT OR REPLACE INTO results VALUES ({', '.join(['?'] * 20)})",
+                    (row["id"], t.get("experiment"), t.get("method"), ds, t.get("seed"), t.get("fold"),
+                     int(bool(row.get("ok"))), row.get("status"), int(row.get("attempt", 1)), row.get("reason"),
+                     row.get("objective"), row.get("bound"), row.get("gap"), row.get("runtime_s"),
+                     row.get("task_s"), row.get("wall_s"), row.get("test_balanced_accuracy"),
+                     row.get("features_per_node"), now, json.dumps(row, default=_json)))
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+
+    def finished_ids(self, *, include_failed: bool = True) -> set[str]:
+        """Ids with a final row (succeeded; and failed for good unless ``include_failed`` is False)."""
+        q = "SELECT id FROM results" + ("" if include_failed else " WHERE ok = 1")
+        return {r[0] for r in self.conn.execute(q)}
+
+    def attempts_of(self, task_id: str) -> list[dict[str, Any]]:
+        cur = self.conn.execute("SELECT attempt, ok, status, reason FROM attempts WHERE id = ? ORDER BY attempt",
+                                (task_id,))
+        return [{"attempt": a, "ok": bool(o), "status": s, "reason": r} for a, o, s, r in cur]
+
+    def n_attempts(self, task_id: str) -> int:
+        return int(self.conn.execute("SELECT COUNT(*) FROM attempts WHERE id = ?", (task_id,)).fetchone()[0])
+
+    def rows(self, experiment: str | None = None) -> list[dict[str, Any]]:
+        """Every final row, each with its task's fields (method, dataset, seed, params, ...) merged in."""
+        q = ("SELECT r.row_json, t.task_json FROM results r LEFT JOIN tasks t ON r.id = t.id"
+             + (" WHERE r.experiment = ?" if experiment else ""))
+        out = []
+        for rj, tj in self.conn.execute(q, (experiment,) if experiment else ()):
+            row = json.loads(rj)
+            task = json.loads(tj) if tj else {}
+            out.append({**{f"task_{k}": v for k, v in task.items() if k in ("params", "time_limit")},
+                        **{k: task.get(k) for k in ("formulation", "estimator", "solver", "grid_point")},
+                        "method": task.get("method"), "dataset": (task.get("dataset") or {}).get("name"),
+                        "seed": task.get("seed"), "fold": task.get("fold"), "experiment": task.get("experiment"),
+                        **row})
+        return out
+
+    def tasks(self) -> list[dict[str, Any]]:
+        return [json.loads(r[0]) for r in self.conn.execute("SELECT task_json FROM tasks")]

@@ -1,0 +1,490 @@
+"""One task in its own process, with its own time and memory limit; the row it records.
+
+:func:`run_task` computes a task in the current process (load, split, optional cross-validation, the
+final solve or fit, metrics) and returns its row. :func:`run_isolated` runs it in a child process: a
+fork of a pre-loaded fork server (a few milliseconds; the library is imported once), or, inside a
+daemonic process such as a Dask worker, a fresh ``python -m treeopt_dsl.experiments.worker``. The child
+sets ``RLIMIT_AS`` (the task's ``memory_mb``) and starts its own session, so a Ctrl-C at the terminal
+reaches only the runner, which then ends its children. A child that dies (SIGKILL, the kernel's OOM
+killer, a segfault) gives a failed row with the reason and ``retryable = True``.
+
+Test hooks (environment variables read by the child): ``TREEOPT_EXPERIMENT_TEST_KILL="substr:n"`` makes a
+task whose id contains ``substr`` SIGKILL itself on its first ``n`` attempts; ``TREEOPT_EXPERIMENT_TEST_LOG``
+names a file that gets one line per computed task (to count solves). The runner reads them where it runs
+and passes them on inside the task (:func:`with_hooks`).
+
+Example:
+
+    >>> row = run_isolated({"id": "t", "estimator": "sleep", "params": {"seconds": 0.0}, "time_limit": 1,
+    ...                     "memory_mb": 4096, "threads": 1})
+    >>> row["ok"], row["status"]
+    (True, 'done')
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from typing import Any
+
+__all__ = ["HOOK_VARS", "run_isolated", "run_task", "wall_timeout", "with_hooks"]
+
+_SOLVER_PACKAGES = {"highs": "highspy", "scip": "PySCIPOpt", "gurobi": "gurobipy", "cbc": "mip", "ipopt": "casadi",
+                    "streed": "pystreed"}
+_PRELOAD = ["treeopt_dsl.experiments.worker", "treeopt_dsl.formulations", "treeopt_dsl.datasets",
+            "treeopt_dsl.cli", "sklearn.metrics", "sklearn.model_selection", "highspy"]
+_FORKSERVER: Any = None
+
+
+# ----------------------------------------------------------------------------------------------- the task
+def _versions(solver: str | None) -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    import numpy
+
+    import treeopt_dsl
+
+    out = {"treeopt_dsl": treeopt_dsl.__version__, "python": platform.python_version(), "numpy": numpy.__version__}
+    for pkg in ("scikit-learn", _SOLVER_PACKAGES.get(solver or "", "")):
+        if pkg:
+            try:
+                out[pkg] = version(pkg)
+            except PackageNotFoundError:
+                out[pkg] = "not installed"
+    return out
+
+
+def _load(task: dict[str, Any]) -> Any:
+    from ..datasets import load
+
+    d = task["dataset"]
+    kw = {k: d[k] for k in ("positive", "variant", "label", "multiclass") if d.get(k) is not None}
+    data = load(d.get("path") or d["name"], data_dir=task.get("data_dir"), **kw)
+    if task.get("sample"):
+        data = data.subsample(int(task["sample"]), seed=int(task["seed"]))
+    return data
+
+
+def _split(task: dict[str, Any], data: Any) -> tuple[Any, Any, Any]:
+    """Train, validation (or ``None``) and test parts of ``data`` for this task's seed (and fold)."""
+    import numpy as np
+    from sklearn.model_selection import StratifiedKFold
+
+    seed = int(task["seed"])
+    if task.get("folds"):
+        skf = StratifiedKFold(n_splits=int(task["folds"]), shuffle=True, random_state=seed)
+        tr, te = list(skf.split(np.zeros(data.n_samples), data.y))[int(task["fold"])]
+        train, test = data.take(tr), data.take(te)
+    elif float(task.get("test_size", 0.2)) > 0:
+        train, test = data.split(float(task.get("test_size", 0.2)), seed=seed)
+    else:  # no test part: train on every row
+        train, test = data, None
+    val = None
+    if task.get("validation_size"):
+        train, val = train.split(float(task["validation_size"]), seed=seed)
+    if task.get("train_sample"):
+        train = train.subsample(int(task["train_sample"]), seed=seed)
+    return train, val, test
+
+
+def _fit(task: dict[str, Any], params: dict[str, Any], train: Any, time_limit: float) -> tuple[Any, dict[str, Any]]:
+    """The fitted model and what its solve says (status, objective, bound, gap, certificate, ...)."""
+    seed, threads = int(task["seed"]), int(task.get("threads", 1))
+    if task.get("formulation"):
+        from ..formulations import get_formulation
+
+        spec = get_formulation(task["formulation"], **params)
+        ws = task.get("warm_start", "auto")
+        res = spec.solve(train, solver=task.get("solver", "highs"), backend=task.get("backend"),
+                         time_limit=time_limit, threads=threads, seed=seed, warm_start=None if ws == "none" else ws)
+        out = res.to_dict()
+        if task.get("references") and res.built is not None:
+            out["references"] = _references(res.built, task["references"])
+        return res.model, out
+    est = task["estimator"]
+    X, y = train.X, train.labels_of(train.y)
+    t0 = time.perf_counter()
+    if est == "cart":
+        from sklearn.tree import DecisionTreeClassifier
+
+        model = DecisionTreeClassifier(**{"random_state": seed, **params}).fit(X, y)
+        return model, {"status": "fitted", "objective": None, "bound": None, "gap": None,
+                       "runtime_s": round(time.perf_counter() - t0, 4)}
+    if est in ("tmo", "tao"):
+        from ..memetic.estimator import TAOClassifier, TMOClassifier
+
+        cls = TMOClassifier if est == "tmo" else TAOClassifier
+        extra = {"time_limit": time_limit} if est == "tmo" and "time_limit" not in params else {}
+        model = cls(**{"random_state": seed, **extra, **params}).fit(X, y)
+        return model, {"status": "fitted", "objective": None, "bound": None, "gap": None,
+                       "runtime_s": round(time.perf_counter() - t0, 4)}
+    from ..estimator import OptimalTreeClassifier, RiskScoreClassifier
+
+    cls = OptimalTreeClassifier if est == "optimal_tree" else RiskScoreClassifier
+    model = cls(**{"solver": task.get("solver", "highs"), "time_limit": time_limit, "threads": threads,
+                   "random_state": seed, **params}).fit(X, y)
+    return model, model.result_.to_dict()
+
+
+def _references(built: Any, names: list[str]) -> dict[str, Any]:
+    """Each named start's objective in the formulation's own objective (a yardstick for the solver's answer)."""
+    from ..warmstart import start_point
+
+    sf = built.compile()
+    out: dict[str, Any] = {}
+    for name in names:
+        try:
+            out[name] = float(sf.objective(start_point(built, name)))
+        except Exception as exc:  # a start that does not fit this model: said, not hidden
+            out[name] = f"n/a: {exc}"
+    return out
+
+
+def _metrics(model: Any, data: Any, names: list[str]) -> dict[str, float]:
+    from ..cli import metrics
+
+    try:
+        m = metrics(model, data)
+    except (AttributeError, ValueError):  # a model without predict_proba: no AUC
+        from sklearn.metrics import accuracy_score, balanced_accuracy_score
+
+        y, p = data.labels_of(data.y), model.predict(data.X)
+        m = {"accuracy": float(accuracy_score(y, p)), "balanced_accuracy": float(balanced_accuracy_score(y, p))}
+    if "logloss" in names and hasattr(model, "decision_function"):  # the exact log-loss of a score (risk scores)
+        import numpy as np
+
+        v = np.asarray(model.decision_function(data.X), dtype=float)
+        m["logloss"] = float(np.mean(np.logaddexp(0.0, -data.y * v)))
+    return {k: v for k, v in m.items() if k in names}
+
+
+def _model_text(model: Any, estimator: str | None) -> str:
+    if estimator == "cart":
+        from sklearn.tree import export_text
+
+        return export_text(model)
+    if estimator in ("optimal_tree", "risk_score"):
+        return str(model.model_)
+    return str(getattr(model, "tree_", model))
+
+
+def _features_per_node(model: Any) -> float | None:
+    """The thesis' sparsity: the mean number of features with a nonzero weight at each split."""
+    import numpy as np
+
+    inner = getattr(model, "model_", model)
+    if hasattr(inner, "n_features_used"):
+        return float(np.mean(inner.n_features_used()))
+    if hasattr(model, "W_"):
+        return float(np.mean((np.abs(np.asarray(model.W_)) > 1e-8).sum(1)))
+    return None
+
+
+def _cross_validate(task: dict[str, Any], train: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The best combination of ``task["cv"]["grid"]`` by k-fold CV on the training part, and every score."""
+    import numpy as np
+    from sklearn.model_selection import StratifiedKFold
+
+    from .tasks import _combos
+
+    cv = task["cv"]
+    skf = StratifiedKFold(n_splits=int(cv["folds"]), shuffle=True, random_state=int(task["seed"]))
+    folds = list(skf.split(np.zeros(train.n_samples), train.y))
+    tl = float(cv.get("time_limit", task["time_limit"]))
+    scores = []
+    for combo in _combos(cv["grid"]):
+        vals = []
+        for tr, va in folds:
+            try:
+                model, _ = _fit(task, {**task["params"], **combo}, train.take(tr), tl)
+                vals.append(_metrics(model, train.take(va), [cv["metric"]]).get(cv["metric"], float("nan"))
+                            if model is not None else float("nan"))
+            except Exception:  # a fold without a model scores nothing (the combination can still win elsewhere)
+                vals.append(float("nan"))
+        scores.append({"params": combo, "scores": vals,
+                       "mean": float(np.nanmean(vals)) if not np.all(np.isnan(vals)) else None})
+    ok = [s for s in scores if s["mean"] is not None]
+    best = max(ok, key=lambda s: s["mean"])["params"] if ok else scores[0]["params"]
+    return best, scores
+
+
+#: test hooks: environment variables the runner reads where it runs and passes on with each task
+HOOK_VARS = ("TREEOPT_EXPERIMENT_TEST_LOG", "TREEOPT_EXPERIMENT_TEST_KILL")
+
+
+def with_hooks(task: dict[str, Any]) -> dict[str, Any]:
+    """``task`` with the test-hook variables set here (a fork server or a Dask worker has its own environment)."""
+    hooks = {k: os.environ[k] for k in HOOK_VARS if os.environ.get(k)}
+    return {**task, "_hooks": hooks} if hooks else task
+
+
+def _test_hooks(task: dict[str, Any], attempt: int) -> None:
+    env = task.get("_hooks") or {}
+    log = env.get("TREEOPT_EXPERIMENT_TEST_LOG")
+    if log:
+        with open(log, "a") as fh:
+            fh.write(f"{task['id']}\n")
+    kill = env.get("TREEOPT_EXPERIMENT_TEST_KILL")
+    if kill:
+        substr, _, n = kill.rpartition(":")
+        if substr and substr in task["id"] and attempt <= int(n or 1):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+def run_task(task: dict[str, Any], attempt: int = 1) -> dict[str, Any]:
+    """Compute ``task`` here and return its row (never raises for a task's own failure: ``ok`` is False).
+
+    Example:
+
+        >>> run_task({"id": "t", "estimator": "sleep", "params": {"seconds": 0.0}})["status"]
+        'done'
+    """
+    t0 = time.perf_counter()
+    row: dict[str, Any] = {"id": task["id"], "attempt": attempt, "ok": False, "retryable": False}
+    try:
+        _test_hooks(task, attempt)
+        if task.get("estimator") == "sleep":
+            time.sleep(float(task.get("params", {}).get("seconds", 1.0)))
+            row.update(ok=True, status="done")
+            return row
+        data = _load(task)
+        train, val, test = _split(task, data)
+        params = dict(task["params"])
+        row.update(n_train=train.n_samples, n_test=None if test is None else test.n_samples,
+                   n_features=train.n_features)
+        if task.get("cv"):
+            tc = time.perf_counter()
+            best, scores = _cross_validate(task, train)
+            params.update(best)
+            row.update(cv_best=best, cv_scores=scores, cv_s=round(time.perf_counter() - tc, 4))
+        tf = time.perf_counter()
+        model, res = _fit(task, params, train, float(task["time_limit"]))
+        row["fit_s"] = round(time.perf_counter() - tf, 4)
+        row.update(res)
+        row["params"] = params
+        row["versions"] = _versions(task.get("solver") if task.get("formulation") else None)
+        if model is not None:
+            names = task.get("metrics", ["accuracy", "balanced_accuracy", "auc"])
+            for part, d in (("train", train), ("val", val), ("test", test)):
+                if d is not None:
+                    row.update({f"{part}_{k}": v for k, v in _metrics(model, d, names).items()})
+            row["model_text"] = _model_text(model, task.get("estimator"))
+            row["features_per_node"] = _features_per_node(model)
+        row["ok"] = model is not None and not str(row.get("status", "")).startswith("interrupted")
+        if not row["ok"]:
+            row["reason"] = f"no model: status {row.get('status')} {row.get('message', '')}".strip()
+    except MemoryError:
+        row.update(status="failed", reason="out of memory (MemoryError: the task's memory limit)", retryable=True)
+    except Exception as exc:
+        row.update(status="error", reason=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc(limit=8))
+    finally:
+        row["task_s"] = round(time.perf_counter() - t0, 4)
+    return row
+
+
+# ----------------------------------------------------------------------------------------------- isolation
+def wall_timeout(task: dict[str, Any]) -> float:
+    """Seconds after which the runner kills a task: ``task_timeout``, else 1.5 x its solves' limits + 120."""
+    if task.get("task_timeout"):
+        return float(task["task_timeout"])
+    n = 1
+    if task.get("cv"):
+        from .tasks import _combos
+
+        n += int(task["cv"]["folds"]) * len(_combos(task["cv"]["grid"]))
+    tl = float(task.get("time_limit", 60.0))
+    cv_tl = float(task["cv"].get("time_limit", tl)) if task.get("cv") else tl
+    return 1.5 * (tl + (n - 1) * cv_tl) + 120.0
+
+
+def _limit(memory_mb: int | None, threads: int) -> None:
+    """In the child: its own session (no terminal Ctrl-C), the address-space limit, BLAS threads."""
+    import resource
+
+    try:
+        os.setsid()
+    except OSError:
+        pass
+    if memory_mb:
+        limit = int(memory_mb) * 1024 * 1024
+        _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if hard != resource.RLIM_INFINITY:
+            limit = min(limit, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = str(threads)
+
+
+def _child(task: dict[str, Any], attempt: int, conn: Any) -> None:
+    _limit(task.get("memory_mb"), int(task.get("threads", 1)))
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(int(task.get("threads", 1)))
+    except Exception:
+        pass
+    row = run_task(task, attempt)
+    conn.send(json.dumps(row, default=_jsonable))
+    conn.close()
+
+
+def _jsonable(o: Any) -> Any:
+    import numpy as np
+
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    return str(o)
+
+
+def _signal_name(code: int) -> str:
+    try:
+        return signal.Signals(-code).name
+    except ValueError:
+        return f"signal {-code}"
+
+
+def _died(task: dict[str, Any], attempt: int, code: int | None, t0: float, detail: str = "") -> dict[str, Any]:
+    if code is not None and code < 0:
+        name = _signal_name(code)
+        why = " (out of memory: the kernel's OOM killer, or killed)" if name == "SIGKILL" else ""
+        reason = f"worker killed by {name}{why}"
+    else:
+        reason = f"worker exited with code {code} before reporting"
+    return {"id": task["id"], "attempt": attempt, "ok": False, "status": "failed", "retryable": True,
+            "reason": reason + (f": {detail}" if detail else ""), "exitcode": code,
+            "task_s": round(time.perf_counter() - t0, 4)}
+
+
+def _forkserver() -> Any:
+    global _FORKSERVER
+    if _FORKSERVER is None:
+        import multiprocessing as mp
+
+        ctx = mp.get_context("forkserver")
+        ctx.set_forkserver_preload(_PRELOAD)
+        _FORKSERVER = ctx
+    return _FORKSERVER
+
+
+def run_isolated(task: dict[str, Any], attempt: int = 1, *, timeout: float | None = None,
+                 running: Any = None) -> dict[str, Any]:
+    """Run ``task`` in a child process with its limits; the row (``ok`` False with ``reason`` if it died).
+
+    ``running``: an optional ``set`` the child's handle joins while it runs (the runner kills them on Ctrl-C).
+    """
+    import multiprocessing as mp
+
+    timeout = wall_timeout(task) if timeout is None else timeout
+    t0 = time.perf_counter()
+    if mp.current_process().daemon or sys.platform == "win32":
+        return _run_subprocess(task, attempt, timeout, running, t0)
+    ctx = _forkserver()
+    recv, send = ctx.Pipe(duplex=False)
+    p = ctx.Process(target=_child, args=(task, attempt, send), daemon=True)
+    p.start()
+    send.close()
+    if running is not None:
+        running.add(p)
+    try:
+        from multiprocessing.connection import wait
+
+        deadline = t0 + timeout
+        while True:
+            ready = wait([recv, p.sentinel], timeout=max(0.0, deadline - time.perf_counter()))
+            if recv in ready or recv.poll():
+                try:
+                    row = json.loads(recv.recv())
+                except EOFError:
+                    p.join(5)
+                    return _died(task, attempt, p.exitcode, t0)
+                p.join(10)
+                if p.exitcode is None:
+                    p.kill()
+                row["wall_s"] = round(time.perf_counter() - t0, 4)
+                return row
+            if p.sentinel in ready:
+                p.join(1)
+                return _died(task, attempt, p.exitcode, t0)
+            if time.perf_counter() >= deadline:
+                p.kill()
+                p.join(5)
+                row = _died(task, attempt, p.exitcode, t0)
+                row.update(reason=f"task timeout: killed after {timeout:.0f} s", retryable=False, status="timeout")
+                return row
+    finally:
+        recv.close()
+        if running is not None:
+            running.discard(p)
+        if p.is_alive():
+            p.kill()
+
+
+class _Popen:
+    """A ``subprocess.Popen`` with the ``kill`` / ``is_alive`` the runner calls on its children."""
+
+    def __init__(self, proc: subprocess.Popen) -> None:
+        self.proc = proc
+
+    def kill(self) -> None:
+        self.proc.kill()
+
+    def is_alive(self) -> bool:
+        return self.proc.poll() is None
+
+
+def _run_subprocess(task: dict[str, Any], attempt: int, timeout: float, running: Any, t0: float) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="treeopt-task-") as tmp:
+        inp, out = os.path.join(tmp, "task.json"), os.path.join(tmp, "row.json")
+        with open(inp, "w") as fh:
+            json.dump({"task": task, "attempt": attempt}, fh, default=_jsonable)
+        mem, threads = task.get("memory_mb"), int(task.get("threads", 1))
+        proc = subprocess.Popen([sys.executable, "-m", "treeopt_dsl.experiments.worker", inp, out],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                preexec_fn=lambda: _limit(mem, threads))
+        handle = _Popen(proc)
+        if running is not None:
+            running.add(handle)
+        try:
+            try:
+                _, err = proc.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
+                row = _died(task, attempt, proc.returncode, t0)
+                row.update(reason=f"task timeout: killed after {timeout:.0f} s", retryable=False, status="timeout")
+                return row
+        finally:
+            if running is not None:
+                running.discard(handle)
+        if proc.returncode == 0 and os.path.exists(out):
+            with open(out) as fh:
+                row = json.load(fh)
+            row["wall_s"] = round(time.perf_counter() - t0, 4)
+            return row
+        tail = err.decode(errors="replace").strip().splitlines()[-1:] if err else []
+        return _died(task, attempt, proc.returncode, t0, tail[0] if tail else "")
+
+
+def _main(argv: list[str]) -> int:
+    """``python -m treeopt_dsl.experiments.worker TASK.json ROW.json``: one task, its row to a file."""
+    with open(argv[0]) as fh:
+        payload = json.load(fh)
+    row = run_task(payload["task"], int(payload.get("attempt", 1)))
+    tmp = argv[1] + ".part"
+    with open(tmp, "w") as fh:
+        json.dump(row, fh, default=_jsonable)
+    os.replace(tmp, argv[1])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main(sys.argv[1:]))
