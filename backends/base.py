@@ -45,7 +45,7 @@ from treeopt_dsl.ir import StandardForm
 from treeopt_dsl.result import Status
 
 #: the options every backend understands (the fields of :class:`SolveOptions` but ``extra``)
-COMMON_OPTIONS = ("time_limit", "gap", "threads", "seed", "verbose", "log_callback", "warm_start",
+COMMON_OPTIONS = ("time_limit", "gap", "threads", "seed", "verbose", "log_callback", "progress", "warm_start",
                   "feasibility_tol", "integrality_tol")
 
 
@@ -76,6 +76,10 @@ class SolveOptions:
     seed: int | None = None
     verbose: bool = False
     log_callback: Callable[[str], None] | None = None
+    #: ``progress(event)`` with a :class:`~treeopt_dsl.progress.ProgressEvent` whenever the incumbent or the bound
+    #: moves, read from the solver's own callbacks on routes with the feature "progress" (HiGHS, Gurobi, SCIP
+    #: direct); :func:`treeopt_dsl.solve.solve_built` reads the log for the others
+    progress: Callable[[Any], None] | None = None
     warm_start: np.ndarray | None = None  # a full column vector (NaN = unknown)
     feasibility_tol: float | None = None
     integrality_tol: float | None = None
@@ -105,6 +109,8 @@ class SolveOptions:
                     raise OptionError(f"{name} must be a number > 0, got {value!r}")
         if self.log_callback is not None and not callable(self.log_callback):
             raise OptionError(f"log_callback must be callable, got {self.log_callback!r}")
+        if self.progress is not None and not callable(self.progress):
+            raise OptionError(f"progress must be callable (it receives a ProgressEvent), got {self.progress!r}")
         if not isinstance(self.extra, dict) or not all(isinstance(k, str) for k in self.extra):
             raise OptionError(f"extra must map option names (str) to values, got {self.extra!r}")
 
@@ -195,6 +201,25 @@ class Run:
         for line in text.splitlines():
             self.emit(line)
 
+    def report(self, incumbent: float | None, bound: float | None, time_s: float) -> None:
+        """The solver's incumbent and bound, from one of its callbacks: passed to ``options.progress`` as a
+        :class:`~treeopt_dsl.progress.ProgressEvent` when either moved. Non-finite values mean "none yet". An
+        exception in the user's callback is kept (raised after the solve) and the callback is not called again."""
+        cb = self.options.progress
+        if cb is None or "progress_error" in self.data:
+            return
+        inc = float(incumbent) if incumbent is not None and np.isfinite(incumbent) else None
+        bnd = float(bound) if bound is not None and np.isfinite(bound) else None
+        if (inc, bnd) == self.data.get("progress_last"):
+            return
+        self.data["progress_last"] = (inc, bnd)
+        from treeopt_dsl.progress import ProgressEvent
+
+        try:
+            cb(ProgressEvent(inc, bnd, relative_gap(inc, bnd), float(time_s), "callback"))
+        except Exception as exc:  # a solver's callback must not unwind through C code
+            self.data["progress_error"] = exc
+
 
 class UnknownOption(KeyError):
     """Raised by :meth:`Backend.set_option` for a name the solver does not know (the template turns it
@@ -221,6 +246,8 @@ class Backend:
     problem_classes: ClassVar[frozenset[str]]  # among LP, MILP, QP, MIQP, NLP
     extra: ClassVar[str]  # the pip extra that installs it
     features: ClassVar[frozenset[str]] = frozenset()  # time_limit, gap, threads, seed, warm_start, log, export
+    #: True when the solver's log reports the objective without the model's constant ``sf.c0`` (linopy)
+    log_omits_constant: ClassVar[bool] = False
     #: common option -> the solver's name for it (options absent here are not honoured by the route)
     option_names: ClassVar[dict[str, str]] = {}
     #: what the solver logs when it used a warm start (None: a start handed over counts as used)
@@ -295,6 +322,11 @@ class Backend:
                     run.start_loaded = self.set_start(run, np.asarray(options.warm_start, dtype=float))
                 self._execute(run)
                 out = self.read_solution(run) if not run.abandoned else (run.best or Outcome("interrupted"))
+            if "progress_error" in run.data:
+                import warnings
+
+                warnings.warn(f"the progress callback raised {run.data['progress_error']!r}; it was not called "
+                              "again (the solve went on)", RuntimeWarning, stacklevel=3)
         except Exception as exc:
             mapped = self.translate_error(run, exc)
             if mapped is not None and mapped is not exc:

@@ -102,7 +102,7 @@ class GurobiBackend(Backend):
     problem_classes = frozenset({"LP", "MILP", "QP", "MIQP"})
     extra = "gurobi"
     features = frozenset({"time_limit", "gap", "threads", "seed", "warm_start", "log", "export", "interrupt",
-                          "lazy"})
+                          "lazy", "progress"})
     option_names: ClassVar[dict[str, str]] = {
         "time_limit": "TimeLimit", "gap": "MIPGap", "threads": "Threads", "seed": "Seed",
         "feasibility_tol": "FeasibilityTol", "integrality_tol": "IntFeasTol"}
@@ -162,6 +162,9 @@ class GurobiBackend(Backend):
         def on_message(model: Any, where: int) -> None:
             if where == GRB.Callback.MESSAGE:
                 run.emit(model.cbGet(GRB.Callback.MSG_STRING).rstrip("\n"))
+            elif where == GRB.Callback.MIP and run.options.progress is not None:
+                run.report(model.cbGet(GRB.Callback.MIP_OBJBST), model.cbGet(GRB.Callback.MIP_OBJBND),
+                           model.cbGet(GRB.Callback.RUNTIME))
             elif where == GRB.Callback.MIPSOL:  # the time of the latest incumbent (proof time is the rest)
                 if lazy is not None:
                     try:
@@ -170,6 +173,9 @@ class GurobiBackend(Backend):
                         failed.append(exc)
                         model.terminate()
                 run.incumbent_time = float(model.cbGet(GRB.Callback.RUNTIME))
+                if run.options.progress is not None:  # the new solution may not be in OBJBST yet
+                    best = min(model.cbGet(GRB.Callback.MIPSOL_OBJ), model.cbGet(GRB.Callback.MIPSOL_OBJBST))
+                    run.report(best, model.cbGet(GRB.Callback.MIPSOL_OBJBND), run.incumbent_time)
             if run.stop_signal is not None:
                 model.terminate()
 

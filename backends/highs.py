@@ -45,7 +45,8 @@ class HighsBackend(Backend):
     solvers = ("highs",)
     problem_classes = frozenset({"LP", "MILP", "QP"})
     extra = "highs"
-    features = frozenset({"time_limit", "gap", "threads", "seed", "warm_start", "log", "export", "interrupt"})
+    features = frozenset({"time_limit", "gap", "threads", "seed", "warm_start", "log", "export", "interrupt",
+                          "progress"})
     option_names: ClassVar[dict[str, str]] = {
         "time_limit": "time_limit", "gap": "mip_rel_gap", "threads": "threads", "seed": "random_seed",
         "feasibility_tol": "primal_feasibility_tolerance", "integrality_tol": "mip_feasibility_tolerance"}
@@ -157,6 +158,13 @@ class HighsBackend(Backend):
                 run.incumbent_time = float(event.data_out.running_time)
 
             h.cbMipImprovingSolution.subscribe(on_time)
+        if run.options.progress is not None and run.sf.is_mip:
+            def on_progress(event: Any) -> None:  # HiGHS calls its MIP interrupt check often: the live bounds
+                out = event.data_out
+                run.report(out.mip_primal_bound, out.mip_dual_bound, out.running_time)
+
+            h.cbMipInterrupt.subscribe(on_progress)
+            h.cbMipImprovingSolution.subscribe(on_progress)
         h.run()
 
     def read_solution(self, run: Run) -> Outcome:

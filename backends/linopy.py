@@ -324,6 +324,8 @@ class LinopyBackend(Backend):
     problem_classes = frozenset({"LP", "MILP", "QP", "MIQP"})
     extra = "linopy"
     features = _BASE_FEATURES | {"warm_start"}
+    #: the solver's log reports the objective without ``sf.c0`` (progress read from it is shifted back)
+    log_omits_constant = True
     #: linopy's ``Model.solve`` is not stopped from outside: SIGINT/SIGTERM end the solve with
     #: ``KeyboardInterrupt`` (no "interrupt" feature); it runs in the calling thread
     threaded = False

@@ -35,7 +35,8 @@ class ScipBackend(Backend):
     solvers = ("scip",)
     problem_classes = frozenset({"LP", "MILP", "QP", "MIQP"})
     extra = "scip"
-    features = frozenset({"time_limit", "gap", "seed", "warm_start", "log", "export", "interrupt", "lazy"})
+    features = frozenset({"time_limit", "gap", "seed", "warm_start", "log", "export", "interrupt", "lazy",
+                          "progress"})
     option_names: ClassVar[dict[str, str]] = {
         "time_limit": "limits/time", "gap": "limits/gap", "seed": "randomization/randomseedshift",
         "feasibility_tol": "numerics/feastol"}
@@ -99,6 +100,8 @@ class ScipBackend(Backend):
         failed: list[BaseException] = []
         if run.options.lazy is not None:
             _include_lazy(m, run.options.lazy, run.data["vars"], failed)
+        if run.options.progress is not None and run.sf.is_mip:
+            _include_progress(m, run)
         try:
             if run.guarded:
                 m.optimizeNogil()
@@ -201,3 +204,29 @@ def _include_lazy(m: Any, lazy: Any, cols: list[Any], failed: list[BaseException
     m.includeConshdlr(LazyRows(), "treeopt_lazy", "lazy rows of a treeopt-dsl block", sepapriority=0,
                       enfopriority=-1, chckpriority=-1, sepafreq=-1, propfreq=-1, eagerfreq=-1, maxprerounds=0,
                       delaysepa=False, delayprop=False, needscons=False)
+
+
+def _include_progress(m: Any, run: Run) -> None:
+    """An event handler that reports SCIP's primal and dual bounds (``run.report``) when a better solution is
+    found and after every solved node: the live progress of ``options.progress``."""
+    import pyscipopt
+
+    infinity = m.infinity()
+
+    def finite(v: float) -> float | None:
+        return None if abs(v) >= infinity else float(v)
+
+    class Progress(pyscipopt.Eventhdlr):
+        def eventinit(self) -> None:
+            self.model.catchEvent(pyscipopt.SCIP_EVENTTYPE.BESTSOLFOUND, self)
+            self.model.catchEvent(pyscipopt.SCIP_EVENTTYPE.NODESOLVED, self)
+
+        def eventexit(self) -> None:
+            self.model.dropEvent(pyscipopt.SCIP_EVENTTYPE.BESTSOLFOUND, self)
+            self.model.dropEvent(pyscipopt.SCIP_EVENTTYPE.NODESOLVED, self)
+
+        def eventexec(self, event: Any) -> None:
+            mm = self.model
+            run.report(finite(mm.getPrimalbound()), finite(mm.getDualbound()), mm.getSolvingTime())
+
+    m.includeEventhdlr(Progress(), "treeopt_progress", "live incumbent and bound for treeopt-dsl")

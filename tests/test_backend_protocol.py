@@ -159,13 +159,34 @@ def test_cli_sigint_prints_the_interrupted_result_promptly():
     """Ctrl-C during a HiGHS solve that sits in a sub-MIP heuristic (where HiGHS does not read its
     interrupt callbacks: 107 s to return before the grace period) still ends within seconds with the
     last incumbent, printed as one JSON document with status "interrupted", exit 130."""
+    import threading
+
     proc = subprocess.Popen([TREEOPT, "solve", "oct", "--data", "breast-cancer", "--depth", "3", "--sample", "200",
                              "--time-limit", "120", "--json"], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    time.sleep(10)
+    # wait until the solver runs (its first progress line on stderr: the warm starts are computed before it,
+    # and a loaded machine takes longer), then a few seconds more, then Ctrl-C
+    lines: list[str] = []
+    started = threading.Event()
+
+    def read_stderr() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.append(line)
+            if "incumbent" in line:
+                started.set()
+
+    reader = threading.Thread(target=read_stderr, daemon=True)
+    reader.start()
+    assert started.wait(timeout=90), "the solve did not start: " + "".join(lines)[-2000:]
+    time.sleep(3)
     proc.send_signal(signal.SIGINT)
     t0 = time.perf_counter()
-    out, err = proc.communicate(timeout=120)
+    assert proc.stdout is not None
+    out = proc.stdout.read()
+    proc.wait(timeout=120)
+    reader.join(timeout=10)
+    err = "".join(lines)
     assert time.perf_counter() - t0 < 30, "the stop was not prompt"
     assert proc.returncode == 130, err[-2000:]
     doc = json.loads(out)

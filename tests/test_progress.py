@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import itertools
 
 import pytest
 
@@ -33,3 +34,70 @@ def test_parse_progress_ignores_other_lines():
         " L       0       0         0   0.00%   9.09657892      13.51618912       32.70%      519     31      0"
         "       323     1.3s")
     assert (inc, bound, secs) == (13.51618912, 9.09657892, 1.3) and gap == pytest.approx(0.327)
+
+
+# --------------------------------------------------------------------------- the solvers' own callbacks
+def _monotone(events: list) -> None:
+    incs = [e.incumbent for e in events if e.incumbent is not None]
+    bounds = [e.bound for e in events if e.bound is not None]
+    assert all(a >= b - 1e-9 for a, b in itertools.pairwise(incs)), incs  # minimization: never worse
+    assert all(a <= b + 1e-9 for a, b in itertools.pairwise(bounds)), bounds
+
+
+@pytest.mark.parametrize("solver", ["highs", pytest.param("gurobi", marks=pytest.mark.solver("gurobi")),
+                                    pytest.param("scip", marks=pytest.mark.solver("scip"))])
+def test_progress_events_come_from_the_solver_callbacks(solver):
+    """``progress=`` receives events from the solver's own callbacks: incumbents only improve, bounds only rise,
+    and the last incumbent is the objective returned (an optimum: the bound meets it)."""
+    from treeopt_dsl.progress import ProgressEvent
+
+    events: list[ProgressEvent] = []
+    built = get_formulation("olct", depth=2).build(load("breast-cancer").subsample(60, seed=0))
+    res = built.solve(solver=solver, time_limit=60, gap=0.0, progress=events.append)
+    assert res.status.value == "optimal"
+    assert events and {e.source for e in events} == {"callback"}
+    _monotone(events)
+    last = [e for e in events if e.incumbent is not None][-1]
+    assert last.incumbent == pytest.approx(res.objective, rel=1e-6)
+    assert max(e.bound for e in events if e.bound is not None) <= res.objective * (1 + 1e-6)
+
+
+def test_progress_falls_back_to_the_log_where_there_are_no_callbacks():
+    """linopy hands HiGHS' log over after the solve: the same events, read from the log (and shifted by the
+    objective's constant, which linopy leaves out of the model the solver sees)."""
+    pytest.importorskip("linopy")
+    events: list = []
+    built = get_formulation("oct", depth=2).build(load("breast-cancer").subsample(50, seed=1))
+    res = built.solve(solver="highs", backend="linopy", time_limit=60, gap=0.0, progress=events.append)
+    assert res.status.value == "optimal" and events and {e.source for e in events} == {"log"}
+    assert [e for e in events if e.incumbent is not None][-1].incumbent == pytest.approx(res.objective, abs=1e-6)
+
+
+def test_a_failing_progress_callback_does_not_stop_the_solve():
+    calls: list = []
+
+    def boom(ev):
+        calls.append(ev)
+        raise RuntimeError("boom")
+
+    built = get_formulation("oct", depth=1).build(load("breast-cancer").subsample(40, seed=2))
+    with pytest.warns(RuntimeWarning, match="boom"):
+        res = built.solve(solver="highs", time_limit=30, progress=boom)
+    assert res.status.value == "optimal" and len(calls) == 1
+
+
+def test_progress_bar_on_a_terminal():
+    """On a terminal the progress is a tqdm bar of the gap closed, with the numbers beside it."""
+    from treeopt_dsl.progress import ProgressEvent
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    stream = Tty()
+    p = Progress(stream=stream)
+    p.event(ProgressEvent(10.0, 5.0, 0.5, 1.0, "callback"))
+    p.event(ProgressEvent(8.0, 8.0, 0.0, 2.0, "callback"))
+    p.close()
+    text = stream.getvalue()
+    assert "closed" in text and "100%" in text and "incumbent 8" in text

@@ -131,7 +131,7 @@ def test_auto_start_on_ors_reports_the_beam_candidate():
     x2 = start_point(built, "beam")
     assert built.model.max_violation(x2) <= TOL
     res = built.solve(warm_start="beam", time_limit=60, threads=1)
-    assert res.start["chosen"] == "given" and res.certificate.ok
+    assert res.start["chosen"] == "beam" and res.certificate.ok
     olct = get_formulation("olct", depth=1).build(d)
     with pytest.raises(FormulationError, match="unknown warm start"):
         start_point(olct, "beam")

@@ -250,5 +250,5 @@ def test_tao_is_a_warm_start_of_the_library() -> None:
     if isinstance(report["candidates"].get("tao"), float):
         assert report["candidates"]["tao"] <= min(others) + 1e-9 or report["proven"]
     res = get_formulation("oct", depth=2).solve(data, warm_start="tao", time_limit=5)
-    assert res.status.has_solution and res.start["chosen"] == "given" and res.objective <= res.start["objective"]
+    assert res.status.has_solution and res.start["chosen"] == "tao" and res.objective <= res.start["objective"]
     assert res.status is not Status.UNCERTIFIED

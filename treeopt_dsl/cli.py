@@ -183,6 +183,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .bornagain.command import add_parser as add_born_again
 
     add_born_again(sub)
+    from .experiments.command import add_parser as add_experiment
+
+    add_experiment(sub)
     return p
 
 
@@ -288,7 +291,7 @@ def _solve(spec: Any, data: Any, args: argparse.Namespace) -> Any:
     try:
         res = spec.solve(data, solver=_solver(spec, args), backend=args.backend, time_limit=args.time_limit,
                          gap=args.gap, threads=args.threads, seed=args.seed, log_callback=progress,
-                         warm_start=None if args.warm_start == "none" else args.warm_start)
+                         progress=progress.event, warm_start=None if args.warm_start == "none" else args.warm_start)
     finally:
         progress.close()
         if log_file is not None:
@@ -570,9 +573,15 @@ def cmd_born_again(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def cmd_experiment(args: argparse.Namespace) -> int:
+    from .experiments.command import run
+
+    return run(args)
+
+
 COMMANDS = {"formulations": cmd_formulations, "solvers": cmd_solvers, "datasets": cmd_datasets,
             "compile": cmd_compile, "solve": cmd_solve, "fit": cmd_fit, "path": cmd_path,
-            "born-again": cmd_born_again}
+            "born-again": cmd_born_again, "experiment": cmd_experiment}
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:

@@ -1,9 +1,15 @@
-"""Live solve progress: incumbent, bound and gap read from the solver's log as they move.
+"""Live solve progress: incumbent, bound and gap as they move.
 
-:class:`Progress` is a log sink (``log_callback=``) that every backend feeds line by line. It keeps
-the latest incumbent/bound/gap, calls an optional Python callback when they change, echoes the raw
-log to a file or a stream on request, and draws a status line on a terminal (``\\r``-updated on a
-TTY; a plain line at most every ``interval`` seconds otherwise).
+Two sources feed the same :class:`ProgressEvent`: the solvers' own callbacks (HiGHS' MIP interrupt and
+improving-solution callbacks, Gurobi's ``MIP``/``MIPSOL`` callback, a SCIP event handler on best solutions
+and solved nodes: ``solve(..., progress=callable)``, see :meth:`~treeopt_dsl.backends.base.Run.report`), and,
+on the routes without callbacks, the solver's log read line by line (:func:`log_progress`,
+:func:`parse_progress`).
+
+:class:`Progress` shows them: a log sink (``log_callback=``) and an event sink (:meth:`Progress.event`) that
+keeps the latest incumbent/bound/gap, calls an optional Python callback when they change, echoes the raw log
+to a file or a stream on request, and draws a tqdm bar of the gap closed (on a terminal, or a widget in a
+notebook); on a stream that is neither, a plain line at most every ``interval`` seconds.
 
 >>> p = Progress(stream=None)
 >>> p(" L       0       0         0   0.00%   9.0965     13.516       32.70%   519  31  0   323     1.3s")
@@ -77,9 +83,57 @@ def _pct(text: str) -> float | None:
     return _f(text[:-1]) / 100 if text.endswith("%") and _f(text[:-1]) is not None else None
 
 
+@dataclass(frozen=True)
+class ProgressEvent:
+    """The incumbent and bound of a running solve (``None``: none yet), the relative gap, the solver's seconds,
+    and where they were read: ``"callback"`` (the solver's own callback) or ``"log"`` (its log)."""
+
+    incumbent: float | None
+    bound: float | None
+    gap: float | None
+    time_s: float
+    source: str
+
+
+def log_progress(progress: Callable[[ProgressEvent], Any], log_callback: Callable[[str], Any] | None = None,
+                 offset: float = 0.0) -> Callable[[str], None]:
+    """A log sink that turns the lines :func:`parse_progress` reads into :class:`ProgressEvent` (``source="log"``)
+    for ``progress`` when the incumbent or the bound moved, then passes every message on to ``log_callback``.
+    ``offset`` is added to both numbers (the objective's constant, for a route whose solver does not see it).
+
+    >>> seen = []
+    >>> sink = log_progress(seen.append)
+    >>> sink("H    0     0                       4.9767887    4.96727  0.19%     -    0s")
+    >>> seen[0].incumbent, seen[0].source
+    (4.9767887, 'log')
+    """
+    from treeopt_dsl.backends.base import relative_gap
+
+    last: list[tuple[float | None, float | None]] = []
+
+    def sink(message: str) -> None:
+        for line in message.splitlines():
+            got = parse_progress(line)
+            if got is not None and (not last or last[-1] != got[:2]):
+                last[:] = [got[:2]]
+                inc, bound, gap, secs = got
+                inc = None if inc is None else inc + offset
+                bound = None if bound is None else bound + offset
+                gap = gap if not offset or inc is None or bound is None else relative_gap(inc, bound)
+                progress(ProgressEvent(inc, bound, gap, float(secs or 0.0), "log"))
+        if log_callback is not None:
+            log_callback(message)
+
+    return sink
+
+
+def _in_notebook() -> bool:
+    return "ipykernel" in sys.modules
+
+
 @dataclass
 class Progress:
-    """A log sink that tracks and shows the solve's progress."""
+    """A log and event sink that tracks and shows the solve's progress."""
 
     stream: IO[str] | None = field(default_factory=lambda: sys.stderr)
     log_file: IO[str] | None = None
@@ -92,6 +146,7 @@ class Progress:
     _t0: float = field(default_factory=time.perf_counter)
     _last_draw: float = 0.0
     _drawn: bool = False
+    _bar: Any = None
 
     def __call__(self, message: str) -> None:
         if self.log_file is not None:
@@ -111,6 +166,16 @@ class Progress:
                 self.callback(self.incumbent, self.bound, self.gap, self.elapsed)
             self._draw(changed)
 
+    def event(self, ev: ProgressEvent) -> None:
+        """One :class:`ProgressEvent` (from a solver callback): update, call back, draw."""
+        changed = (ev.incumbent, ev.bound) != (self.incumbent, self.bound)
+        self.incumbent = ev.incumbent if ev.incumbent is not None else self.incumbent
+        self.bound = ev.bound if ev.bound is not None else self.bound
+        self.gap = ev.gap if ev.gap is not None else self.gap
+        if changed and self.callback is not None:
+            self.callback(self.incumbent, self.bound, self.gap, self.elapsed)
+        self._draw(changed)
+
     @property
     def elapsed(self) -> float:
         return time.perf_counter() - self._t0
@@ -127,16 +192,25 @@ class Progress:
             return
         now = time.perf_counter()
         tty = hasattr(self.stream, "isatty") and self.stream.isatty()
-        if tty:
-            self.stream.write("\r" + self.line() + "  ")
-            self.stream.flush()
+        if tty or _in_notebook():  # a tqdm bar: the share of the gap closed, the numbers beside it
+            if self._bar is None:
+                from tqdm.auto import tqdm
+
+                self._bar = tqdm(total=100, file=self.stream, leave=True, dynamic_ncols=True,
+                                 bar_format="{desc} {percentage:3.0f}% closed |{bar}| {elapsed} {postfix}",
+                                 desc="solve")
+            closed = 0.0 if self.gap is None else 100.0 * max(0.0, 1.0 - min(1.0, self.gap))
+            self._bar.n = round(closed, 1)
+            self._bar.set_postfix_str(self.line().split("] ", 1)[-1], refresh=False)
+            self._bar.refresh()
             self._drawn = True
         elif changed and now - self._last_draw >= self.interval:
             self.stream.write(self.line() + "\n")
             self._last_draw = now
 
     def close(self) -> None:
-        """End the live line (call after the solve)."""
-        if self._drawn and self.stream is not None:
-            self.stream.write("\n")
-            self._drawn = False
+        """End the live bar (call after the solve)."""
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+        self._drawn = False

@@ -28,8 +28,13 @@ CERTIFICATE_TOLERANCES: dict[str, tuple[float, float]] = {
 def solve_built(built: Built, solver: str = "highs", backend: str | None = None, *, time_limit: float | None = None,
                 gap: float | None = None, threads: int | None = None, seed: int | None = None,
                 verbose: bool = False, log_callback: Any = None, warm_start: Any = None,
-                raise_on_failure: bool = False, **extra: Any) -> SolveResult:
+                raise_on_failure: bool = False, progress: Any = None, **extra: Any) -> SolveResult:
     """Solve ``built`` with ``solver`` and return the result with the decoded model and its certificate.
+
+    ``progress``: a callable that receives a :class:`~treeopt_dsl.progress.ProgressEvent` (incumbent, bound,
+    gap, seconds, source) whenever the incumbent or the bound moves, from the solver's own callbacks (HiGHS,
+    Gurobi and SCIP through their direct APIs) or else from its log; ``True`` draws a progress bar (tqdm:
+    the terminal, or a notebook widget) on stderr.
 
     Tolerances are set from the formulation's numerics (eps and the largest big-M) so that the
     solver cannot route a training sample across the gap the model keeps empty.
@@ -80,13 +85,27 @@ def solve_built(built: Built, solver: str = "highs", backend: str | None = None,
                                          and np.all(np.isfinite(warm_start))):
         from .warmstart import start_point
 
+        name = warm_start if isinstance(warm_start, str) else "given"  # a strategy says its name
         warm_start = start_point(built, warm_start)
-        start_report = {"chosen": "given", "candidates": {}}
+        start_report = {"chosen": name, "candidates": {}}
     if warm_start is not None and start_report is not None and start_report.get("objective") is None:
         start_report["objective"] = float(sf.objective(warm_start))
     tol = built.ctx.numerics.solver_tolerances()
+    bar = None
+    if progress is True:  # a bar for Python users: terminal or notebook
+        from .progress import Progress
+
+        bar = progress = Progress()
+        progress = bar.event
+    callbacks = "progress" in (be.features_for(solver) if hasattr(be, "features_for") else ())
+    if progress is not None and not callbacks:  # no progress callbacks on this route: read its log
+        from .progress import log_progress
+
+        log_callback = log_progress(progress, log_callback,
+                                    offset=float(sf.c0) if getattr(be, "log_omits_constant", False) else 0.0)
+        progress = None
     opts = SolveOptions(time_limit=time_limit, gap=gap, threads=threads, seed=seed, verbose=verbose,
-                        log_callback=log_callback, warm_start=warm_start, extra=extra, **tol)
+                        log_callback=log_callback, progress=progress, warm_start=warm_start, extra=extra, **tol)
     try:
         if built.lazy:  # a master: its blocks add rows lazily (Benders cuts)
             from .lazy import solve_lazy
@@ -99,6 +118,9 @@ def solve_built(built: Built, solver: str = "highs", backend: str | None = None,
             raise
         raw = RawResult(Status.INTERRUPTED_NO_SOLUTION, None, None, None, None, time.perf_counter() - t0,
                         f"{exc or 'interrupted'}; {solver} through {be.name!r} returns no incumbent when stopped")
+    finally:
+        if bar is not None:
+            bar.close()
     result = SolveResult(
         status=raw.status, objective=raw.objective, bound=raw.bound, gap=raw.gap, runtime_s=raw.runtime_s,
         solver=solver, backend=be.name, x=raw.x, compile_s=compile_s, size=sf.summary(), message=raw.message,
@@ -237,7 +259,12 @@ def _uncertified(result: SolveResult, built: Built, x: np.ndarray) -> None:
 
 def certify(built: Built, x: np.ndarray, objective: float, problem_class: str = "MILP") -> Certificate:
     """Re-evaluate the decoded model: complete a point from its decisions alone and compare, with the
-    tolerances of ``problem_class`` (:data:`CERTIFICATE_TOLERANCES`)."""
+    tolerances of ``problem_class`` (:data:`CERTIFICATE_TOLERANCES`).
+
+    The decoded objective is the model's own objective terms at the completed point, so it carries the data's
+    sample weights exactly as the solver's objective does (every loss block multiplies its per-sample term by
+    ``w_i``): a weighted fit is certified on ``sum_i w_i loss_i`` (tests/test_weights_multiclass.py recounts it
+    from the model's predictions)."""
     model = built.model
     xc = built.completed(x)
     mism = 0

@@ -149,6 +149,8 @@ def tmo_start(built: Built, **kw: Any) -> tuple[np.ndarray, np.ndarray]:
     leaf = float(loss.leaf_threshold(ctx)) if hasattr(loss, "leaf_threshold") else 0.0
     res = tmo(ctx.data.X, np.asarray(ctx.data.y), ctx.topo.depth, eps=float(ctx.numerics.eps), leaf_threshold=leaf,
               **kw)
+    if res.stopped == "interrupted":  # TMO keeps its best tree on Ctrl-C; a start must pass the interrupt on
+        raise KeyboardInterrupt("interrupted while TMO computed a warm start")
     return res.W, res.b
 
 
