@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import DataError
 from ..models.decision_tree import DecisionTree
-from ..starts.tao import CONSTANT_OFFSET, _thresholds
+from ..starts.tao import CONSTANT_OFFSET, _thresholds, constant_subtree
 from ..topology import Topology
 
 #: feature code of a leaf, ``(-1, -1)`` in seed 004 §3.1
@@ -150,20 +150,12 @@ def decode(g: Genome, X: np.ndarray, y: np.ndarray, weight: np.ndarray, *, eps: 
     W = np.zeros((T, p))
     b = np.zeros(T)
 
-    def const(t: int, positive: bool) -> None:  # the subtree of t predicts one class: left all the way
-        if topo.level[t] == topo.depth:
-            b[t] = lt + (CONSTANT_OFFSET if positive else -CONSTANT_OFFSET)
-            return
-        b[t] = thr - CONSTANT_OFFSET
-        const(2 * t + 1, positive)
-        const(2 * t + 2, positive)
-
     for z in range(T):
         f = int(g.feature[z])
         if f == NIL:
             continue
         if f == LEAF:
-            const(z, majority(z, pos[2 * z], neg[2 * z]))
+            constant_subtree(b, topo, z, majority(z, pos[2 * z], neg[2 * z]), thr, lt)
             continue
         tau = float(g.threshold[z])
         if topo.level[z] < topo.depth:

@@ -181,6 +181,19 @@ def tmo(X: Any, y: Any, depth: int, *, n_trees: int = 100, n_generations: int = 
         callback({"generation": 0, "best": best_f, "mean": float(fitness.mean()), "replaced": 0,
                   "time_s": time.perf_counter() - t0})
     k = len(pop)
+
+    def offer(i: int, W: np.ndarray, b: np.ndarray) -> bool:
+        """Algorithm 1's two updates for the child of ``t_i``: it replaces ``t_i`` and the best tree when strictly
+        fitter; whether it replaced ``t_i``."""
+        nonlocal best_W, best_b, best_f
+        f = fit(W, b)
+        if f > best_f:
+            best_W, best_b, best_f = W.copy(), b.copy(), f
+        if f > fitness[i]:
+            pop[i], fitness[i] = (W, b), f
+            return True
+        return False
+
     try:
         for g in range(1, n_generations + 1):
             if stopped != "completed" or k < 2:
@@ -195,12 +208,7 @@ def tmo(X: Any, y: Any, depth: int, *, n_trees: int = 100, n_generations: int = 
                 done = _run_children(X, y, children, topo, boot, bins, eps, lt, max_iter, n_jobs, deadline)
                 n_tao += len(done)
                 for i, (W, b) in enumerate(done):
-                    f = fit(W, b)
-                    if f > fitness[i]:
-                        pop[i], fitness[i] = (W, b), f
-                        replaced += 1
-                    if f > best_f:
-                        best_W, best_b, best_f = W.copy(), b.copy(), f
+                    replaced += offer(i, W, b)
                 if len(done) < k:
                     stopped = "time_limit"
             else:
@@ -213,12 +221,7 @@ def tmo(X: Any, y: Any, depth: int, *, n_trees: int = 100, n_generations: int = 
                     W, b = _child_tao(X, y, *decode(child, X, y, boot, eps=eps, leaf_threshold=lt), topo, boot,
                                       bins, eps, lt, max_iter)
                     n_tao += 1
-                    f = fit(W, b)
-                    if f > fitness[i]:
-                        pop[i], fitness[i] = (W, b), f
-                        replaced += 1
-                    if f > best_f:
-                        best_W, best_b, best_f = W.copy(), b.copy(), f
+                    replaced += offer(i, W, b)
             entry = {"generation": g, "best": best_f, "mean": float(fitness.mean()), "replaced": replaced,
                      "time_s": time.perf_counter() - t0}
             history.append(entry)

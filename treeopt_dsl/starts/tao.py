@@ -98,6 +98,21 @@ def scores(X: np.ndarray, W: np.ndarray, b: np.ndarray) -> np.ndarray:
     return X @ W.T + b
 
 
+def constant_subtree(b: np.ndarray, topo: Topology, t: int, positive: bool, threshold: float,
+                     leaf_threshold: float) -> None:
+    """Make the subtree of node ``t`` predict one class (``W`` rows of the subtree must be zero): every inner
+    node sends everything left, every last-layer node is a constant of that class. The library's form of
+    a leaf above the last layer (CART's early leaves, TMO's leaves)."""
+    stack = [t]
+    while stack:
+        s = stack.pop()
+        if topo.level[s] == topo.depth:
+            b[s] = leaf_threshold + (CONSTANT_OFFSET if positive else -CONSTANT_OFFSET)
+            continue
+        b[s] = threshold - CONSTANT_OFFSET
+        stack += [2 * s + 1, 2 * s + 2]
+
+
 def _thresholds(eps: float, leaf_threshold: float | None) -> tuple[float, float]:
     return eps / 2.0, (eps / 2.0 if leaf_threshold is None else float(leaf_threshold))
 
@@ -410,13 +425,8 @@ def from_sklearn(tree: Any, topology_depth: int, n_features: int, *, eps: float 
     def positive(node: int) -> bool:  # scikit-learn predicts the first class of largest value
         return bool(classes[int(np.argmax(tr.value[node][0]))] > 0)
 
-    def fill(t: int, pos: bool) -> None:  # the subtree of t predicts one class: left all the way
-        if topo.level[t] == topo.depth:
-            b[t] = lt + (CONSTANT_OFFSET if pos else -CONSTANT_OFFSET)
-            return
-        b[t] = thr - CONSTANT_OFFSET
-        fill(2 * t + 1, pos)
-        fill(2 * t + 2, pos)
+    def fill(t: int, pos: bool) -> None:
+        constant_subtree(b, topo, t, pos, thr, lt)
 
     def visit(t: int, node: int) -> None:
         if tr.children_left[node] == -1:
