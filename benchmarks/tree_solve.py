@@ -99,7 +99,7 @@ def summarize(rows: list[dict], time_limit: float) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from treeopt_dsl.experiments import ResultStore, expand, parse_grid, run_tasks
+    from treeopt_dsl.experiments import run_grid_text
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--formulations", nargs="+", default=["olct", "oct"])
@@ -119,15 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.write_grid:
         args.write_grid.write_text(text)
         return 0
-    if args.out.suffix == ".jsonl":  # the old JSON-lines results (kept as history): the store goes beside them
-        args.out = args.out.with_suffix(".sqlite")
-        print(f"results now go to an SQLite store: {args.out}")
-    tasks = expand(parse_grid(text, source="tree_solve"))
-    with ResultStore(args.out) as store:
-        summary = run_tasks(tasks, store, executor=args.executor, jobs=args.jobs)
-        print(summary.line())
-        ids = {t["id"] for t in tasks}
-        rows = [r for r in store.rows() if r["id"] in ids]
+    summary, rows = run_grid_text(text, args.out, "tree_solve", executor=args.executor, jobs=args.jobs)
+    print(summary.line())
     print(summarize(rows, args.time_limit))
     return 130 if summary.interrupted else 0
 

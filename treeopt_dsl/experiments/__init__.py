@@ -15,9 +15,9 @@ Example:
 from __future__ import annotations
 
 from .grid import Grid, GridError, load_grid, parse_grid
-from .runner import RunSummary, run_tasks
+from .runner import RunSummary, run_grid_text, run_tasks
 from .store import ResultStore
 from .tasks import expand, task_id
 
-__all__ = ["Grid", "GridError", "ResultStore", "RunSummary", "expand", "load_grid", "parse_grid", "run_tasks",
-           "task_id"]
+__all__ = ["Grid", "GridError", "ResultStore", "RunSummary", "expand", "load_grid", "parse_grid", "run_grid_text",
+           "run_tasks", "task_id"]

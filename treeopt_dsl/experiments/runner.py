@@ -24,7 +24,7 @@ from .progress import RunProgress
 from .store import ResultStore
 from .worker import with_hooks
 
-__all__ = ["RunSummary", "run_tasks"]
+__all__ = ["RunSummary", "run_grid_text", "run_tasks"]
 
 
 @dataclass
@@ -107,3 +107,24 @@ def run_tasks(tasks: list[dict[str, Any]], store: ResultStore, *, executor: str 
             ex.close()
         summary.wall_s = time.perf_counter() - t0
     return summary
+
+
+def run_grid_text(text: str, out: Any, source: str, **kw: Any) -> tuple[RunSummary, list[dict[str, Any]]]:
+    """Run the grid of TOML ``text`` into the SQLite store ``out`` (a ``.jsonl`` path of the old benchmark
+    scripts becomes the ``.sqlite`` beside it) and return the summary and the stored rows of *this* grid's
+    tasks; ``kw`` go to :func:`run_tasks`. What the benchmark scripts that build a grid call."""
+    from pathlib import Path
+
+    from .grid import parse_grid
+    from .tasks import expand
+
+    out = Path(out)
+    if out.suffix == ".jsonl":  # the old JSON-lines results (kept as history): the store goes beside them
+        out = out.with_suffix(".sqlite")
+        print(f"results now go to an SQLite store: {out}")
+    tasks = expand(parse_grid(text, source=source))
+    with ResultStore(out) as store:
+        summary = run_tasks(tasks, store, **kw)
+        ids = {t["id"] for t in tasks}
+        rows = [r for r in store.rows() if r["id"] in ids]
+    return summary, rows
