@@ -348,12 +348,17 @@ class Scaler:
         if big.any():
             raise DataError(self._huge(names, big, X, f"gives values beyond +-{MAX_SCALED:g}, which the solvers "
                                                       "cannot tell from infinity"))
-        q75, q25 = np.percentile(X, 75, axis=0, method="lower"), np.percentile(X, 25, axis=0, method="higher")
-        iqr = q75 - q25  # the middle half of the column, which a few huge values must not squash to nothing
         # only huge raw values can squash a column (scaling is affine: it keeps every relative gap, so a
-        # column of ordinary magnitude with a tiny spread in its middle is the data, not the scaling)
-        huge = np.abs(X).max(0) > MAX_SCALED
-        lost = huge & (iqr > 1e-9 * np.maximum(np.abs(q25), np.abs(q75))) & (iqr / self.scale_ < MIN_SCALED_IQR)
+        # column of ordinary magnitude with a tiny spread in its middle is the data, not the scaling): the
+        # quartiles (a sort per column) are computed for those columns alone
+        lost = np.zeros(X.shape[1], dtype=bool)
+        cols = np.flatnonzero(np.abs(X).max(0) > MAX_SCALED)
+        if cols.size:
+            Xh = X[:, cols]
+            q75, q25 = np.percentile(Xh, 75, axis=0, method="lower"), np.percentile(Xh, 25, axis=0, method="higher")
+            iqr = q75 - q25  # the middle half of the column, which a few huge values must not squash to nothing
+            spread = iqr > 1e-9 * np.maximum(np.abs(q25), np.abs(q75))
+            lost[cols] = spread & (iqr / self.scale_[cols] < MIN_SCALED_IQR)
         if lost.any():
             raise DataError(self._huge(names, lost, X, "squashes the middle half of its values into less than "
                                                        f"{MIN_SCALED_IQR:g} (a few huge values dominate the scale)"))

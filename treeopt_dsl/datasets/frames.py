@@ -185,15 +185,19 @@ def _looks_numeric(col: pd.Series) -> bool:
 
 def _one_hot(col: pd.Series, numeric: bool) -> tuple[np.ndarray, list[str]]:
     """Indicator columns, one per distinct value (numeric order for numbers, text order otherwise)."""
+    from sklearn.preprocessing import OneHotEncoder
+
     if numeric:
         vals = pd.to_numeric(col).to_numpy(dtype=float)
-        levels = np.unique(vals)
-        names = [label_key(v) for v in levels]
     else:
         vals = col.astype(str).str.strip().to_numpy(dtype=object)
-        levels = np.array(sorted(set(vals.tolist())), dtype=object)
-        names = [str(v) for v in levels]
-    return (vals[:, None] == levels[None, :]).astype(np.float64), names
+    # scikit-learn's encoder: the same columns as a comparison with the sorted levels (measured in
+    # docs/DESIGN.md, "Our code or scikit-learn's"), the levels sorted as numbers or as text
+    enc = OneHotEncoder(sparse_output=False, dtype=np.float64)
+    M = enc.fit_transform(vals.reshape(-1, 1))
+    levels = enc.categories_[0]
+    names = [label_key(v) for v in levels] if numeric else [str(v) for v in levels]
+    return M, names
 
 
 def _feature_name(c: Any, header: bool) -> str:
