@@ -1,6 +1,7 @@
-"""Optimal decision trees for categorical data (Günlük, Kalagnanam, Li, Menickelly, Scheinberg; seed 002).
+"""Optimal decision trees for categorical data (Günlük, Kalagnanam, Li, Menickelly, Scheinberg;
+[gunluk-odt-categorical]).
 
-``odt_categorical`` composes (seed 002 §4):
+``odt_categorical`` composes ([gunluk-odt-categorical] §4):
 
     GroupSelection (1) -> FeatureSubset (2) -> BranchIndicators (3)-(4)
     -> PathRouting: (5)-(7), or (11)-(12) when strengthened, c dropped by (14)

@@ -1,4 +1,4 @@
-"""Parameters shared by the tree formulations (thesis §3.2 settings, seed 000 line 610)."""
+"""Parameters shared by the tree formulations (thesis §3.2 settings, [aldinucci-thesis-2024] line 610)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""MARGOT and its feature-selection variants (thesis (3.12)-(3.14), seed 000 lines 438-462, 531-535).
+"""MARGOT and its feature-selection variants (thesis (3.12)-(3.14), [aldinucci-thesis-2024] lines 438-462, 531-535).
 
 ``margot``: hinge slack at every level (3.13) + ``||w_t||_2^2`` (an MIQP: SCIP or Gurobi);
 ``margot_hfs``: plus ``||w_t||_0 <= budget`` (HFS); ``margot_sfs``: plus ``alpha max(||w_t||_0, B)``

@@ -1,4 +1,5 @@
-"""OCT and OCT-H (Bertsimas and Dunn) in the loss-optimal framework (thesis §3.2, seed 000 lines 414-462).
+"""OCT and OCT-H (Bertsimas and Dunn) in the loss-optimal framework (thesis §3.2, [aldinucci-thesis-2024] lines
+414-462).
 
 * ``oct``: axis-aligned (``||w_t||_0 <= 1`` by (3.14) with budget 1, Remark 2) and the
   misclassification loss (3.9) at the last level; objective ``C sum_i xi_i + alpha sum_t ||w_t||_0``.

@@ -1,10 +1,10 @@
-"""Optimal Logistic Classification Trees, OLCT (thesis (3.17), seed 000 lines 537-560).
+"""Optimal Logistic Classification Trees, OLCT (thesis (3.17), [aldinucci-thesis-2024] lines 537-560).
 
     min  sum_h ( C_h sum_i xi[i, h] + sum_{t in T_h} ||w_t||_1 )          (objective of lines 612-616)
     s.t. (3.6) routing, (3.7) big-M forwarding, (3.15) tangent-logistic slack at every level,
          (3.16) l1 split of w;  b free (3.17d)
 
-Defaults are the paper's experimental settings (seed 000 line 610): M = 100, eps = 1e-5,
+Defaults are the paper's experimental settings ([aldinucci-thesis-2024] line 610): M = 100, eps = 1e-5,
 standardized features, tangent set V0. ``big_m="derived"`` uses per-row big-M from bounds on
 ``w`` and ``b`` (``w_bound``, ``b_bound`` must then be given).
 
@@ -57,7 +57,7 @@ class OLCT(FormulationSpec):
 
 
 class UnivariateOLCT(OLCT):
-    """Univariate OLCT (Remark 2, seed 000 lines 557-559): OLCT plus ``||w_t||_0 <= 1`` by (3.14).
+    """Univariate OLCT (Remark 2, [aldinucci-thesis-2024] lines 557-559): OLCT plus ``||w_t||_0 <= 1`` by (3.14).
 
     The l0 indicators need bounded weights: ``w_bound`` defaults to 10 (standardized features), and
     big-M is derived per row from it.

@@ -1,4 +1,4 @@
-"""Optimal risk scores, ORS (thesis (4.5), seed 000 lines 1085-1157).
+"""Optimal risk scores, ORS (thesis (4.5), [aldinucci-thesis-2024] lines 1085-1157).
 
     min  C sum_i xi_i                                                          (4.5a)
     s.t. sum_j a_j = T                                                         (4.2)
@@ -101,7 +101,7 @@ class ORS(FormulationSpec):
 
 
 class OGRS(FormulationSpec):
-    """Optimal generalized risk score, thesis (4.16) (seed 000 lines 1269-1386).
+    """Optimal generalized risk score, thesis (4.16) ([aldinucci-thesis-2024] lines 1269-1386).
 
     ``T`` threshold rules ``x_j >= b_t`` with integer points: rule selection (4.8)-(4.10), thresholds
     with the gap ``eps`` (4.11), discriminative rules (4.12), the binary-times-integer product (4.13),

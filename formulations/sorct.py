@@ -1,4 +1,4 @@
-"""S-ORCT, the sparse optimal randomized classification tree (seed 001, lines 63-200; FORMULATIONS.md D).
+"""S-ORCT, the sparse optimal randomized classification tree ([blanquero-2020-sorct], lines 63-200; FORMULATIONS.md D).
 
 The smooth NLP (9)-(16): expected misclassification cost (1) + ``lambda_L`` times the l1 norm of
 every cut (local sparsity, the split ``a = a+ - a-`` of (13)) + ``lambda_G`` times the l_inf norm of
@@ -80,7 +80,7 @@ class SORCT(FormulationSpec):
 
 
 def lambda_l_threshold(data: Dataset, cost: Any = 0.5, gamma: float = 512.0) -> float:
-    """Theorem 3 (seed 001, (21)): for depth 1 and two classes, ``a = 0`` is a stationary point of
+    """Theorem 3 ([blanquero-2020-sorct], (21)): for depth 1 and two classes, ``a = 0`` is a stationary point of
     S-ORCT once ``lambda_L`` reaches this value. ``data`` must be the *scaled* training data (the
     formulation's ``prepare``), ``W`` the cost matrix.
 

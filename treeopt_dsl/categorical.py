@@ -1,8 +1,8 @@
-"""Grouped binary features for the categorical trees of Günlük et al. (seed 002, §3 and §4.4).
+"""Grouped binary features for the categorical trees of Günlük et al. ([gunluk-odt-categorical], §3 and §4.4).
 
 The formulation works on binary vectors ``a^i`` whose entries ("features" ``J``) are grouped
 (``G``): the entries of one group are the unit vector of one original attribute, so exactly one of
-them is 1 for every sample (seed 002 lines 44-46). :class:`GroupEncoder` turns a
+them is 1 for every sample ([gunluk-odt-categorical] lines 44-46). :class:`GroupEncoder` turns a
 :class:`~treeopt_dsl.data.Dataset` into that form and keeps what is needed to read the tree back
 and to apply it to raw data:
 

@@ -158,7 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="auto (default): the best of CART, the greedy per-node start and the exact DP tree, "
                             "a short TMO run, then TAO from the best, in the formulation's own objective (tree "
                             "formulations); none: the papers' plain runs; greedy; cart; tao (TAO from CART); tmo "
-                            "(the memetic tree of seed 004: 100 trees, 5 generations); beam (risk scores: the "
+                            "(the memetic tree: 100 trees, 5 generations); beam (risk scores: the "
                             "beam-search score card, also what auto uses for ors)")
         o.add_argument("--output", "-o", help="also write the model: FILE.lp or FILE.mps (.gz compresses; fit: the "
                                               "model of the training part); the path is checked before the solve")
@@ -168,10 +168,10 @@ def build_parser() -> argparse.ArgumentParser:
         v.add_argument("--log", help="write the solver's log to this file")
         if name in ("fit", "path"):
             c.add_argument("--test-size", type=float, default=0.2 if name == "fit" else 0.25,
-                           help="fraction held out (default 0.2; path: 0.25 as seed 001)")
+                           help="fraction held out (default 0.2; path: 0.25 as [blanquero-2020-sorct])")
         if name == "path":
             c.add_argument("--lambda-l", default="0", help="lambda_L grid: comma-separated values, or 'paper' "
-                           "(0 then 2^r / (p |tau_B|), r = -12..3, seed 001 line 398)")
+                           "(0 then 2^r / (p |tau_B|), r = -12..3, [blanquero-2020-sorct] line 398)")
             c.add_argument("--lambda-g", default="0", help="lambda_G grid: values or 'paper' (0 then 2^r / p)")
             c.add_argument("--n-starts", type=int, default=20,
                            help="random initial points at the first pair; the best this many solutions of a "

@@ -308,7 +308,7 @@ MIN_SCALED_IQR = 1e-6
 
 class Scaler:
     """Feature scaling fitted on training data: ``standard`` (zero mean, unit variance, as the thesis'
-    OLCT experiments, seed 000 line 610), ``minmax`` (to [0, 1], as the risk-score and S-ORCT
+    OLCT experiments, [aldinucci-thesis-2024] line 610), ``minmax`` (to [0, 1], as the risk-score and S-ORCT
     papers) or ``none``. Constant features are left centred and unscaled.
 
     Fitting refuses (:class:`DataError`, naming the feature) a column whose scaling overflows, whose

@@ -16,9 +16,9 @@ one-vs-rest (docs/multiclass.md); the risk scores and categorical trees are bina
 
 With two classes, as in the papers (thesis §3.2): ``classes_[0]`` is the class mapped to
 ``-1`` and ``classes_[1]`` the one mapped to ``+1``. A sample reaching last-layer node ``t`` gets
-the score ``v = w_t·x + b_t``; it is predicted ``classes_[1]`` iff ``s(v) >= 0.5`` (seed 000 line
+the score ``v = w_t·x + b_t``; it is predicted ``classes_[1]`` iff ``s(v) >= 0.5`` ([aldinucci-thesis-2024] line
 589; ``v > eps/2`` for the 0-1 loss of OCT, (3.9)) and ``P(classes_[1] | x) = s(v)`` with ``s`` the
-logistic function (the calibrated reading of seed 000 lines 585-606).
+logistic function (the calibrated reading of [aldinucci-thesis-2024] lines 585-606).
 
 >>> from sklearn.datasets import load_breast_cancer
 >>> X, y = load_breast_cancer(return_X_y=True)
@@ -299,7 +299,7 @@ class OptimalTreeClassifier(_SolvedClassifier):
     depth : int, default=2
         Number of branching levels ``d`` (1-6); depth 1-2 solve in seconds on a few hundred samples.
     C : float or list of float, default=1.0
-        Loss weight ``C_h`` (one number, or one per level) of the objective (seed 000 lines 612-616).
+        Loss weight ``C_h`` (one number, or one per level) of the objective ([aldinucci-thesis-2024] lines 612-616).
     scaling : {"standard", "minmax", "none"}, default="standard"
         Feature scaling fitted on the training data (the coefficients of ``tree_`` act on scaled features).
     solver : str, default="highs"
@@ -352,7 +352,7 @@ class OptimalTreeClassifier(_SolvedClassifier):
     certificate_ : Certificate
         The decoded tree re-evaluated on the training data against the solver's objective.
     feature_influence_ : ndarray of shape (n_nodes, n_features_in_)
-        ``r[t, j] = w_jt * sigma_jt`` (seed 000 lines 567-583) over the training samples.
+        ``r[t, j] = w_jt * sigma_jt`` ([aldinucci-thesis-2024] lines 567-583) over the training samples.
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -540,7 +540,8 @@ class RiskScoreClassifier(_SolvedClassifier):
 
 
 class CategoricalTreeClassifier(_SolvedClassifier):
-    """Optimal decision tree on grouped categorical features (Günlük et al., seed 002; ``odt_categorical``).
+    """Optimal decision tree on grouped categorical features (Günlük et al., [gunluk-odt-categorical];
+    ``odt_categorical``).
 
     Every node tests one column: "is its value in the set S?" (a category set, or a threshold for a
     numeric column binned by deciles, §4.4); the tree has a fixed shape and leaves with fixed labels.
@@ -637,7 +638,8 @@ class CategoricalTreeClassifier(_SolvedClassifier):
 
 
 class RandomizedTreeClassifier(_SolvedClassifier):
-    """Sparse optimal randomized classification tree, S-ORCT (Blanquero et al., seed 001; formulation ``sorct``).
+    """Sparse optimal randomized classification tree, S-ORCT (Blanquero et al., [blanquero-2020-sorct]; formulation
+    ``sorct``).
 
     A smooth NLP solved by Ipopt from ``n_starts`` random points (the best kept): node ``t`` sends ``x`` left with
     probability ``F(a_t·x / p - mu_t)`` (``F`` the logistic CDF of slope ``gamma``), every leaf holds class

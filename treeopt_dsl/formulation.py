@@ -238,9 +238,17 @@ class Formulation:
         self.check()
 
     def check(self) -> None:
-        """Every role a block requires is provided by an earlier block."""
+        """Every role a block requires is provided by an earlier block, and every role is declared
+        (:mod:`treeopt_dsl.roles`: what it is, by type)."""
+        from .roles import role
+
         have: dict[str, str] = {}
         for b in self.blocks:
+            for r in (*b.requires, *b.provides):
+                try:
+                    role(r)
+                except FormulationError as exc:
+                    raise FormulationError(f"block {type(b).__name__}: {exc}") from None
             for r in b.requires:
                 if r not in have:
                     later = [type(o).__name__ for o in self.blocks if r in o.provides]

@@ -1,7 +1,7 @@
 """Multistart solves and warm-chained regularization paths for the (nonconvex) NLP formulations.
 
 S-ORCT is solved by a local NLP solver, so the paper repeats every solve from 20 random initial
-points and keeps the best (seed 001 lines 357-360), and walks a grid of ``(lambda_L, lambda_G)``
+points and keeps the best ([blanquero-2020-sorct] lines 357-360), and walks a grid of ``(lambda_L, lambda_G)``
 feeding each pair with the 20 solutions of the pair solved before it (lines 397-406).
 
 >>> import numpy as np
@@ -161,7 +161,7 @@ def regularization_path(make: Callable[[float, float], Any], data: Dataset, lamb
                         test: Dataset | None = None, solver: str = "ipopt", backend: str | None = None,
                         on_point: Callable[[PathPoint], None] | None = None, fresh: int | None = None,
                         **options: Any) -> list[PathPoint]:
-    """Solve the grid as seed 001 lines 397-406: ``lambda_L`` outer, ``lambda_G`` inner, the first pair
+    """Solve the grid as [blanquero-2020-sorct] lines 397-406: ``lambda_L`` outer, ``lambda_G`` inner, the first pair
     from ``n_starts`` random points, every later pair from the solutions of the pair solved just before
     it (in this order; a new ``lambda_L`` continues from the last ``lambda_G`` of the previous one, the
     literal reading of "the previous pair"), warm-started as :data:`WARM_IPOPT` says.
@@ -204,7 +204,7 @@ def regularization_path(make: Callable[[float, float], Any], data: Dataset, lamb
 
 
 def paper_grid(kind: str, n_features: int, depth: int = 1) -> list[float]:
-    """The paper's grid (seed 001 line 398): 0, then ``2^r / (p |tau_B|)`` for ``lambda_L`` (``kind="l"``)
+    """The paper's grid ([blanquero-2020-sorct] line 398): 0, then ``2^r / (p |tau_B|)`` for ``lambda_L`` (``kind="l"``)
     or ``2^r / p`` for ``lambda_G`` (``kind="g"``), r = -12..3; ``|tau_B| = 2^depth - 1`` branch nodes."""
     if kind not in ("l", "g"):
         raise SolveError(f"kind must be 'l' or 'g', got {kind!r}")

@@ -1,4 +1,4 @@
-"""Refinement of a logistic tree's last layer (thesis Remark 1, seed 000 lines 551-555).
+"""Refinement of a logistic tree's last layer (thesis Remark 1, [aldinucci-thesis-2024] lines 551-555).
 
 After the MILP, each last-layer node's hyperplane is refitted as an l1-regularized logistic
 regression on the training samples that reach it (the intercept is not penalized, as in the MILP),

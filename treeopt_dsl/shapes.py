@@ -1,7 +1,7 @@
-"""General binary tree shapes: the fixed topologies of Günlük et al. (seed 002, §4.2, Figures 2-3).
+"""General binary tree shapes: the fixed topologies of Günlük et al. ([gunluk-odt-categorical], §4.2, Figures 2-3).
 
 :class:`~treeopt_dsl.topology.Topology` is the balanced tree of the oblique formulations (nodes
-numbered breadth first, leaves implicit). The categorical trees of seed 002 need explicit leaves and
+numbered breadth first, leaves implicit). The categorical trees of [gunluk-odt-categorical] need explicit leaves and
 unbalanced shapes, so :class:`Shape` describes any binary tree in the class the paper uses (line 73:
 "a decision node either has two leaf nodes or else has two other decision nodes as children"):
 
@@ -102,7 +102,7 @@ class Shape:
                 raise FormulationError(
                     f"decision node {k + 1} of shape {self.name} has one leaf and one decision node as children; "
                     "the categorical formulation needs either two leaves or two decision nodes under every node "
-                    "(seed 002 line 73), so that each leaf-parent carries one -1 and one +1 leaf")
+                    "([gunluk-odt-categorical] line 73), so that each leaf-parent carries one -1 and one +1 leaf")
         self.n_nodes = len(left)
         self.n_leaves = n_leaves
 
@@ -144,7 +144,7 @@ class Shape:
 
     @cached_property
     def leaf_sign(self) -> np.ndarray:
-        """+1 for ``B+`` (even labels), -1 for ``B-`` (odd labels), seed 002 line 69."""
+        """+1 for ``B+`` (even labels), -1 for ``B-`` (odd labels), [gunluk-odt-categorical] line 69."""
         return np.where(self.leaves % 2 == 0, 1, -1)
 
     # ------------------------------------------------------------------ paths

@@ -1,7 +1,7 @@
 """Tree topologies: node sets, levels and the subtree masks the routing blocks contract with.
 
 Branch nodes are numbered breadth first from 0 (the root); node ``t`` has children ``2t+1``
-(left) and ``2t+2`` (right). In the thesis' notation (seed 000, lines 379-392) ``T`` is the set
+(left) and ``2t+2`` (right). In the thesis' notation ([aldinucci-thesis-2024], lines 379-392) ``T`` is the set
 of branch nodes, ``T_h`` the nodes at level ``h = 1..d`` and ``T_d`` the last branching layer,
 whose nodes are the classifiers (leaves are implicit). ``T_d^l(t)`` / ``T_d^r(t)`` are the
 last-layer nodes in the left / right subtree of ``t``; :meth:`Topology.left_mask` and
@@ -108,7 +108,8 @@ class Topology:
     @cached_property
     def leaf_paths(self) -> tuple[np.ndarray, np.ndarray]:
         """``(N_L, N_R)`` as bool matrices (leaf x node): ``N_L[l, t]`` when leaf ``l``'s path takes the
-        left branch at node ``t`` (seed 001, notation of §2.1). Leaf ``l`` is tree node ``2**depth - 1 + l``."""
+        left branch at node ``t`` ([blanquero-2020-sorct], notation of §2.1). Leaf ``l`` is tree node ``2**depth - 1 +
+        l``."""
         n_l = self.n_leaves
         left = np.zeros((n_l, self.n_nodes), dtype=bool)
         right = np.zeros((n_l, self.n_nodes), dtype=bool)

@@ -5,11 +5,11 @@ blocks' ``complete`` methods (routing, slacks, indicators computed from it), exa
 certificate does. Accepted forms:
 
 * ``"greedy"``: from the root, each node a classifier fitted on the training samples that reach it
-  (seed 000 lines 657-663, 713-715, 723): l1-logistic regression for logistic losses, a linear SVM for
+  ([aldinucci-thesis-2024] lines 657-663, 713-715, 723): l1-logistic regression for logistic losses, a linear SVM for
   the hinge, a CART stump for the 0-1 loss; with an l0 budget ``k`` only the ``k`` largest weights
   are kept and the classifier is refitted on them;
 * ``"cart"``: a scikit-learn CART tree of the same depth, converted node by node;
-* ``"tao"``: CART improved by Tree Alternating Optimization; ``"tmo"``: the memetic tree of seed 004
+* ``"tao"``: CART improved by Tree Alternating Optimization; ``"tmo"``: the memetic tree of [aldinucci-memetic]
   (:mod:`treeopt_dsl.memetic`, the paper's k = 100 trees and 5 generations), both axis-aligned;
 * a :class:`~treeopt_dsl.models.decision_tree.DecisionTree` of depth ``<= d`` on the raw features and the
   data's labels (the trees of ``TMOClassifier``, ``TAOClassifier``, ``BornAgainClassifier``, a contextual
@@ -138,7 +138,7 @@ def tao_start(built: Built, W: np.ndarray, b: np.ndarray, max_iter: int = 10) ->
 
 
 def tmo_start(built: Built, **kw: Any) -> tuple[np.ndarray, np.ndarray]:
-    """TMO (seed 004, :func:`treeopt_dsl.memetic.tmo.tmo`) on the formulation's scaled training data with its
+    """TMO ([aldinucci-memetic], :func:`treeopt_dsl.memetic.tmo.tmo`) on the formulation's scaled training data with its
     decision rules (``eps``, the loss' leaf threshold): an axis-aligned tree, a start for the axis-aligned
     and the oblique formulations alike. ``kw`` go to :func:`~treeopt_dsl.memetic.tmo.tmo` (default: the
     paper's k = 100, n_gen = 5, CR = 0.75, seed 0)."""

@@ -1,4 +1,4 @@
-"""Blocks of the optimal categorical decision trees of Günlük et al. (seed 002, §4, lines 46-275).
+"""Blocks of the optimal categorical decision trees of Günlük et al. ([gunluk-odt-categorical], §4, lines 46-275).
 
 Notation of the paper: samples ``I = I+ ∪ I-``, 0/1 features ``J`` grouped into ``G`` (``g(j)``,
 ``J(g)``), decision nodes ``K`` and leaves ``B = B+ ∪ B-`` of a fixed :class:`~treeopt_dsl.shapes.Shape`
@@ -288,7 +288,7 @@ class AnchorFeatures(Block):
 
 
 class OrdinalGroups(Block):
-    """Monotone subsets for numeric (binned) groups, §4.4 (seed 002 lines 256-262):
+    """Monotone subsets for numeric (binned) groups, §4.4 ([gunluk-odt-categorical] lines 256-262):
 
     ``z[k, j] >= z[k, j+1] - w[k, g]`` and ``z[k, j] >= z[k, j-1] - (1 - w[k, g])`` for consecutive
     levels ``j, j+1`` of ``g``, ``w`` binary: with ``w = 0`` the subset is a prefix of the bins
@@ -345,7 +345,8 @@ class OrdinalGroups(Block):
 
 
 class MaxCardinality(Block):
-    """Subset size at most ``max_card`` or at least ``|J(g)| - max_card`` (§4.5, seed 002 lines 268-272):
+    """Subset size at most ``max_card`` or at least ``|J(g)| - max_card`` (§4.5, [gunluk-odt-categorical] lines
+    268-272):
 
     ``sum_{j in J(g)} z[k, j] <= max_card + (|J(g)| - max_card)(1 - w[k, g])``
     ``sum_{j in J(g)} z[k, j] >= (|J(g)| - max_card) - (|J(g)| - max_card) w[k, g]``, ``w`` binary,

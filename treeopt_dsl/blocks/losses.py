@@ -1,6 +1,6 @@
 """Slack-loss plug-ins: convex piecewise-linear losses of the margin ``y_i (w_t·x_i + b_t)``.
 
-Every loss here shares one interface (thesis §3.2 "The Generalized Framework", seed 000 lines
+Every loss here shares one interface (thesis §3.2 "The Generalized Framework", [aldinucci-thesis-2024] lines
 414-454): a slack ``xi[i, h]`` per sample and level, bounded below at every node ``t`` of the level
 by the loss pieces, switched off by big-M where the sample does not pass through ``t``:
 
@@ -13,7 +13,7 @@ risk-score loss (4.4) on the margin ``y_i (s·x_i + beta)``. A loss is therefore
 
 * :class:`HingeLoss`: ``max(0, 1 - m)`` -- (3.10) at the last level, (3.12)-(3.13) at every level;
 * :class:`TangentLogisticLoss`: tangents of ``f(m) = log(1 + exp(-m))`` at the points of a
-  tangent set (3.15), Sato et al.'s V0..V3 (seed 000 lines 497-505) or custom points.
+  tangent set (3.15), Sato et al.'s V0..V3 ([aldinucci-thesis-2024] lines 497-505) or custom points.
 
 **Sample weights.** Every loss here weighs sample ``i`` by ``w_i`` (``Dataset.sample_weight``, 1 when absent):
 the objective term is ``sum_h C_h sum_i w_i xi[i, h]`` (:func:`sample_weights`); the rows are unchanged, so an
@@ -37,7 +37,7 @@ from .splits import SAMPLE, derived_bound
 PIECE = "piece"
 LEAF, CLASS = "leaf", "class"
 
-#: Tangent sets of Sato et al. as printed in the thesis (seed 000 lines 503-505).
+#: Tangent sets of Sato et al. as printed in the thesis ([aldinucci-thesis-2024] lines 503-505).
 TANGENT_SETS: dict[str, tuple[float, ...]] = {
     "V0": (0.0, -np.inf, np.inf),
     "V1": (0.0, -np.inf, np.inf, -1.9, 1.9),
@@ -63,7 +63,7 @@ def logistic_loss(m: np.ndarray) -> np.ndarray:
 
 def logistic_tangents(points: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
     """Slopes and intercepts of the tangents of ``f`` at ``points``; at ``±inf`` the asymptotes
-    ``0`` (at +inf) and ``-m`` (at -inf), as the thesis defines them (seed 000 line 503)."""
+    ``0`` (at +inf) and ``-m`` (at -inf), as the thesis defines them ([aldinucci-thesis-2024] line 503)."""
     a, c = [], []
     for v in sorted(set(float(p) for p in points)):
         if v == np.inf:
@@ -85,7 +85,7 @@ class SlackLoss(Block):
     Parameters
     ----------
     C:
-        Weight of the loss, a number or one per level ``h = 1..d`` (``C_h``, seed 000 lines 612-616).
+        Weight of the loss, a number or one per level ``h = 1..d`` (``C_h``, [aldinucci-thesis-2024] lines 612-616).
     levels:
         ``"all"``: a slack per level (3.12) (every branch node is a classifier, as OLCT and MARGOT);
         ``"last"``: only the last level (3.10).
@@ -202,7 +202,7 @@ class SlackLoss(Block):
         ctx.provide("loss", self, type(self).__name__)
 
     def leaf_threshold(self, ctx: BuildContext) -> float:
-        """Score above which the last layer predicts +1: 0, i.e. ``s(v) >= 0.5`` (seed 000 line 589)."""
+        """Score above which the last layer predicts +1: 0, i.e. ``s(v) >= 0.5`` ([aldinucci-thesis-2024] line 589)."""
         return 0.0
 
     def complete(self, ctx: BuildContext, x: np.ndarray) -> None:
@@ -229,7 +229,7 @@ class HingeLoss(SlackLoss):
 class TangentLogisticLoss(SlackLoss):
     """Piecewise-linear under-estimator of the logistic loss by tangents (3.15).
 
-    ``tangents`` is ``"V0"``..``"V3"`` (Sato et al., seed 000 lines 503-505) or a sequence of
+    ``tangents`` is ``"V0"``..``"V3"`` (Sato et al., [aldinucci-thesis-2024] lines 503-505) or a sequence of
     points; custom sets always include ``±inf`` (the asymptotes ``0`` and ``-m``, which every
     V-set contains, giving the loss a floor of 0 and a finite slope at -inf).
     """
@@ -253,7 +253,7 @@ class TangentLogisticLoss(SlackLoss):
 
 
 class ZeroOneLoss(Block):
-    """Misclassification loss with predicted-class binaries (3.9), seed 000 lines 417-427.
+    """Misclassification loss with predicted-class binaries (3.9), [aldinucci-thesis-2024] lines 417-427.
 
     ``yhat[i, h] = 2 u[i, h] - 1`` with ``u`` binary, at the nodes ``t in T_h`` of the modelled levels:
 

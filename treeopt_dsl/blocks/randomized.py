@@ -1,4 +1,4 @@
-"""Blocks of the sparse optimal randomized classification tree, S-ORCT (seed 001, lines 63-200).
+"""Blocks of the sparse optimal randomized classification tree, S-ORCT ([blanquero-2020-sorct], lines 63-200).
 
 A sample goes left at branch node ``t`` with probability ``p_it = F(a_t·x_i / p - mu_t)``, ``F`` the
 logistic CDF with slope ``gamma`` (line 397); it reaches leaf ``t`` with the product of those

@@ -19,7 +19,7 @@ ZERO_TOL = 1e-9
 
 
 class L1(Block):
-    """Lasso by the positive/negative split (3.16), thesis seed 000 lines 512-535:
+    """Lasso by the positive/negative split (3.16), thesis [aldinucci-thesis-2024] lines 512-535:
 
     (3.16a) ``w = w⁺ - w⁻``; (3.16c) ``w⁺, w⁻ >= 0``; objective ``weight * 1ᵀ(w⁺ + w⁻)``,
     which equals ``weight * ||w||_1`` at every optimum (the paper's argument, lines 530-531).
@@ -55,7 +55,7 @@ class L1(Block):
 
 
 class L0(Block):
-    """Exact l0 by binary indicators (3.14), seed 000 lines 456-462:
+    """Exact l0 by binary indicators (3.14), [aldinucci-thesis-2024] lines 456-462:
 
     ``delta[t, j]`` binary, ``-M delta <= w <= M delta``, ``||w_t||_0 = 1ᵀ delta_t``, then either
 
@@ -161,7 +161,7 @@ def _is_indicator(w: Any) -> bool:
 class LInf(Block):
     """Group l_inf: ``beta[g] >= |w[g, over]|`` for every group ``g``, objective ``weight * sum_g beta``.
 
-    With ``over="node"`` this is S-ORCT's global sparsity ``sum_j ||a_j.||_inf`` (seed 001 lines
+    With ``over="node"`` this is S-ORCT's global sparsity ``sum_j ||a_j.||_inf`` ([blanquero-2020-sorct] lines
     165-199) in its linear form: ``beta_j >= a_jt`` and ``beta_j >= -a_jt``.
     """
 
@@ -187,7 +187,7 @@ class LInf(Block):
 
 class SquaredL2(Block):
     """``weight * ||w||_2^2`` as a quadratic objective term (MARGOT's regularizer, (3.12)-(3.13) with
-    ``Omega = ||.||_2^2``, seed 000 lines 441-454). Makes the model a (MI)QP."""
+    ``Omega = ||.||_2^2``, [aldinucci-thesis-2024] lines 441-454). Makes the model a (MI)QP."""
 
     def __init__(self, of: str = "w", weight: Any = 1.0) -> None:
         self.of, self.weight = of, weight

@@ -1,4 +1,4 @@
-"""Routing (3.6) and big-M forwarding (3.7): thesis §3.2, seed 000 lines 386-412."""
+"""Routing (3.6) and big-M forwarding (3.7): thesis §3.2, [aldinucci-thesis-2024] lines 386-412."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ class BigMForwarding(Block):
     (3.7a) ``w_t·x_i + b_t <= M (1 - sum_{s in T_d^l(t)} z[i, s])``
     (3.7b) ``w_t·x_i + b_t >= eps - M (1 - sum_{s in T_d^r(t)} z[i, s])``
 
-    ``M`` is the paper's constant (``100``, seed 000 line 610) or ``"derived"``: per row,
+    ``M`` is the paper's constant (``100``, [aldinucci-thesis-2024] line 610) or ``"derived"``: per row,
     ``M[i, t] = U[i, t]`` for (3.7a) and ``U[i, t] + eps`` for (3.7b), where ``U`` is the split
     block's bound on ``|w_t·x_i + b_t|``. *Why it is valid*: when the sample is not sent left at
     ``t``, (3.7a) reads ``v <= U`` and (3.7b) ``v >= eps - U - eps = -U``; both hold for every

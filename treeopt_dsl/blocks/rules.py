@@ -1,4 +1,4 @@
-"""Generalized risk score blocks (thesis §4.3, seed 000 lines 1269-1386, model (4.16)).
+"""Generalized risk score blocks (thesis §4.3, [aldinucci-thesis-2024] lines 1269-1386, model (4.16)).
 
 A generalized risk score adds integer points ``s_t`` for every threshold rule ``x_j >= b_t`` a sample
 satisfies. Features are scaled to [0, 1]. The blocks, in the order of the thesis:
@@ -123,6 +123,10 @@ class BinaryTimesInteger(Block):
         self.binary, self.value, self.name = binary, value, name
         self.requires = (binary, value)
         self.provides = (name,)
+        from ..roles import ROLES, Role, register_role
+
+        if name not in ROLES:  # the product is a role named by the caller: declare it
+            register_role(Role(name, "variables", (), "continuous", f"{binary} times {value} (4.13)"))
 
     def build(self, ctx: BuildContext) -> None:
         m, z, s = ctx.model, ctx[self.binary], ctx[self.value]

@@ -1,4 +1,4 @@
-"""Risk-score blocks (thesis §4.1, seed 000 lines 1085-1157).
+"""Risk-score blocks (thesis §4.1, [aldinucci-thesis-2024] lines 1085-1157).
 
 A risk score is a very sparse logistic regression with small integer weights: ``s_j in A`` (4.1a),
 ``||s||_0 = T`` (4.1b), logit ``R(x) = s·x + beta``. :class:`IntegerScores` provides the score

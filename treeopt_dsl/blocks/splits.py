@@ -1,4 +1,5 @@
-"""Split blocks: the hyperplane ``(w_t, b_t)`` at every branch node (thesis §3.2, seed 000 lines 379-383)."""
+"""Split blocks: the hyperplane ``(w_t, b_t)`` at every branch node (thesis §3.2, [aldinucci-thesis-2024] lines
+379-383)."""
 
 from __future__ import annotations
 

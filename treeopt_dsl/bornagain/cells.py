@@ -1,11 +1,12 @@
 """The cell grid of a tree ensemble: split levels, the class of every cell, regions and their homogeneity.
 
-Vidal & Schiffer (2020), "Construction Process" (seed 003 lines 148-165): the hyperplanes (split values) of the
+Vidal & Schiffer (2020), "Construction Process" ([vidal-schiffer-2020] lines 148-165): the hyperplanes (split values)
+of the
 ensemble cut each feature's axis into intervals; the product of these intervals are the *cells*, on each of
 which the ensemble's decision function is constant. With ``t_0 < ... < t_{m-1}`` the distinct split values of
 feature ``j`` (its *levels*), cell index ``i`` of that feature is the interval ``(t_{i-1}, t_i]`` (``t_{-1} = -inf``,
 ``t_m = +inf``), so feature ``j`` has ``m + 1`` cell indices. A *region* ``(z^L, z^R)`` is the box of cells with
-``z^L <= z <= z^R`` coordinatewise (Dynamic Program 1, seed 003 lines 169-177).
+``z^L <= z <= z^R`` coordinatewise (Dynamic Program 1, [vidal-schiffer-2020] lines 169-177).
 
 :class:`CellSpace` holds the class of every cell as a dense array of shape ``(n_0, ..., n_{p-1})``, computed
 tree by tree and leaf by leaf: each leaf of each tree is a box of cells and adds its score row to the box

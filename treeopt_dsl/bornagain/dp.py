@@ -1,19 +1,21 @@
 """The exact dynamic program of born-again tree ensembles (Vidal & Schiffer, ICML 2020).
 
-Problem 1 (seed 003 lines 154-158): find a decision tree of minimal size whose decision function equals the
+Problem 1 ([vidal-schiffer-2020] lines 154-158): find a decision tree of minimal size whose decision function equals the
 ensemble's on the whole feature space. Only the ensemble's split levels matter (:mod:`.cells`): a tree is a
 recursion over *regions* ``(z^L, z^R)`` of cells, and
 
-* **Dynamic Program 1** (seed 003 lines 169-177): ``Φ(R) = 0`` if the region is homogeneous (``ID``), else the
+* **Dynamic Program 1** ([vidal-schiffer-2020] lines 169-177): ``Φ(R) = 0`` if the region is homogeneous (``ID``),
+  else the
   best over every feature ``j`` and level ``z^L_j <= l < z^R_j`` of ``1 + max(Φ(left), Φ(right))`` (depth);
   with ``1 + Φ(left) + Φ(right)`` counting splits instead (leaves = splits + 1), and with the pair
   ``(1 + max(depths), 1 + splits_left + splits_right)`` compared lexicographically for "depth then leaves";
-* **Dynamic Program 2** (seed 003 lines 189-199) folds the homogeneity test into the recursion: a region is
+* **Dynamic Program 2** ([vidal-schiffer-2020] lines 189-199) folds the homogeneity test into the recursion: a region is
   homogeneous iff for some split both halves are homogeneous (``Φ = 0``) and its two corner cells have the
   same class; so no region is ever scanned cell by cell;
-* **Properties 2 and 3** (seed 003 lines 207-227): along a feature, ``Φ(left)`` grows and ``Φ(right)`` shrinks
+* **Properties 2 and 3** ([vidal-schiffer-2020] lines 207-227): along a feature, ``Φ(left)`` grows and ``Φ(right)``
+  shrinks
   with ``l``, so for the depth the best level is found by a binary search;
-* **Algorithm 1** (seed 003 lines 233-260): the memoized recursion with the lower bound ``LB`` (the largest
+* **Algorithm 1** ([vidal-schiffer-2020] lines 233-260): the memoized recursion with the lower bound ``LB`` (the largest
   ``Φ`` of a sub-region met so far: a sub-region never needs a larger tree) and the upper bound ``UB`` (best
   split so far); the search of a region stops as soon as ``LB >= UB``.
 
@@ -459,7 +461,8 @@ def solve_cells(space: CellSpace, objective: str = "depth", method: str = "auto"
 def born_again(ensemble: Ensemble, objective: str = "depth", method: str = "auto", time_limit: float | None = None,
                max_table_regions: int = 300_000_000, paper_bounds: bool = False,
                max_cells: int = 50_000_000) -> BornAgainResult:
-    """The smallest decision tree with exactly the ensemble's decision function (Problem 1, seed 003 l. 154).
+    """The smallest decision tree with exactly the ensemble's decision function (Problem 1, [vidal-schiffer-2020] l.
+    154).
 
     Args:
         ensemble: the tree ensemble (hard or soft vote).

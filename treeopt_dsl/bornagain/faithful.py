@@ -1,7 +1,7 @@
-"""Faithfulness of a tree to an ensemble on the *whole* feature space (Problem 1, seed 003 lines 154-158).
+"""Faithfulness of a tree to an ensemble on the *whole* feature space (Problem 1, [vidal-schiffer-2020] lines 154-158).
 
 Both decision functions are constant on the cells of the grid cut by the union of their thresholds, so
-agreement everywhere is agreement on every cell. (Deciding it is NP-hard in general, Theorem 1 -- seed 003
+agreement everywhere is agreement on every cell. (Deciding it is NP-hard in general, Theorem 1 -- [vidal-schiffer-2020]
 lines 160-164 -- but the grids of the paper's forests are small enough to sweep.) Two sweeps:
 
 * ``exhaustive``: the class of both models on every cell of the union grid (numpy slice additions, one per

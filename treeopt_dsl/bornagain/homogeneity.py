@@ -1,6 +1,7 @@
 """Is a region of the feature space homogeneous for a tree ensemble? An integer program, in the library's IR.
 
-Vidal & Schiffer (2020), §4.5 (seed 003 lines 353-361): the heuristic born-again construction proves that every
+Vidal & Schiffer (2020), §4.5 ([vidal-schiffer-2020] lines 353-361): the heuristic born-again construction proves that
+every
 cell of a region has one class "by a MIP [that proves] uniformity or detect[s] a violating cell". The paper
 does not print the program; this is the standard model of a point's path through every tree of an ensemble
 (the one of Mišić, "Optimization of tree ensembles", 2020), restricted to the region:

@@ -1,4 +1,5 @@
-"""Post-pruning of a born-again tree with the training data (Vidal & Schiffer 2020, §4.4; seed 003 lines 300-311).
+"""Post-pruning of a born-again tree with the training data (Vidal & Schiffer 2020, §4.4; [vidal-schiffer-2020] lines
+300-311).
 
 "Eliminate inexpressive tree sub-regions. From bottom to top: verify whether both sides of a split contain at
 least one sample; eliminate every such *empty* split." A split whose one side receives no training sample is
@@ -6,7 +7,7 @@ replaced by its other (non-empty) child. Then, as the authors' code does (``crea
 ``src/persistence.py``), a split whose two children are leaves of the same class becomes a leaf, bottom-up
 (this changes no prediction anywhere). The predictions on the training samples are unchanged (every sample
 of a removed split went to the kept child, where it is routed as before); faithfulness to the ensemble
-elsewhere is given up (seed 003 line 313).
+elsewhere is given up ([vidal-schiffer-2020] line 313).
 
 Example::
 

@@ -1,4 +1,5 @@
-"""Contextual decision trees (thesis chapter 5, seed 000 lines 1512-1716; Aldinucci et al., 2022): a random
+"""Contextual decision trees (thesis chapter 5, [aldinucci-thesis-2024] lines 1512-1716; Aldinucci et al., 2022): a
+random
 forest of ``B`` shallow trees and a policy network that reads an input and picks the one tree that predicts
 it, so each prediction is explained by one tree's path.
 

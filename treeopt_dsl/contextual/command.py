@@ -7,7 +7,7 @@
     treeopt fit crt --data house.csv --label price --param n_trees=20 --output trees.json
 
 The test part is ``--test-size`` (default 0.2) of the data; ``validation_fraction`` (default 0.2) of the rest is
-the validation part (CART's depth, early stopping): the thesis' 64/16/20 split (seed 000 line 1649).
+the validation part (CART's depth, early stopping): the thesis' 64/16/20 split ([aldinucci-thesis-2024] line 1649).
 ``--param KEY=VALUE`` sets the estimator's parameters (:data:`PARAMS`); ``--depth N`` fixes the forest's
 depth instead of validating it; ``--seed`` seeds the split, the forest and the policy; ``--time-limit`` bounds
 the policy's training; ``--threads`` its PyTorch threads; ``--verbose`` prints one line per epoch on stderr;

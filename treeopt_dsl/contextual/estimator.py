@@ -314,7 +314,7 @@ class ContextualTreeClassifier(ClassifierMixin, _ContextualTree):
     """Contextual classification tree (CCT, thesis chapter 5): a random forest of ``n_trees`` shallow trees and a
     policy network that picks, for each input, the one tree that predicts it.
 
-    Parameters (thesis values where it gives them, seed 000 lines 1649-1655):
+    Parameters (thesis values where it gives them, [aldinucci-thesis-2024] lines 1649-1655):
         n_trees: ``B``, trees of the forest (50).
         max_depth: depth of the forest's trees; ``None`` validates CART's depth over ``depths`` on the
             validation part, as the thesis does with {2, 3, 4}.

@@ -1,4 +1,4 @@
-"""The forest of a contextual tree (thesis §5.3, seed 000 line 1651): CART's maximum depth validated over
+"""The forest of a contextual tree (thesis §5.3, [aldinucci-thesis-2024] line 1651): CART's maximum depth validated over
 {2, 3, 4}, then a random forest of ``B = 50`` trees of that depth, scikit-learn defaults otherwise; the matrix
 of every tree's answer on every sample, computed once; a tree of the forest as the library's
 :class:`~treeopt_dsl.models.decision_tree.DecisionTree`; a sample's decision path as text.

@@ -1,4 +1,5 @@
-"""The training plot of a contextual tree, like the thesis' Figure 5.2 (seed 000 line 1702): the reward per
+"""The training plot of a contextual tree, like the thesis' Figure 5.2 ([aldinucci-thesis-2024] line 1702): the reward
+per
 epoch above, the tree-selection histograms per epoch below (one column per epoch, one row per tree, the
 colour the share of the epoch's actions that chose the tree).
 

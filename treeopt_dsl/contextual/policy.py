@@ -1,4 +1,4 @@
-"""The tree-selection policy of a contextual tree (thesis §5.2-5.3, seed 000 lines 1608-1635, 1653-1655).
+"""The tree-selection policy of a contextual tree (thesis §5.2-5.3, [aldinucci-thesis-2024] lines 1608-1635, 1653-1655).
 
 A 3-layer ReLU network with one 0.2 dropout layer reads a (standardized) sample and gives a softmax over the
 ``B`` trees of the forest. Two trainings share it:

@@ -1,4 +1,5 @@
-"""The rewards of the one-step contextual bandit (thesis §5.2, seed 000 lines 1593-1606) and the labels of the
+"""The rewards of the one-step contextual bandit (thesis §5.2, [aldinucci-thesis-2024] lines 1593-1606) and the labels
+of the
 supervised baseline (§5.3, line 1655).
 
 Everything here works on the whole ``(n_samples, n_trees)`` matrix of the forest's predictions at once:

@@ -1,4 +1,4 @@
-"""Memetic classification trees: TMO (seed 004; thesis §3.3), built on TAO (:mod:`treeopt_dsl.starts.tao`).
+"""Memetic classification trees: TMO ([aldinucci-memetic]; thesis §3.3), built on TAO (:mod:`treeopt_dsl.starts.tao`).
 
 * :func:`~treeopt_dsl.memetic.tmo.tmo`: the memetic algorithm (Algorithm 1);
 * :mod:`~treeopt_dsl.memetic.encoding`: the fixed-length encoding (§3.1) and majority decoding;

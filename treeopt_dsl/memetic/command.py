@@ -1,6 +1,6 @@
 """``treeopt fit tmo`` and ``treeopt fit tao``: the heuristic trees from the command line.
 
-    treeopt fit tmo --data ionosphere --depth 3                      # k = 100, n_gen = 5, CR = 0.75 (seed 004 §4)
+    treeopt fit tmo --data ionosphere --depth 3          # k = 100, n_gen = 5, CR = 0.75 ([aldinucci-memetic] §4)
     treeopt fit tmo --data phishing --depth 4 --param n_trees=50 --param schedule=generational --param n_jobs=2
     treeopt fit tao --data sonar --depth 2 --json                     # CART, then TAO
 
@@ -100,7 +100,7 @@ def fit_command(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(out)
     else:
-        name = {"tao": "TAO (CART, then Tree Alternating Optimization)", "tmo": "TMO (memetic, seed 004)"}
+        name = {"tao": "TAO (CART, then Tree Alternating Optimization)", "tmo": "TMO (memetic, [aldinucci-memetic])"}
         print(f"{name[args.formulation]} on {data.name} ({train.n_samples} training samples), depth "
               f"{est.tree_.depth}, {est.tree_.n_leaves} leaves, {fit_s:.2f} s" +
               ("" if stopped == "completed" else f" (stopped: {stopped}, best tree so far)"))

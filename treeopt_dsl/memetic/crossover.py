@@ -1,8 +1,8 @@
-"""TMO's stochastic node-wise crossover (seed 004 §3.2 and Algorithm 1; thesis §3.3, Figures 3.10-3.14).
+"""TMO's stochastic node-wise crossover ([aldinucci-memetic] §3.2 and Algorithm 1; thesis §3.3, Figures 3.10-3.14).
 
 Every position ``z`` of the child takes the second parent's tuple with probability ``CR`` and keeps the
 first parent's otherwise. Taking a tuple of another kind changes the structure; the paper describes the
-four conversions (Figures 2-5 of seed 004), applied here to the child as it is being built:
+four conversions (Figures 2-5 of [aldinucci-memetic]), applied here to the child as it is being built:
 
 * branch/leaf (Fig. 2): a branch becomes a leaf, its subtree is pruned;
 * leaf/branch (Fig. 3): a leaf becomes the other parent's branch, its two children are new leaves;
@@ -72,7 +72,7 @@ def _set_leaf(g: Genome, z: int) -> None:
 
 def _grow(g: Genome, z: int, rng: np.random.Generator, random_split: RandomSplits) -> None:
     """Make room for a node at the missing position ``z``: its father (and missing ancestors) become
-    random branches whose other children are leaves (nil/branch, seed 004 Fig. 5)."""
+    random branches whose other children are leaves (nil/branch, [aldinucci-memetic] Fig. 5)."""
     parent = (z - 1) // 2
     if g.feature[parent] == NIL:
         _grow(g, parent, rng, random_split)
@@ -103,7 +103,7 @@ def crossover(first: Genome, second: Genome, rng: np.random.Generator, rate: flo
 def combine(first: Genome, second: Genome, take: np.ndarray, rng: np.random.Generator,
             random_split: RandomSplits) -> Genome:
     """``first`` with the tuples of ``second`` at the positions ``take``, converted in breadth-first order
-    (branch/leaf, leaf/branch, branch/nil, nil/branch of seed 004 Figures 2-5)."""
+    (branch/leaf, leaf/branch, branch/nil, nil/branch of [aldinucci-memetic] Figures 2-5)."""
     child = first.copy()
     for z in np.flatnonzero(take):
         f_new, tau_new = int(second.feature[z]), float(second.threshold[z])

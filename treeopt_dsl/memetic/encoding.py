@@ -1,4 +1,4 @@
-"""The fixed-length encoding of TMO (seed 004 §3.1; thesis §3.3, seed 000 lines 880-905).
+"""The fixed-length encoding of TMO ([aldinucci-memetic] §3.1; thesis §3.3, [aldinucci-thesis-2024] lines 880-905).
 
 A tree of depth ``d`` is a list of ``2^d - 1`` node tuples in breadth-first order, left child first:
 the balanced structure of depth ``d - 1`` (the last level, the leaves, is left out "without loss of
@@ -25,7 +25,7 @@ from ..models.decision_tree import DecisionTree
 from ..starts.tao import CONSTANT_OFFSET, _thresholds, constant_subtree
 from ..topology import Topology
 
-#: feature code of a leaf, ``(-1, -1)`` in seed 004 §3.1
+#: feature code of a leaf, ``(-1, -1)`` in [aldinucci-memetic] §3.1
 LEAF = -1
 #: feature code of a missing node, ``(nil, nil)``
 NIL = -2
@@ -79,7 +79,7 @@ class Genome:
 
 
 def encode(tree: DecisionTree, depth: int) -> Genome:
-    """The genome of ``tree`` (depth ``<= depth``) in a structure of ``depth`` (seed 004 §3.1)."""
+    """The genome of ``tree`` (depth ``<= depth``) in a structure of ``depth`` ([aldinucci-memetic] §3.1)."""
     if tree.depth > depth:
         raise DataError(f"a depth-{tree.depth} tree does not fit TMO's depth-{depth} encoding")
     g = Genome.empty(depth)
@@ -115,7 +115,7 @@ def route(g: Genome, X: np.ndarray) -> np.ndarray:
 def decode(g: Genome, X: np.ndarray, y: np.ndarray, weight: np.ndarray, *, eps: float = 0.0,
            leaf_threshold: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The genome as hyperplanes ``(W, b)`` of the library layout, every leaf labelled by the (weighted)
-    majority of the samples reaching it (seed 004 §3.2); an empty leaf takes its parent's majority.
+    majority of the samples reaching it ([aldinucci-memetic] §3.2); an empty leaf takes its parent's majority.
 
     A leaf above the last level sends everything left and its class is repeated below (as
     :func:`~treeopt_dsl.starts.tao.from_sklearn` does for CART); a branch on the last level is a

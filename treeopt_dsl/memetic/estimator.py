@@ -1,6 +1,6 @@
 """scikit-learn classifiers for the heuristic axis-aligned trees: :class:`TAOClassifier` (CART improved by
 Tree Alternating Optimization, Carreira-Perpiñán & Tavallali 2018) and :class:`TMOClassifier` (the
-memetic algorithm of seed 004, :func:`~treeopt_dsl.memetic.tmo.tmo`).
+memetic algorithm of [aldinucci-memetic], :func:`~treeopt_dsl.memetic.tmo.tmo`).
 
 Both are binary, as the papers (``classes_[0]`` is mapped to -1, ``classes_[1]`` to +1), take
 ``sample_weight``, work on the raw features (axis-aligned splits do not need scaling) and keep the
@@ -110,7 +110,7 @@ class _AxisTreeClassifier(ClassifierMixin, BaseEstimator):
 
 class TAOClassifier(_AxisTreeClassifier):
     """CART of ``depth``, then Tree Alternating Optimization (Carreira-Perpiñán & Tavallali, NeurIPS 2018):
-    the thesis' "TAO" baseline (seed 000 §3.3, Tables 3.4-3.6). The training error never increases.
+    the thesis' "TAO" baseline ([aldinucci-thesis-2024] §3.3, Tables 3.4-3.6). The training error never increases.
 
     Parameters:
         depth: the tree depth (CART's ``max_depth``).
@@ -148,7 +148,7 @@ class TAOClassifier(_AxisTreeClassifier):
 
 
 class TMOClassifier(_AxisTreeClassifier):
-    """TMO, the memetic algorithm for trees of a given depth (seed 004, Algorithm 1; thesis §3.3).
+    """TMO, the memetic algorithm for trees of a given depth ([aldinucci-memetic], Algorithm 1; thesis §3.3).
 
     Parameters (the paper's values as defaults, §4):
         depth: the maximum depth ``d``.

@@ -1,5 +1,5 @@
-"""TMO: the memetic algorithm for classification trees of a given depth (seed 004, Algorithm 1; thesis
-§3.3, seed 000 lines 793-1050).
+"""TMO: the memetic algorithm for classification trees of a given depth ([aldinucci-memetic], Algorithm 1; thesis
+§3.3, [aldinucci-thesis-2024] lines 793-1050).
 
 1. **Population** (§3): a random forest of ``k`` trees of maximum depth ``d`` (scikit-learn defaults
    otherwise, as §4), each tree locally optimized by TAO on the training data
@@ -21,7 +21,7 @@ population as it was at the start of ``g`` (all random draws in the main process
 children's TAO runs are independent and run in parallel with ``n_jobs`` (joblib), and the result does
 not depend on ``n_jobs``. Both are reproducible for a seed.
 
-Cost (seed 004 §6): a generation is ``k`` TAO runs, each comparable to a CART fit of the same depth; the
+Cost ([aldinucci-memetic] §6): a generation is ``k`` TAO runs, each comparable to a CART fit of the same depth; the
 data's distinct values are indexed once (:class:`~treeopt_dsl.starts.tao.AxisBins`) for all of them.
 """
 
@@ -88,7 +88,7 @@ def tmo(X: Any, y: Any, depth: int, *, n_trees: int = 100, n_generations: int = 
         seed: int = 0, schedule: str = "sequential", n_jobs: int | None = None, time_limit: float | None = None,
         sample_weight: Any = None, eps: float = 0.0, leaf_threshold: float | None = None, max_iter: int = 20,
         callback: Callable[[dict[str, Any]], None] | None = None) -> TMOResult:
-    """Run TMO (seed 004, Algorithm 1) on ``X`` (n x p) and labels ``y`` in {-1, +1} for trees of ``depth``.
+    """Run TMO ([aldinucci-memetic], Algorithm 1) on ``X`` (n x p) and labels ``y`` in {-1, +1} for trees of ``depth``.
 
     ``n_trees`` is the population size ``k`` (100 in §4), ``n_generations`` is ``n_gen`` (5),
     ``crossover_rate`` is ``CR`` (0.75). ``seed`` fixes the forest, the bootstrap samples, the partners,
@@ -234,7 +234,7 @@ def tmo(X: Any, y: Any, depth: int, *, n_trees: int = 100, n_generations: int = 
 
 
 def _partner(rng: np.random.Generator, i: int, k: int) -> int:
-    """``j ~ U{1..k} \\ {i}`` (seed 004 §3)."""
+    """``j ~ U{1..k} \\ {i}`` ([aldinucci-memetic] §3)."""
     j = int(rng.integers(0, k - 1))
     return j + (j >= i)
 

@@ -1,4 +1,4 @@
-"""Fitted categorical decision trees (Günlük et al., seed 002): subset tests on grouped features.
+"""Fitted categorical decision trees (Günlük et al., [gunluk-odt-categorical]): subset tests on grouped features.
 
 Every decision node tests one original attribute: "is its value in the set ``S``?" (§3, line 67);
 a sample with a value in ``S`` goes left. ``S`` reads as set membership in the attribute's

@@ -1,4 +1,4 @@
-"""Fitted randomized trees (S-ORCT, seed 001): probabilistic routing, class probabilities per leaf."""
+"""Fitted randomized trees (S-ORCT, [blanquero-2020-sorct]): probabilistic routing, class probabilities per leaf."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ class RandomizedTreeModel:
     deterministic tree ``a_t·x / p - mu_t >= 0`` -> left) and whose leaf ``t`` assigns class ``k`` with
     probability ``C[k, t]``.
 
-    ``predict_proba(x)[k] = sum_t C_kt P_xt`` (seed 001 lines 141-143); ``predict`` is the most
+    ``predict_proba(x)[k] = sum_t C_kt P_xt`` ([blanquero-2020-sorct] lines 141-143); ``predict`` is the most
     probable class. Coefficients act on features scaled to [0, 1] (``scaler``).
     """
 

@@ -23,7 +23,7 @@ class TreeModel:
     A sample goes right at node ``t`` iff ``w_t·x + b_t > threshold`` (``eps / 2``: see
     :class:`~treeopt_dsl.blocks.BigMForwarding`); the last-layer node it reaches classifies it by the
     sign of its score, and ``predict_proba`` is the sigmoid of that score (the calibrated reading of
-    the thesis, seed 000 lines 585-606). Coefficients act on *scaled* features; ``scaler`` maps
+    the thesis, [aldinucci-thesis-2024] lines 585-606). Coefficients act on *scaled* features; ``scaler`` maps
     raw inputs, and :meth:`text` prints thresholds in original units for axis-aligned nodes.
 
     **More than two classes** (OCT's leaf classes, docs/multiclass.md): ``leaf_classes[l]`` is the class code
@@ -120,7 +120,7 @@ class TreeModel:
 
     # ---------------------------------------------------------------- explanation
     def feature_influence(self, X: Any | None = None) -> np.ndarray:
-        """``r[t, j] = w_jt * sigma_jt`` (seed 000 lines 567-583): sigma is the standard deviation of
+        """``r[t, j] = w_jt * sigma_jt`` ([aldinucci-thesis-2024] lines 567-583): sigma is the standard deviation of
         feature ``j`` over the (training) samples that pass through node ``t``; 0 where none do."""
         Xs = self.X_train if X is None else self._scaled(X)
         if Xs is None:
