@@ -210,6 +210,24 @@ def _print_json(obj: dict[str, Any]) -> None:
     print(json.dumps(_jsonable(obj), indent=None, allow_nan=False))
 
 
+def parse_param_items(items: list[str] | None, parsers: dict[str, Any], who: str, hint: str = "") -> dict[str, Any]:
+    """``--param KEY=VALUE`` items read by ``parsers[KEY]`` (text -> value): the one place every command reads
+    them. A :class:`UsageError` (exit 2) names a malformed item, an unknown key with the allowed ones, or a
+    value its parser refuses."""
+    params: dict[str, Any] = {}
+    for item in items or []:
+        if "=" not in item:
+            raise UsageError(f"--param needs KEY=VALUE, got {item!r}")
+        key, value = (t.strip() for t in item.split("=", 1))
+        if key not in parsers:
+            raise UsageError(f"{who} has no parameter {key!r}; its parameters are {sorted(parsers)}{hint}")
+        try:
+            params[key] = parsers[key](value)
+        except (ValueError, TypeError) as exc:
+            raise UsageError(f"bad value for --param {key}: {value!r} ({exc})") from None
+    return params
+
+
 def _params(args: argparse.Namespace) -> dict[str, Any]:
     from .formulations import REGISTRY, get_formulation
 
@@ -220,18 +238,8 @@ def _params(args: argparse.Namespace) -> dict[str, Any]:
         if "depth" not in known:
             raise UsageError(f"{args.formulation} has no depth parameter")
         params["depth"] = args.depth
-    for item in args.param:
-        if "=" not in item:
-            raise UsageError(f"--param needs KEY=VALUE, got {item!r}")
-        key, value = item.split("=", 1)
-        key = key.strip()
-        if key not in known:
-            raise UsageError(f"{args.formulation} has no parameter {key!r}; its parameters are {sorted(known)} "
-                             f"(`treeopt formulations` lists them)")
-        try:
-            params[key] = known[key].parse(value.strip())
-        except (ValueError, TypeError) as exc:
-            raise UsageError(f"bad value for --param {key}: {value!r} ({exc})") from None
+    params.update(parse_param_items(args.param, {k: p.parse for k, p in known.items()}, args.formulation,
+                                    " (`treeopt formulations` lists them)"))
     assert REGISTRY  # the registry is imported for its side effect of listing formulations
     return params
 

@@ -73,19 +73,10 @@ PARAMS: dict[str, Callable[[str], Any]] = {
 
 
 def parse_params(items: list[str], formulation: str) -> dict[str, Any]:
-    """``["KEY=VALUE", ...]`` as estimator parameters; an :class:`OptionError` names the allowed keys."""
-    out: dict[str, Any] = {}
-    for item in items or []:
-        if "=" not in item:
-            raise OptionError(f"--param needs KEY=VALUE, got {item!r}")
-        key, value = (s.strip() for s in item.split("=", 1))
-        if key not in PARAMS:
-            raise OptionError(f"{formulation} has no parameter {key!r}; its parameters are {', '.join(PARAMS)}")
-        try:
-            out[key] = PARAMS[key](value)
-        except (TypeError, ValueError) as exc:
-            raise OptionError(f"bad value for --param {key}: {value!r} ({exc})") from None
-    return out
+    """``["KEY=VALUE", ...]`` as estimator parameters (:data:`PARAMS`); an error (exit 2) names the allowed keys."""
+    from ..cli import parse_param_items
+
+    return parse_param_items(items, PARAMS, formulation)
 
 
 # ---------------------------------------------------------------------------------------------- data

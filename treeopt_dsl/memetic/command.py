@@ -17,7 +17,7 @@ import sys
 import time
 from typing import Any
 
-from ..cli import EXIT_INTERRUPTED, UsageError, _check_paths, _data, _data_info, _print_json, metrics
+from ..cli import EXIT_INTERRUPTED, UsageError, _check_paths, _data, _data_info, _print_json, metrics, parse_param_items
 from .estimator import TAOClassifier, TMOClassifier
 
 #: ``--param`` keys per command and how to read them (``depth`` also comes from ``--depth``)
@@ -29,20 +29,8 @@ PARAMS: dict[str, dict[str, Any]] = {
 
 
 def _params(args: argparse.Namespace) -> dict[str, Any]:
-    known = PARAMS[args.formulation]
-    out: dict[str, Any] = {}
-    if args.depth is not None:
-        out["depth"] = args.depth
-    for item in args.param:
-        if "=" not in item:
-            raise UsageError(f"--param needs KEY=VALUE, got {item!r}")
-        key, value = (s.strip() for s in item.split("=", 1))
-        if key not in known:
-            raise UsageError(f"{args.formulation} has no parameter {key!r}; its parameters are {sorted(known)}")
-        try:
-            out[key] = known[key](value)
-        except ValueError:
-            raise UsageError(f"bad value for --param {key}: {value!r} (expected {known[key].__name__})") from None
+    out: dict[str, Any] = {} if args.depth is None else {"depth": args.depth}
+    out.update(parse_param_items(args.param, PARAMS[args.formulation], args.formulation))
     return out
 
 
