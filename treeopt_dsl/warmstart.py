@@ -415,13 +415,11 @@ def cart_tree(built: Built) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _fill_constant(topo: Any, t: int, b: np.ndarray, value: float) -> None:
-    stack = [t]
-    while stack:
-        s = stack.pop()
-        if s >= topo.n_nodes:
-            continue
-        b[s] = value if topo.level[s] == topo.depth else -1.0
-        stack += [2 * s + 1, 2 * s + 2]
+    """The subtree of ``t`` predicts the class of ``value`` (+-1): :func:`~treeopt_dsl.starts.tao.constant_subtree`
+    with the unit offsets of these starts (inner nodes ``b = -1``, last layer ``b = value``)."""
+    from .starts.tao import constant_subtree
+
+    constant_subtree(b, topo, t, value > 0, 0.0, 0.0)
 
 
 def tree_decisions(built: Built, tree: DecisionTree) -> tuple[np.ndarray, np.ndarray]:
