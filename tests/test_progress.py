@@ -101,3 +101,12 @@ def test_progress_bar_on_a_terminal():
     p.close()
     text = stream.getvalue()
     assert "closed" in text and "100%" in text and "incumbent 8" in text
+
+
+def test_progress_true_shows_the_solve_on_stderr(capsys):
+    """``progress=True`` is the bar for Python users: on a stream that is not a terminal, a plain line with the
+    incumbent, bound and gap."""
+    built = get_formulation("olct", depth=1).build(load("breast-cancer").subsample(60, seed=0))
+    res = built.solve(solver="highs", time_limit=30, progress=True)
+    err = capsys.readouterr().err
+    assert res.status.value == "optimal" and "incumbent" in err and "gap" in err

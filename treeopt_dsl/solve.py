@@ -95,7 +95,7 @@ def solve_built(built: Built, solver: str = "highs", backend: str | None = None,
     if progress is True:  # a bar for Python users: terminal or notebook
         from .progress import Progress
 
-        bar = progress = Progress()
+        bar = Progress()
         progress = bar.event
     callbacks = "progress" in (be.features_for(solver) if hasattr(be, "features_for") else ())
     if progress is not None and not callbacks:  # no progress callbacks on this route: read its log
