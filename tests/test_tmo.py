@@ -330,3 +330,12 @@ def test_a_fitted_decision_tree_starts_every_tree_formulation(name: str, params:
     with pytest.raises(Exception, match="classes"):
         start_point(built, DecisionTree([0, -1, -1], [0.0, 0, 0], [1, -1, -1], [2, -1, -1], [-1, 0, 1],
                                         classes=np.array(["a", "b"]), n_features=4))
+
+
+def test_tao_refuses_bins_of_another_matrix() -> None:
+    X, y = _data(11, 50)
+    W, b = from_sklearn(DecisionTreeClassifier(max_depth=1, random_state=0).fit(X, y), 1, X.shape[1])
+    with pytest.raises(DataError, match="bins were built"):
+        tao(X, y, W, b, 1, bins=AxisBins.of(X[:10]))
+    # the same bins as tao builds itself: the same tree
+    assert np.array_equal(tao(X, y, W, b, 1, bins=AxisBins.of(X))[0], tao(X, y, W, b, 1)[0])
