@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import sys
 import time
@@ -287,7 +288,7 @@ def speed(repeats: int, depth: int = 4) -> None:
         row = {"repeat": rep, "cart_100_fits_s": cart100, "tao_s": tao1, "tao_over_cart": tao1 / (cart100 / 100),
                "tmo_initial_population_s": marks[0], "tmo_generation_s": gen.tolist(),
                "generation_over_100_cart": float(gen.mean() / cart100), "tmo_total_s": res.time_s,
-               "python": platform.python_version()}
+               "python": platform.python_version(), "load_avg_1min": os.getloadavg()[0]}
         print(f"repeat {rep}: 100 CART fits {cart100:.2f} s; TAO {tao1 * 1e3:.0f} ms ({row['tao_over_cart']:.1f}x one "
               f"CART fit); TMO initial population {marks[0]:.2f} s, generations {np.round(gen, 2).tolist()} s: "
               f"{row['generation_over_100_cart']:.2f}x 100 CART fits; total {res.time_s:.1f} s", flush=True)
