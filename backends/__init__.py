@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 
 from treeopt_dsl.errors import CapabilityError, SolverNotAvailable
-from treeopt_dsl.ir import StandardForm
+from treeopt_dsl.ir import Model, StandardForm
 
 from .base import Backend, RawResult, SolveOptions, relative_gap
 from .highs import HighsBackend
@@ -45,8 +45,9 @@ def problem_class(sf: StandardForm) -> str:
     return sf.problem_class
 
 
-def get_backend(solver: str, backend: str | None = None, sf: StandardForm | None = None) -> Backend:
-    """The backend to use for ``solver`` (and ``sf``'s problem class), or a clear error."""
+def get_backend(solver: str, backend: str | None = None, sf: StandardForm | Model | None = None) -> Backend:
+    """The backend to use for ``solver`` (and the problem class of ``sf``, a standard form or a model), or a
+    clear error."""
     solver = solver.lower()
     if solver not in KNOWN_SOLVERS:
         raise SolverNotAvailable(f"unknown solver {solver!r}; known solvers: {', '.join(KNOWN_SOLVERS)}")

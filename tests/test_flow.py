@@ -277,6 +277,6 @@ def test_a_point_short_of_its_flow_is_answered_by_its_tree(routing: str) -> None
     assert claimed == pytest.approx(true + 5)
     res = SolveResult(status=Status.TIME_LIMIT, objective=claimed, bound=None, gap=None, runtime_s=0.0,
                       solver="highs", backend="direct", x=x, built=built)
-    _decode_and_certify(res, built, RawResult(Status.TIME_LIMIT, x, claimed, None, None, 0.0, "limit"), sf)
+    _decode_and_certify(res, built, RawResult(Status.TIME_LIMIT, x, claimed, None, None, 0.0, "limit"))
     assert res.certificate.ok and res.status is Status.TIME_LIMIT
     assert res.objective == pytest.approx(true)

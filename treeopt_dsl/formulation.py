@@ -22,6 +22,7 @@ import numpy as np
 from .data import Dataset
 from .errors import FormulationError
 from .ir import Model, StandardForm
+from .ir.variables import Kind
 from .topology import Topology
 
 
@@ -174,8 +175,10 @@ class Built:
     def rounded(self, x: np.ndarray) -> np.ndarray:
         """A copy of ``x`` with the integer columns rounded."""
         x = np.array(x, dtype=float)
-        ints = self.compile().integrality.astype(bool)
-        x[ints] = np.round(x[ints])
+        for f in self.model.variables.values():  # by family: no matrix compiled to read the integrality
+            if f.kind is not Kind.CONTINUOUS:
+                part = slice(f.offset, f.offset + f.size)
+                x[part] = np.round(x[part])
         return x
 
     def polish(self, x: np.ndarray) -> np.ndarray:

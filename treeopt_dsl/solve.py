@@ -50,10 +50,8 @@ def solve_built(built: Built, solver: str = "highs", backend: str | None = None,
         if unknown:
             raise OptionError(f"unknown option(s) {unknown} for streed (it takes time_limit and max_thresholds)")
         return maybe_solve_dp(built, solver, time_limit=time_limit, **extra)
-    t0 = time.perf_counter()
-    sf = built.compile()
-    compile_s = time.perf_counter() - t0
-    be = get_backend(solver, backend, sf)
+    model = built.model
+    be = get_backend(solver, backend, model)  # the solver can take this class of model: said before any work
     start_report: dict[str, Any] | None = None
     if isinstance(warm_start, str) and warm_start == "auto":
         from .warmstart import auto_start
@@ -63,31 +61,35 @@ def solve_built(built: Built, solver: str = "highs", backend: str | None = None,
             if warm_start is None:
                 raise KeyboardInterrupt("interrupted while computing the warm starts")
             result = SolveResult(status=Status.INTERRUPTED, objective=None, bound=None, gap=None, runtime_s=0.0,
-                                 solver=solver, backend=be.name, compile_s=compile_s, size=sf.summary(), built=built)
+                                 solver=solver, backend=be.name, compile_s=0.0, size=model.size(), built=built)
             raw = _start_as_result(RawResult(Status.INTERRUPTED_NO_SOLUTION, None, None, None, None, 0.0,
                                              "interrupted by SIGINT (Ctrl-C) while computing the starts"),
-                                   sf, warm_start, start_report)
+                                   model, warm_start, start_report)
             _take(result, raw)
             result.start = start_report
-            _decode_and_certify(result, built, raw, sf)
+            _decode_and_certify(result, built, raw)
             return result
         if warm_start is not None and start_report.get("proven"):  # the exact DP tree is this model's optimum
             obj = float(start_report["objective"])
             result = SolveResult(
                 status=Status.OPTIMAL, objective=obj, bound=obj, gap=0.0, runtime_s=start_report["time_s"],
-                solver="streed", backend="dp", x=warm_start, compile_s=compile_s, size=sf.summary(),
+                solver="streed", backend="dp", x=warm_start, compile_s=0.0, size=model.size(),
                 message=f"the exact DP start (STreeD) is proven optimal for this composition, so {solver} was not "
                         "run (--warm-start none or cart runs it)", options={"warm_start": "auto"}, built=built)
             result.start = start_report
-            _decode_and_certify(result, built, RawResult(Status.OPTIMAL, warm_start, obj, obj, 0.0, 0.0), sf)
+            _decode_and_certify(result, built, RawResult(Status.OPTIMAL, warm_start, obj, obj, 0.0, 0.0))
             return result
-    elif warm_start is not None and not (isinstance(warm_start, np.ndarray) and warm_start.size == sf.n_cols
+    elif warm_start is not None and not (isinstance(warm_start, np.ndarray) and warm_start.size == model.n_vars
                                          and np.all(np.isfinite(warm_start))):
         from .warmstart import start_point
 
         name = warm_start if isinstance(warm_start, str) else "given"  # a strategy says its name
         warm_start = start_point(built, warm_start)
         start_report = {"chosen": name, "candidates": {}}
+    # compiled only now: a start proven optimal (above) needs no matrix
+    t0 = time.perf_counter()
+    sf = built.compile()
+    compile_s = time.perf_counter() - t0
     if warm_start is not None and start_report is not None and start_report.get("objective") is None:
         start_report["objective"] = float(sf.objective(warm_start))
     tol = built.ctx.numerics.solver_tolerances()
@@ -128,17 +130,17 @@ def solve_built(built: Built, solver: str = "highs", backend: str | None = None,
                                    **tol}.items() if v is not None},
         built=built, warm_start_accepted=raw.warm_start_accepted, incumbent_time_s=raw.incumbent_time_s)
     if warm_start is not None and start_report is not None and _worse_than_start(raw, start_report["objective"]):
-        raw = _start_as_result(raw, sf, warm_start, start_report)  # never worse than the start
+        raw = _start_as_result(raw, model, warm_start, start_report)  # never worse than the start
         _take(result, raw)
     result.start = start_report
-    _decode_and_certify(result, built, raw, sf)
+    _decode_and_certify(result, built, raw)
     if (result.status is Status.UNCERTIFIED and warm_start is not None and start_report is not None
             and start_report["objective"] <= result.objective):  # the solver's point is worse than the start
         claim, why = result.solver_status, result.message
-        raw = _start_as_result(raw, sf, warm_start, start_report)
+        raw = _start_as_result(raw, model, warm_start, start_report)
         _take(result, raw)
         result.certificate = None
-        _decode_and_certify(result, built, raw, sf)
+        _decode_and_certify(result, built, raw)
         result.solver_status, result.message = claim, f"{result.message}; the solver's own answer: {why}"
     if not result.status.has_solution and raise_on_failure:
         raise SolveError(failure_message(result), result)
@@ -180,7 +182,7 @@ def resolution(built: Built) -> dict[str, Any] | None:
             "features": {names[j]: int(c) for j, c in enumerate(counts) if c}}
 
 
-def _decode_and_certify(result: SolveResult, built: Built, raw: Any, sf: Any) -> None:
+def _decode_and_certify(result: SolveResult, built: Built, raw: Any) -> None:
     """Decode the (polished) point and certify it; a failed certificate demotes the status."""
     if not raw.status.has_solution or raw.x is None or built.formulation.decoder is None:
         return
@@ -192,7 +194,7 @@ def _decode_and_certify(result: SolveResult, built: Built, raw: Any, sf: Any) ->
                           "apart by this model (oct: --param cuts=all expresses every cut)").lstrip("; ")
     xp = built.polish(raw.x)
     objective = float(raw.objective)
-    better = float(sf.objective(xp))
+    better = built.model.objective_value(xp)
     if better < objective - 1e-6 * max(1.0, abs(objective)) and built.model.max_violation(xp) <= 1e-7:
         # the integers describe a better point than the solver's (its continuous columns short of their best,
         # e.g. a flow below capacity): that point is the answer, with the solver's bound
@@ -204,19 +206,19 @@ def _decode_and_certify(result: SolveResult, built: Built, raw: Any, sf: Any) ->
         result.x = xp
         result.gap = relative_gap(better, result.bound)
     result.model = built.decode(xp)
-    result.certificate = certify(built, xp, objective, sf.problem_class)
+    result.certificate = certify(built, xp, objective, built.model.problem_class)
     if not result.certificate.ok:
         _uncertified(result, built, raw.x)
 
 
-def _start_as_result(raw: Any, sf: Any, start: np.ndarray, report: dict[str, Any] | None) -> Any:
+def _start_as_result(raw: Any, model: Any, start: np.ndarray, report: dict[str, Any] | None) -> Any:
     """The solver ended without a point or with a worse one than the start it was given (e.g. a start it
     did not accept, or a limit before it reached it): the start is the answer, never proven optimal."""
     from dataclasses import replace
 
     from treeopt_dsl.backends.base import relative_gap
 
-    obj = float(sf.objective(start))
+    obj = model.objective_value(start)
     bound = raw.bound if raw.bound is not None and raw.bound <= obj + 1e-9 * max(1.0, abs(obj)) else None
     status = raw.status
     if status in (Status.INTERRUPTED, Status.INTERRUPTED_NO_SOLUTION):
@@ -257,16 +259,18 @@ def _uncertified(result: SolveResult, built: Built, x: np.ndarray) -> None:
     result.gap = relative_gap(result.objective, result.bound)
 
 
-def certify(built: Built, x: np.ndarray, objective: float, problem_class: str = "MILP") -> Certificate:
+def certify(built: Built, x: np.ndarray, objective: float, problem_class: str = "MILP",
+            completed: np.ndarray | None = None) -> Certificate:
     """Re-evaluate the decoded model: complete a point from its decisions alone and compare, with the
-    tolerances of ``problem_class`` (:data:`CERTIFICATE_TOLERANCES`).
+    tolerances of ``problem_class`` (:data:`CERTIFICATE_TOLERANCES`). ``completed``: ``built.completed(x)``
+    when the caller already has it (a point made from the decisions alone, e.g. the exact DP's tree).
 
     The decoded objective is the model's own objective terms at the completed point, so it carries the data's
     sample weights exactly as the solver's objective does (every loss block multiplies its per-sample term by
     ``w_i``): a weighted fit is certified on ``sum_i w_i loss_i`` (tests/test_weights_multiclass.py recounts it
     from the model's predictions)."""
     model = built.model
-    xc = built.completed(x)
+    xc = built.completed(x) if completed is None else completed
     mism = 0
     if "z" in built.ctx.roles:
         z = built.ctx["z"]

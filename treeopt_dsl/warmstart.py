@@ -76,7 +76,6 @@ def auto_start(built: Built) -> tuple[np.ndarray | None, dict[str, Any]]:
         return None, report
     else:
         names = AUTO_CANDIDATES
-    sf = built.compile()
     best: np.ndarray | None = None
     report["proven"] = False
     for name in names:
@@ -94,7 +93,7 @@ def auto_start(built: Built) -> tuple[np.ndarray | None, dict[str, Any]]:
         if x is None:
             report["candidates"][name] = "not used: no DP solver installed (pip install treeopt-dsl[dp])"
             continue
-        obj = float(sf.objective(x))
+        obj = built.model.objective_value(x)
         report["candidates"][name] = obj
         best_obj = report["objective"]
         tie = best_obj is not None and obj <= best_obj + 1e-9 * max(1.0, abs(best_obj))

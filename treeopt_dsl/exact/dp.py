@@ -372,14 +372,19 @@ def solve_dp(built: Built, time_limit: float | None = None, max_thresholds: int 
     task = _inspect(built)
     if not isinstance(task, DPTask):
         raise CapabilityError(f"the {SOLVER} solver cannot solve {built.formulation.name}: {task}")
+    # no compile: no solver reads a matrix here (the size is counted on the model; export compiles on demand)
     t0 = time.perf_counter()
-    sf = built.compile()
+    size = built.model.size()
     compile_s = time.perf_counter() - t0
     tree = fit_dp(built, task, time_limit=time_limit, max_thresholds=max_thresholds)
     from ..warmstart import is_flow, start_point
 
-    x = (start_point if is_flow(built) else from_decisions)(built, {"w": tree.W, "b": tree.b})
-    cert = certify(built, x, tree.objective, sf.problem_class)
+    flow = is_flow(built)
+    x = (start_point if flow else from_decisions)(built, {"w": tree.W, "b": tree.b})
+    # from_decisions completes the point from w and b alone: when those are all the decisions, it is the point
+    # the certificate would complete again
+    done = not flow and set(built.formulation.decisions) == {"w", "b"}
+    cert = certify(built, x, tree.objective, str(size["problem_class"]), completed=x if done else None)
     model = built.decode(x)
     agrees = cert.ok and abs(cert.objective_decoded - tree.objective) <= cert.tolerance * max(1.0, abs(tree.objective))
     proven = tree.optimal and agrees
@@ -401,7 +406,7 @@ def solve_dp(built: Built, time_limit: float | None = None, max_thresholds: int 
     objective = tree.objective if agrees else cert.objective_decoded
     return SolveResult(
         status=status, objective=objective, bound=objective if proven else None, gap=0.0 if proven else None,
-        runtime_s=tree.runtime_s, solver=SOLVER, backend=BACKEND, x=x, compile_s=compile_s, size=sf.summary(),
+        runtime_s=tree.runtime_s, solver=SOLVER, backend=BACKEND, x=x, compile_s=compile_s, size=size,
         message=msg, options={k: v for k, v in {"time_limit": time_limit, "max_thresholds": max_thresholds}.items()
                               if v is not None},
         certificate=cert, model=model, built=built,
@@ -506,6 +511,6 @@ def dp_candidate(built: Built, time_limit: float = 5.0,
     tree = fit_dp(built, task, time_limit=time_limit, max_thresholds=max_thresholds)
     x = start_point(built, {"w": tree.W, "b": tree.b})
     # proven: the composition is the DP's problem, every cut was searched, and the point scores what the DP says
-    proven = exact and tree.optimal and abs(float(built.compile().objective(x)) - tree.objective) <= 1e-6 * max(
+    proven = exact and tree.optimal and abs(built.model.objective_value(x) - tree.objective) <= 1e-6 * max(
         1.0, abs(tree.objective))
     return x, proven

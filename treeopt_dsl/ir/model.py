@@ -102,6 +102,32 @@ class Model:
     def is_quadratic(self) -> bool:
         return any(isinstance(t, QuadExpr) and t.qcoef.size for t in self.objective.values())
 
+    @property
+    def problem_class(self) -> str:
+        """``LP``, ``MILP``, ``QP``, ``MIQP``, ``NLP`` or ``MINLP``, as :attr:`StandardForm.problem_class` says
+        of the compiled model."""
+        if self.nonlinear or self.nl_constraints:
+            return "MINLP" if self.is_mip else "NLP"
+        return ("MI" if self.is_mip else "") + ("QP" if self.is_quadratic else "LP")
+
+    def size(self) -> dict[str, int | str]:
+        """What :meth:`StandardForm.summary` reports, counted without compiling: rows with a finite side,
+        nonzero terms (before duplicate terms of a row are merged: the compiled count can only be lower),
+        integer columns and the problem class. Routes that never hand the model to a solver (the exact DP)
+        report this, so that they do not pay for a CSR matrix nobody reads."""
+        n_rows = nnz = 0
+        for con in self.constraints.values():
+            size, T = con.size, con.expr.n_terms
+            keep = ~(np.isneginf(con.lower.reshape(size)) & np.isposinf(con.upper.reshape(size)))
+            n_rows += int(keep.sum())
+            if T:
+                e = con.expr
+                valid = (e.vars.reshape(size, T) >= 0) & (e.coef.reshape(size, T) != 0.0)
+                nnz += int(np.count_nonzero(valid[keep]))
+        n_int = sum(f.size for f in self.variables.values() if f.kind is not Kind.CONTINUOUS)
+        return {"n_variables": self.n_vars, "n_constraints": n_rows, "n_nonzeros": nnz, "n_integer": int(n_int),
+                "problem_class": self.problem_class}
+
     # ------------------------------------------------------------------ evaluation
     def objective_terms(self, x: np.ndarray) -> dict[str, float]:
         terms = {k: float(np.asarray(t.evaluate(x)).sum()) for k, t in self.objective.items()}
