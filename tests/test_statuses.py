@@ -231,3 +231,35 @@ def test_ctrl_c_while_the_starts_are_computed_returns_the_best_start(monkeypatch
     assert res.status is Status.INTERRUPTED and res.certificate.ok
     assert res.start["chosen"] in ("cart", "greedy") and res.start["candidates"]["dp"] == "not used: interrupted"
     assert res.objective == pytest.approx(res.start["objective"])
+
+
+@pytest.mark.parametrize("claim", [Status.TIME_LIMIT, Status.OPTIMAL])
+def test_a_point_whose_indicators_overstate_its_tree_is_answered_by_the_tree(claim: Status) -> None:
+    """A solver's point may count more than its tree needs (the split count ``s_t`` above the features used): feasible,
+    and worse than the tree it describes. Seen on breast (OCT-H, alpha = 1/16, 20 s): 'uncertified' with objective
+    5.44 where the decoded tree scores 1.69. The answer is the tree, certified, under the solver's status; an
+    'optimal' whose bound lies above the tree proves nothing and becomes 'feasible'."""
+    from treeopt_dsl.result import SolveResult
+    from treeopt_dsl.solve import _decode_and_certify
+    from treeopt_dsl.warmstart import start_point
+
+    X, y = xor(60, seed=3)
+    spec = get_formulation("octh", depth=2, alpha=0.1)
+    built = spec.build(spec.prepare(Dataset.from_arrays(X, y)))
+    x = start_point(built, "cart")
+    true = built.model.objective_value(x)
+    excess = built.model.variables["w_l0_excess"]  # s_t >= sum_j w_used_tj, alpha s_t in the objective
+    assert excess.size == 3
+    x[excess.ids] = excess.values(x) + 1.0  # one needless unit per node: still feasible, 0.3 more objective
+    assert built.model.max_violation(x) <= 1e-9
+    claimed = built.model.objective_value(x)
+    assert claimed == pytest.approx(true + 0.3)
+    res = SolveResult(status=claim, objective=claimed, bound=claimed if claim is Status.OPTIMAL else 0.0,
+                      gap=None, runtime_s=0.0, solver="highs", backend="direct", x=x, built=built)
+    _decode_and_certify(res, built, RawResult(claim, x, claimed, res.bound, None, 0.0, "test"))
+    assert res.certificate.ok and res.objective == pytest.approx(true)
+    assert res.model is not None and "its tree" in res.message
+    if claim is Status.OPTIMAL:
+        assert res.status is Status.FEASIBLE and res.bound is None and res.solver_status is Status.OPTIMAL
+    else:
+        assert res.status is Status.TIME_LIMIT and res.bound == 0.0

@@ -194,21 +194,36 @@ def _decode_and_certify(result: SolveResult, built: Built, raw: Any) -> None:
                           "apart by this model (oct: --param cuts=all expresses every cut)").lstrip("; ")
     xp = built.polish(raw.x)
     objective = float(raw.objective)
-    better = built.model.objective_value(xp)
-    if better < objective - 1e-6 * max(1.0, abs(objective)) and built.model.max_violation(xp) <= 1e-7:
-        # the integers describe a better point than the solver's (its continuous columns short of their best,
-        # e.g. a flow below capacity): that point is the answer, with the solver's bound
-        from treeopt_dsl.backends.base import relative_gap
-
-        result.message = (f"{result.message}; the solver's point scored {objective:.10g}, its tree {better:.10g} "
-                          "(continuous columns completed)").lstrip("; ")
-        objective = result.objective = better
-        result.x = xp
-        result.gap = relative_gap(better, result.bound)
+    # the point of the solver's decisions alone (every other column set by the blocks, as the certificate does)
+    xc = built.completed(xp)
+    for point, what in ((xp, "continuous columns completed"), (xc, "every column completed from its decisions")):
+        better = built.model.objective_value(point)
+        if better < objective - 1e-6 * max(1.0, abs(objective)) and built.model.max_violation(point) <= 1e-7:
+            # the solver's decisions describe a better point than its own (a flow below capacity, an error
+            # indicator at 1 for a sample the tree classifies correctly): that point is the answer
+            _take_better(result, objective, better, point, what)
+            objective = better
+            xp = point
     result.model = built.decode(xp)
-    result.certificate = certify(built, xp, objective, built.model.problem_class)
+    result.certificate = certify(built, xp, objective, built.model.problem_class, completed=xc)
     if not result.certificate.ok:
         _uncertified(result, built, raw.x)
+
+
+def _take_better(result: SolveResult, claimed: float, better: float, x: np.ndarray, what: str) -> None:
+    """``x`` (objective ``better``) replaces the solver's point (``claimed``), with the solver's bound when it is
+    still a bound; a bound above ``better`` proves nothing, so an ``optimal`` claim resting on it is withdrawn."""
+    from treeopt_dsl.backends.base import relative_gap
+
+    result.message = (f"{result.message}; the solver's point scored {claimed:.10g}, its tree {better:.10g} "
+                      f"({what})").lstrip("; ")
+    result.objective, result.x = better, x
+    if result.bound is not None and result.bound > better + 1e-6 * max(1.0, abs(better)):
+        result.message += f"; its bound {result.bound:.10g} lies above that tree: not a bound, no proof"
+        result.bound = None
+        if result.status is Status.OPTIMAL:
+            result.solver_status, result.status = Status.OPTIMAL, Status.FEASIBLE
+    result.gap = relative_gap(better, result.bound)
 
 
 def _start_as_result(raw: Any, model: Any, start: np.ndarray, report: dict[str, Any] | None) -> Any:
