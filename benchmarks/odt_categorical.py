@@ -2,30 +2,37 @@
 
     .venv/bin/python benchmarks/odt_categorical.py                          # the full grid (long: 300 s per solve)
     .venv/bin/python benchmarks/odt_categorical.py --experiments table2 --table2-datasets tic-tac-toe \\
-        --time-limit 30                                                     # a taste
+        --time-limit 30 --jobs 2                                            # a taste
+    .venv/bin/python benchmarks/odt_categorical.py --summary benchmarks/results/odt_categorical_reduced.jsonl
+    .venv/bin/python benchmarks/odt_categorical.py --write-grid experiments/   # only the grids (gunluk_table*.toml)
+    treeopt experiment run experiments/gunluk_table8.toml --store benchmarks/results/odt_categorical.sqlite
 
-* ``table2``: depth-3 trees ("3") on 200 stratified samples of two shared datasets, with each column
-  of Table 2: Nothing / No anchor / No relax / No strength / All (``formulations.categorical.TABLE2``).
-  By default every ``c`` and (7) are kept (``drop_c=False``) and the deletion (14) is left to the
-  solver's presolve, as in the paper ("performed automatically by CPLEX", so not a column of Table 2);
-  ``--table2-drop-c`` applies (14) in every column instead. Recorded:
-  time, status, HiGHS branch-and-bound nodes and LP iterations (the paper reports CPLEX's LPs).
-* ``table8``: depth-2 trees, all enhancements, no feature selection: per split, a stratified 90/10
-  split (``Dataset.split(0.1, seed=split)``), ``min(90%, 600)`` stratified training samples for the
-  ODT, accuracy on the 10% test part; beside it scikit-learn's CART of depth 3 trained on the whole
-  90% (the paper's CART-D3 column is R's rpart).
+* ``table2`` (grid ``gunluk_table2``): depth-3 trees ("3") on 200 stratified samples of two shared datasets
+  (``sample = 200``, no test part), one method per column of Table 2: Nothing / No anchor / No relax / No
+  strength / All (``formulations.categorical.TABLE2``). By default every ``c`` and (7) are kept
+  (``drop_c=False``) and the deletion (14) is left to the solver's presolve, as in the paper ("performed
+  automatically by CPLEX", so not a column of Table 2); ``--table2-drop-c`` applies (14) in every column
+  instead. Recorded: time, status, HiGHS branch-and-bound nodes and LP iterations (the runner's ``nodes`` and
+  ``lp_iterations``; the paper reports CPLEX's LPs).
+* ``table8`` (grid ``gunluk_table8``): depth-2 trees, all enhancements, no feature selection: per split (the
+  seed), a stratified 90/10 split (``test_size = 0.1``: ``Dataset.split(0.1, seed=split)``), ``min(90%, 600)``
+  stratified training samples for the ODT (its ``train_sample = 600``), accuracy on the 10% test part; beside
+  it scikit-learn's CART of depth 3 (method ``CART-D3``) trained on the whole 90% (the paper's CART-D3 column
+  is R's rpart).
 
-Every finished solve is appended to ``--out`` (JSON lines) at once; a rerun skips what is there.
-``--summary`` prints the tables from the file with the paper's numbers beside ours.
+No warm start (the paper's protocol). The grids run on the experiment runner (``treeopt_dsl.experiments``,
+:func:`grid_text`; the defaults are ``experiments/gunluk_table2.toml`` and ``experiments/gunluk_table8.toml``):
+each solve in its own process, each finished solve a row of the SQLite store (``--out``) at once, so an
+interrupted run resumes (``--jobs N`` runs N at a time). ``--summary FILE`` prints the tables from a store or
+from the JSON-lines rows of the runs before the runner, with the paper's numbers beside ours.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import re
-import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -60,64 +67,75 @@ PAPER_TABLE10_D2 = {"a1a": (82.9, 80.9), "breast-wisconsin-original": (96.7, 96.
                     "votes": (96.2, 95.5), "spect-heart": (85.5, 88.1), "student-alcohol": (92.8, 91.0)}
 
 
-def _solve(spec, data, time_limit: float, threads: int, seed: int):
-    lines: list[str] = []
-    res = spec.solve(data, time_limit=time_limit, threads=threads, seed=seed, log_callback=lines.append)
-    text = "\n".join(lines)
-    nodes = re.findall(r"^\s*Nodes\s+(\d+)", text, flags=re.M)
-    lp_iter = re.findall(r"^\s*LP iterations\s+(\d+)", text, flags=re.M)
-    return res, (int(nodes[-1]) if nodes else None), (int(lp_iter[-1]) if lp_iter else None)
+#: the columns of Table 2, in the paper's order (``formulations.categorical.TABLE2``'s keys)
+CONFIGS = ("Nothing", "No anchor", "No relax", "No strength", "All")
+#: each experiment's grid name (``experiments/<name>.toml`` is its default grid)
+GRIDS = {"table2": "gunluk_table2", "table8": "gunluk_table8"}
 
 
-def run_table2(dataset: str, config: str, time_limit: float, threads: int, seed: int, n: int,
-               shape: str = "3", drop_c: bool = False) -> dict:
-    from treeopt_dsl.datasets import load_dataset
-    from treeopt_dsl.formulations import get_formulation
+def grid_text(experiment: str, datasets: list[str], seeds: int, time_limit: float, threads: int = 1, *,
+              configs: tuple[str, ...] | list[str] = CONFIGS, samples: int = 200, shape: str | None = None,
+              drop_c: bool = False, train_samples: int = 600) -> str:
+    """One experiment's grid as an experiment TOML (``experiments/gunluk_table2.toml`` / ``gunluk_table8.toml``
+    are the defaults). ``table2``: one method per column of ``configs``, ``samples`` stratified rows (seeds
+    0 .. ``seeds`` - 1), shape ``shape`` (default "3"). ``table8``: the ODT of shape ``shape`` (default "2") on
+    at most ``train_samples`` rows of each 90% part and CART-D3 on the whole 90%, ``seeds`` splits."""
+    from treeopt_dsl.experiments import toml_value
     from treeopt_dsl.formulations.categorical import TABLE2
 
-    data = load_dataset(dataset).subsample(n, seed=seed)
-    spec = get_formulation("odt_categorical", shape=shape, drop_c=drop_c, **TABLE2[config])
-    t0 = time.perf_counter()
-    res, nodes, lp_iter = _solve(spec, data, time_limit, threads, seed)
-    return {"experiment": "table2", "dataset": dataset, "config": config, "seed": seed, "n": data.n_samples,
-            "shape": shape, "drop_c": drop_c,
-            "status": res.status.value, "runtime_s": res.runtime_s, "wall_s": time.perf_counter() - t0,
-            "objective": res.objective, "bound": res.bound, "gap": res.gap, "nodes": nodes, "lp_iterations": lp_iter,
-            "n_integer": res.size.get("n_integer"), "n_variables": res.size.get("n_variables"),
-            "n_constraints": res.size.get("n_constraints"),
-            "certificate_ok": res.certificate.ok if res.certificate else None}
+    name = GRIDS[experiment]
+    what = "Table 2: the enhancements" if experiment == "table2" else "Table 8: depth-2 test accuracy"
+    lines = [f"# benchmarks/odt_categorical.py's grid: Günlük et al. {what}",
+             "# (written by grid_text: edit the script, not this file)",
+             f"#   treeopt experiment run experiments/{name}.toml",
+             *(["#   treeopt experiment report STORE --profile accuracy --paper experiments/papers/gunluk_table8.csv"]
+               if experiment == "table8" else []),
+             "[experiment]", f'name = "{name}"', f"time_limit = {float(time_limit)!r}", f"threads = {threads}"]
+    if experiment == "table2":
+        lines += ["", "[data]", f"datasets = {toml_value(datasets, indent=12)}",
+                  f"seeds = {toml_value(list(range(seeds)))}", f"sample = {samples}",
+                  "test_size = 0  # the solve is the measure: time, status, nodes, LP iterations"]
+        for cfg in configs:
+            params = {"shape": shape or "3", "drop_c": drop_c, **TABLE2[cfg]}
+            lines += ["", "[[method]]", f'name = "{cfg.replace(" ", "-")}"', 'formulation = "odt_categorical"',
+                      f"params = {toml_value(params)}", 'warm_start = "none"']
+        return "\n".join(lines) + "\n"
+    shape = shape or "2"
+    lines += ['metrics = ["accuracy", "balanced_accuracy"]', "", "[data]",
+              f"datasets = {toml_value(datasets, indent=12)}", f"seeds = {toml_value(list(range(seeds)))}",
+              "test_size = 0.1  # Dataset.split(0.1, seed=split)", "",
+              "[[method]]", f'name = "ODT-D{re.sub(r"[^A-Za-z0-9_.+-]", "_", shape)}"',
+              'formulation = "odt_categorical"', f"params = {toml_value({'shape': shape})}", 'warm_start = "none"',
+              f"train_sample = {train_samples}  # min(90%, {train_samples}) stratified training rows", "",
+              "[[method]]", 'name = "CART-D3"  # on the whole 90%', 'estimator = "cart"', "params = { max_depth = 3 }"]
+    return "\n".join(lines) + "\n"
 
 
-def run_table8(dataset: str, split: int, time_limit: float, threads: int, n_train: int, shape: str) -> dict:
-    from sklearn.tree import DecisionTreeClassifier
-
-    from treeopt_dsl.datasets import load_dataset
-    from treeopt_dsl.formulations import get_formulation
-
-    data = load_dataset(dataset)
-    train90, test = data.split(0.1, seed=split)
-    train = train90.subsample(min(n_train, train90.n_samples), seed=split)
-    spec = get_formulation("odt_categorical", shape=shape)
-    t0 = time.perf_counter()
-    res, nodes, _ = _solve(spec, train, time_limit, threads, split)
-    row = {"experiment": "table8", "dataset": dataset, "split": split, "shape": shape, "n_train": train.n_samples,
-           "n_test": test.n_samples, "status": res.status.value, "runtime_s": res.runtime_s,
-           "wall_s": time.perf_counter() - t0, "objective": res.objective, "bound": res.bound, "gap": res.gap,
-           "nodes": nodes, "certificate_ok": res.certificate.ok if res.certificate else None}
-    if res.model is not None:
-        row["train_acc"] = float(np.mean(res.model.predict(train.X) == train.labels_of(train.y)))
-        row["test_acc"] = float(np.mean(res.model.predict(test.X) == test.labels_of(test.y)))
-        row["tree"] = res.model.text()
-    cart = DecisionTreeClassifier(max_depth=3, random_state=split).fit(train90.X, train90.y)
-    row["cart_d3_train_acc"] = float(np.mean(cart.predict(train90.X) == train90.y))
-    row["cart_d3_test_acc"] = float(np.mean(cart.predict(test.X) == test.y))
-    return row
-
-
-def _done(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+def table_rows(store_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The store's rows in the summary's shape (the JSON-lines rows of the runs before the runner): one row per
+    Table 2 solve; per Table 8 split, the ODT's row with CART-D3's accuracies beside it."""
+    out, cart = [], {}
+    for r in store_rows:
+        if r.get("experiment") == GRIDS["table8"] and r.get("method") == "CART-D3":
+            cart[(r["dataset"], r["seed"])] = r
+    for r in store_rows:
+        p = r.get("params") or r.get("task_params") or {}
+        base = {"dataset": r["dataset"], "status": r.get("status"), "runtime_s": r.get("runtime_s"),
+                "objective": r.get("objective"), "bound": r.get("bound"), "gap": r.get("gap"),
+                "nodes": r.get("nodes"), "time_limit": (r.get("options") or {}).get("time_limit")}
+        if r.get("experiment") == GRIDS["table2"]:
+            out.append({"experiment": "table2", "config": r["method"].replace("-", " "), "seed": r["seed"],
+                        "shape": p.get("shape"), "drop_c": p.get("drop_c"), "lp_iterations": r.get("lp_iterations"),
+                        "n": r.get("n_train"), **base})
+        elif r.get("experiment") == GRIDS["table8"] and r.get("method") != "CART-D3":
+            c = cart.get((r["dataset"], r["seed"]), {})
+            out.append({"experiment": "table8", "split": r["seed"], "shape": p.get("shape"),
+                        "n_train": r.get("n_train"), "n_test": r.get("n_test"), **base,
+                        **({"train_acc": r.get("train_accuracy"), "test_acc": r.get("test_accuracy")} if r.get("ok")
+                           else {}),
+                        "cart_d3_train_acc": c.get("train_accuracy", np.nan),
+                        "cart_d3_test_acc": c.get("test_accuracy", np.nan)})
+    return out
 
 
 def _num(v: float | None) -> str:
@@ -163,11 +181,13 @@ def summary(rows: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from treeopt_dsl.experiments import load_rows, run_grid_text
+
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--time-limit", type=float, default=300.0, help="seconds per solve (default 300)")
     ap.add_argument("--datasets", default=",".join(TABLE8_DATASETS), help="Table 8 datasets (comma-separated)")
     ap.add_argument("--table2-datasets", default=",".join(TABLE2_DATASETS), help="Table 2 datasets")
-    ap.add_argument("--table2-configs", default="Nothing,No anchor,No relax,No strength,All")
+    ap.add_argument("--table2-configs", default=",".join(CONFIGS))
     ap.add_argument("--splits", type=int, default=5, help="train/test splits of Table 8 (default 5)")
     ap.add_argument("--table2-seeds", type=int, default=1, help="subsamples of 200 per Table 2 dataset")
     ap.add_argument("--table2-samples", type=int, default=200)
@@ -179,51 +199,47 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shape", default="2", help="Table 8 tree shape (default 2)")
     ap.add_argument("--experiments", default="table2,table8")
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--out", default="benchmarks/results/odt_categorical.jsonl")
-    ap.add_argument("--summary", action="store_true", help="only print the summary of --out")
+    ap.add_argument("--jobs", type=int, default=1, help="solves in parallel (processes)")
+    ap.add_argument("--executor", choices=("local", "dask"), default="local")
+    ap.add_argument("--out", type=Path, default=Path("benchmarks/results/odt_categorical.sqlite"), help="results store")
+    ap.add_argument("--write-grid", type=Path, metavar="PATH",
+                    help="only write the grids: into a directory (gunluk_table2.toml, gunluk_table8.toml), or one "
+                         "experiment's to a .toml file")
+    ap.add_argument("--summary", type=Path, metavar="FILE",
+                    help="only print the tables from FILE: a store (.sqlite) or the old rows (.jsonl)")
     args = ap.parse_args(argv)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     if args.summary:
-        print(summary(_done(out)))
+        rows = load_rows(args.summary)
+        print(summary(rows if args.summary.suffix == ".jsonl" else table_rows(rows)))
         return 0
-    exps = {e.strip() for e in args.experiments.split(",")}
-    done = _done(out)
-    with out.open("a") as fh:
-        if "table2" in exps:
-            for ds in [d for d in args.table2_datasets.split(",") if d]:
-                for seed in range(args.table2_seeds):
-                    for cfg in [c.strip() for c in args.table2_configs.split(",") if c.strip()]:
-                        key = ("table2", ds, cfg, seed, args.table2_shape, args.table2_drop_c)
-                        if any((r["experiment"], r["dataset"], r.get("config"), r.get("seed"), r.get("shape", "3"),
-                                r.get("drop_c", True)) == key
-                               and r.get("time_limit") == args.time_limit for r in done):
-                            continue
-                        row = run_table2(ds, cfg, args.time_limit, args.threads, seed, args.table2_samples,
-                                         args.table2_shape, args.table2_drop_c)
-                        row["time_limit"] = args.time_limit
-                        fh.write(json.dumps(row) + "\n")
-                        fh.flush()
-                        print(f"table2 {ds:<26} shape {args.table2_shape} {cfg:<12} {row['status']:<11} "
-                              f"{row['runtime_s']:7.1f} s "
-                              f"nodes {row['nodes']} gap {row['gap']}", flush=True)
-        if "table8" in exps:
-            for ds in [d for d in args.datasets.split(",") if d]:
-                for split in range(args.splits):
-                    key = ("table8", ds, split, args.shape)
-                    if any((r["experiment"], r["dataset"], r.get("split"), r.get("shape")) == key
-                           and r.get("time_limit") == args.time_limit for r in done):
-                        continue
-                    row = run_table8(ds, split, args.time_limit, args.threads, args.train_samples, args.shape)
-                    row["time_limit"] = args.time_limit
-                    fh.write(json.dumps(row) + "\n")
-                    fh.flush()
-                    nan = float("nan")
-                    print(f"table8 {ds:<26} split {split} {row['status']:<11} {row['runtime_s']:7.1f} s "
-                          f"train {row.get('train_acc', nan):.3f} test {row.get('test_acc', nan):.3f} "
-                          f"(CART-D3 test {row['cart_d3_test_acc']:.3f})", flush=True)
-    print(summary(_done(out)))
-    return 0
+    exps = [e.strip() for e in args.experiments.split(",") if e.strip()]
+    if any(e not in GRIDS for e in exps):
+        ap.error(f"--experiments: choose among {', '.join(GRIDS)}")
+    texts = {e: grid_text(e, [d for d in (args.table2_datasets if e == "table2" else args.datasets).split(",") if d],
+                          args.table2_seeds if e == "table2" else args.splits, args.time_limit, args.threads,
+                          configs=[c.strip() for c in args.table2_configs.split(",") if c.strip()],
+                          samples=args.table2_samples, shape=args.table2_shape if e == "table2" else args.shape,
+                          drop_c=args.table2_drop_c, train_samples=args.train_samples) for e in exps}
+    if args.write_grid:
+        if args.write_grid.suffix == ".toml":
+            if len(texts) != 1:
+                ap.error("--write-grid FILE.toml takes one experiment (--experiments table2 or table8)")
+            args.write_grid.write_text(next(iter(texts.values())))
+        else:
+            args.write_grid.mkdir(parents=True, exist_ok=True)
+            for e, text in texts.items():
+                (args.write_grid / f"{GRIDS[e]}.toml").write_text(text)
+        return 0
+    rows, interrupted = [], False
+    for e, text in texts.items():
+        run, got = run_grid_text(text, args.out, GRIDS[e], executor=args.executor, jobs=args.jobs)
+        print(run.line())
+        rows += got
+        if run.interrupted:
+            interrupted = True
+            break
+    print(summary(table_rows(rows)))
+    return 130 if interrupted else 0
 
 
 if __name__ == "__main__":

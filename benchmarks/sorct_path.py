@@ -1,8 +1,11 @@
 """S-ORCT along the paper's regularization paths (seed 001 §4.3-4.4, Tables 3-5), beside the paper's numbers.
 
     .venv/bin/python benchmarks/sorct_path.py --tables 3 --datasets sonar            # one dataset, one split
-    .venv/bin/python benchmarks/sorct_path.py --tables 3,4,5 --splits 2 --n-starts 10 \
-        --out benchmarks/results/sorct_protocol.jsonl                                   # the run in docs/sorct.md
+    .venv/bin/python benchmarks/sorct_path.py --tables 3,4,5 --splits 3 --n-starts 5 --fresh 5 --time-limit 30 \\
+        --jobs 2 --figures benchmarks/results/sorct_figures                          # the run in docs/sorct.md
+    .venv/bin/python benchmarks/sorct_path.py --summary benchmarks/results/sorct_protocol.jsonl --tables 3,4,5
+    .venv/bin/python benchmarks/sorct_path.py --tables 3,4,5 --splits 10 --write-grid experiments/sorct_tables3_5.toml
+    treeopt experiment run experiments/sorct_tables3_5.toml --store benchmarks/results/sorct_path.sqlite
 
 The protocol of seed 001 (lines 369-406): 75/25 stratified split (seed = split index; the paper repeats ten),
 features scaled to [0, 1] on the training part, gamma = 512, W = 0.5, rho_k = 0.1 (constraints (8) on every
@@ -11,20 +14,26 @@ Table 4: the same at depth 2 on the multiclass sets; Table 5: depth 2, lambda_L 
 {0} + {2^r / p}. The first point from ``--n-starts`` random points, every later point from the previous
 point's best ``--n-starts`` solutions (Ipopt warm-started) plus ``--fresh`` new random points (default
 ``--n-starts``; 0 is the paper's chain alone): :func:`treeopt_dsl.multistart.run_path`, the code path of
-``treeopt path``. Ipopt through CasADi (MUMPS).
+``treeopt path``. Ipopt through CasADi (MUMPS); ``--time-limit`` seconds per start (default 600: in practice
+none, the slowest starts take seconds).
 
-Per point: delta_L or delta_G (% of coefficients at 0, |a| <= 1e-6), test accuracy, which start won, seconds
-per start; appended to a JSON-lines file as each path finishes (a rerun skips the (table, dataset, split)
-paths already there). The summary prints our mean over the splits run beside the paper's mean over ten,
-with the difference per cell. ``--plot DIR`` draws Figure 2/3/4-style curves per dataset and split.
+The grid runs on the experiment runner (``treeopt_dsl.experiments``, :func:`grid_text`; ``--tables 3,4,5
+--splits 10`` is ``experiments/sorct_tables3_5.toml``): one method per table (``S-ORCT-T3`` ...) whose
+task is one (table, dataset, split) path (``path = { lambda_l = "paper", ... }``), each path in its own
+process, each finished path a row of the SQLite store (``--out``) at once, so an interrupted run resumes
+(``--jobs N`` runs N paths at a time). The row's ``points`` hold, per lambda point, delta_L and delta_G (%
+of coefficients at 0, |a| <= 1e-6), train and test accuracy, which start won, seconds per start and the
+point's wall time. The summary prints our mean over the splits run beside the paper's mean over ten, with
+the difference per cell; ``--summary FILE`` prints it from a store or from the JSON-lines rows of the runs
+before the runner (``benchmarks/results/sorct_protocol.jsonl``). ``--plot DIR`` draws each path's curves
+(one figure per dataset and split), ``--figures DIR`` one ours-vs-paper figure per table (Figures 2-4).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -123,50 +132,78 @@ TABLES = {3: (TABLE3, 1, "l"), 4: (TABLE4, 2, "l"), 5: (TABLE5, 2, "g")}
 R = [None, *range(-12, 4)]
 
 
-def done(out: Path | None) -> set[tuple[int, str, int]]:
-    """The (table, dataset, split) paths already complete in ``out``."""
-    if out is None or not out.exists():
-        return set()
-    rows = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
-    count: dict[tuple[int, str, int], int] = {}
+#: table -> its method's name in the grid
+METHODS = {t: f"S-ORCT-T{t}" for t in TABLES}
+
+
+def grid_text(tables: list[int], datasets: list[str] | None, splits: int, n_starts: int, fresh: int | None,
+              time_limit: float) -> str:
+    """The benchmark's grid as an experiment TOML (``--tables 3,4,5 --splits 10``:
+    ``experiments/sorct_tables3_5.toml``): one method per table, its paths on the table's data sets (those of
+    ``datasets``, default all)."""
+    from treeopt_dsl.experiments import toml_value
+
+    names: dict[int, list[str]] = {t: [n for n in TABLES[t][0] if datasets is None or n in datasets] for t in tables}
+    every = list(dict.fromkeys(n for t in tables for n in names[t]))
+    lines = ["# benchmarks/sorct_path.py's grid: S-ORCT Tables 3-5, the paper's regularization paths",
+             "# (written by grid_text: edit the script, not this file); one task = one (table, dataset, split) path",
+             "#   .venv/bin/python benchmarks/sorct_path.py --tables 3,4,5 --splits 10   (this grid, and the summary)",
+             "[experiment]", 'name = "sorct_tables3_5"', 'solver = "ipopt"',
+             f"time_limit = {float(time_limit)!r}  # seconds per start", "threads = 1",
+             'metrics = ["accuracy", "balanced_accuracy"]', "", "[data]",
+             f"datasets = {toml_value([{'name': n, 'multiclass': True} for n in every], indent=12)}",
+             f"seeds = {toml_value(list(range(splits)))}", "test_size = 0.25"]
+    for t in tables:
+        _, depth, kind = TABLES[t]
+        path = {"lambda_l": "paper" if kind == "l" else [0.0], "lambda_g": "paper" if kind == "g" else [0.0],
+                "n_starts": n_starts, **({"fresh": fresh} if fresh is not None else {})}
+        lines += ["", "[[method]]", f'name = "{METHODS[t]}"', 'formulation = "sorct"',
+                  f"params = {toml_value({'depth': depth, 'rho': 0.1})}  # gamma = 512, W = 0.5: the defaults",
+                  f"path = {toml_value(path)}", f"datasets = {toml_value(names[t], indent=12)}"]
+    return "\n".join(lines) + "\n"
+
+
+def point_rows(store_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The store's path rows as one row per point, in the summary's shape (the JSON-lines rows of the runs before
+    the runner): ``table``, ``dataset``, ``depth``, ``split``, ``r``, the point's measures, the paper's."""
+    table_of = {m: t for t, m in METHODS.items()}
+    out = []
+    for row in store_rows:
+        t = table_of.get(row.get("method"))
+        if t is None or not row.get("points"):
+            continue
+        paper, depth, _ = TABLES[t]
+        for i, pt in enumerate(row["points"][:len(R)]):
+            ref = paper[row["dataset"]][i]
+            out.append({"table": t, "dataset": row["dataset"], "depth": depth, "split": row["seed"], "r": R[i], **pt,
+                        "paper_delta": ref[0], "paper_test_accuracy": ref[1] / 100})
+    return out
+
+
+class _Stored:
+    """A stored point as :func:`~treeopt_dsl.multistart.plot_path` reads a path point (its ``to_dict()``)."""
+
+    def __init__(self, point: dict[str, Any]) -> None:
+        self.point = point
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.point
+
+
+def plot_paths(rows: list[dict[str, Any]], directory: Path) -> None:
+    """One figure per (table, dataset, split) path of the point ``rows``: sparsity and accuracy against lambda."""
+    import matplotlib.pyplot as plt
+
+    from treeopt_dsl.multistart import plot_path
+
+    directory.mkdir(parents=True, exist_ok=True)
+    paths: dict[tuple[int, str, int], list[dict[str, Any]]] = {}
     for r in rows:
-        key = (r["table"], r["dataset"], r["split"])
-        count[key] = count.get(key, 0) + 1
-    return {k for k, n in count.items() if n >= len(R)}
-
-
-def run(table: int, name: str, split: int, n_starts: int, fresh: int | None, time_limit: float | None,
-        out: Path | None, plot: str | None) -> list[dict]:
-    from treeopt_dsl.datasets import load
-    from treeopt_dsl.multistart import plot_path, run_path
-
-    paper, depth, kind = TABLES[table]
-    data = load(name, multiclass=True)
-    rows: list[dict] = []
-    key = "delta_l" if kind == "l" else "delta_g"
-
-    def record(pt) -> None:
-        r = R[len(rows)]
-        d = pt.to_dict()
-        ref = paper[name][len(rows)]
-        row = {"table": table, "dataset": name, "depth": depth, "split": split, "r": r, **d,
-               "paper_delta": ref[0], "paper_test_accuracy": ref[1] / 100}
-        rows.append(row)
-        print(f"T{table} {name:<15} split {split} r={'-' if r is None else r:>4} {key} {d[key]:5.1f}% "
-              f"(paper {ref[0]:3g}%)  test acc {100 * d['test_accuracy']:5.1f}% (paper {ref[1]:5.1f}%)  "
-              f"{d['time_per_start_s']:.2f} s/start  won {d['won']}  [{d['status']}]", flush=True)
-
-    grid = ("paper", (0.0,)) if kind == "l" else ((0.0,), "paper")
-    path, _, _ = run_path("sorct", data, grid[0], grid[1], params={"depth": depth, "rho": 0.1}, test_size=0.25,
-                          seed=split, n_starts=n_starts, fresh=fresh, on_point=record, time_limit=time_limit)
-    if out is not None:
-        with out.open("a") as fh:
-            fh.writelines(json.dumps(row) + "\n" for row in rows)
-    if plot:
-        Path(plot).mkdir(parents=True, exist_ok=True)
-        fig = plot_path(path, over="lambda_l" if kind == "l" else "lambda_g")
-        fig.savefig(Path(plot) / f"sorct_T{table}_{name}_split{split}.png", dpi=110)
-    return rows
+        paths.setdefault((r["table"], r["dataset"], r["split"]), []).append(r)
+    for (t, name, split), points in paths.items():
+        fig = plot_path([_Stored(p) for p in points], over="lambda_l" if TABLES[t][2] == "l" else "lambda_g")
+        fig.savefig(directory / f"sorct_T{t}_{name}_split{split}.png", dpi=110)
+        plt.close(fig)
 
 
 def summary(rows: list[dict]) -> None:
@@ -232,45 +269,51 @@ def figure(rows: list[dict], table: int, path: str) -> None:
     fig.savefig(path, dpi=110)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
+    from treeopt_dsl.experiments import load_rows, run_grid_text
+
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tables", default="3", help="comma-separated among 3, 4, 5")
     ap.add_argument("--datasets", default="all", help="comma-separated data sets of those tables (default: all)")
     ap.add_argument("--splits", type=int, default=1, help="train/test splits (the paper: 10)")
     ap.add_argument("--n-starts", type=int, default=20, help="random initial points (the paper: 20)")
     ap.add_argument("--fresh", type=int, default=None, help="new random points per later point (default n-starts)")
-    ap.add_argument("--time-limit", type=float, default=None, help="seconds per start (default: none)")
-    ap.add_argument("--out", default="benchmarks/results/sorct_protocol.jsonl")
-    ap.add_argument("--plot", help="directory for the path figures")
-    ap.add_argument("--summary-only", action="store_true", help="print the summary of --out and stop")
-    ap.add_argument("--figures", help="directory for one ours-vs-paper figure per table (Figures 2-4)")
-    args = ap.parse_args()
+    ap.add_argument("--time-limit", type=float, default=600.0, help="seconds per start (default 600)")
+    ap.add_argument("--jobs", type=int, default=1, help="paths in parallel (processes)")
+    ap.add_argument("--executor", choices=("local", "dask"), default="local")
+    ap.add_argument("--out", type=Path, default=Path("benchmarks/results/sorct_path.sqlite"), help="results store")
+    ap.add_argument("--write-grid", type=Path, help="only write the grid TOML here")
+    ap.add_argument("--summary", type=Path, metavar="FILE",
+                    help="only print the summary from FILE: a store (.sqlite) or the old rows (.jsonl)")
+    ap.add_argument("--plot", type=Path, help="directory for the path figures (one per dataset and split)")
+    ap.add_argument("--figures", type=Path, help="directory for one ours-vs-paper figure per table (Figures 2-4)")
+    args = ap.parse_args(argv)
     tables = [int(t) for t in args.tables.split(",")]
-    out = Path(args.out) if args.out else None
-    if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-    t0 = time.perf_counter()
-    if not args.summary_only:
-        finished = done(out)
-        for table in tables:
-            if table not in TABLES:
-                raise SystemExit(f"unknown table {table}; choose among 3, 4, 5")
-            names = list(TABLES[table][0]) if args.datasets == "all" else args.datasets.split(",")
-            for name in names:
-                if name not in TABLES[table][0]:
-                    continue
-                for split in range(args.splits):
-                    if (table, name, split) in finished:
-                        continue
-                    run(table, name, split, args.n_starts, args.fresh, args.time_limit, out, args.plot)
-    rows = [json.loads(line) for line in out.read_text().splitlines() if line.strip()] if out and out.exists() else []
-    summary([r for r in rows if r["table"] in tables])
+    if any(t not in TABLES for t in tables):
+        ap.error("unknown table; choose among 3, 4, 5")
+    if args.summary:
+        stored = load_rows(args.summary)
+        rows = stored if args.summary.suffix == ".jsonl" else point_rows(stored)
+        interrupted = False
+    else:
+        datasets = None if args.datasets == "all" else args.datasets.split(",")
+        text = grid_text(tables, datasets, args.splits, args.n_starts, args.fresh, args.time_limit)
+        if args.write_grid:
+            args.write_grid.write_text(text)
+            return 0
+        run, stored = run_grid_text(text, args.out, "sorct_path", executor=args.executor, jobs=args.jobs)
+        print(run.line())
+        rows, interrupted = point_rows(stored), run.interrupted
+    rows = [r for r in rows if r["table"] in tables]
+    summary(rows)
+    if args.plot:
+        plot_paths(rows, args.plot)
     if args.figures:
-        Path(args.figures).mkdir(parents=True, exist_ok=True)
+        args.figures.mkdir(parents=True, exist_ok=True)
         for table in tables:
-            figure(rows, table, str(Path(args.figures) / f"sorct_table{table}.png"))
-    print(f"total {time.perf_counter() - t0:.0f} s")
+            figure(rows, table, str(args.figures / f"sorct_table{table}.png"))
+    return 130 if interrupted else 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -1,29 +1,41 @@
 """TMO (seed 004; thesis §3.3): the thesis' Tables 3.4-3.6 reproduced, and TMO's speed against CART.
 
     .venv/bin/python benchmarks/tmo.py                                   # every dataset here, depths 2-4, 5 seeds
-    .venv/bin/python benchmarks/tmo.py --methods cart,tao,tmo            # the heuristic columns only
+    .venv/bin/python benchmarks/tmo.py --methods cart,tao,tmo --jobs 2   # the heuristic columns only
     .venv/bin/python benchmarks/tmo.py --methods oct --oct-time-limit 10 # OCT (this library's route), shortened
-    .venv/bin/python benchmarks/tmo.py --summary-only                    # the tables from the stored rows
+    .venv/bin/python benchmarks/tmo.py --summary benchmarks/results/tmo_tables.jsonl   # the tables from stored rows
+    .venv/bin/python benchmarks/tmo.py --write-grid experiments/thesis_tables3_4_6_tmo.toml   # only the grid
+    treeopt experiment run experiments/thesis_tables3_4_6_tmo.toml --store benchmarks/results/tmo_tables.sqlite
     .venv/bin/python benchmarks/tmo.py --speed                           # phishing, depth 4: TMO vs 100 CART fits
 
 Protocol (seed 004 §4, thesis lines 955-1040): each dataset split 64 / 16 / 20 % (train / validation / test,
-stratified) for 5 seeds; CART = scikit-learn with only ``max_depth`` set; TAO = TAO from that CART tree
-(:class:`~treeopt_dsl.memetic.estimator.TAOClassifier`); TMO with k = 100 trees, n_gen = 5, CR = 0.75
-(:class:`~treeopt_dsl.memetic.estimator.TMOClassifier`); OCT = this library's ``oct`` with its automatic start
-(CART, greedy, the exact DP tree, a short TMO, TAO) on HiGHS, alpha chosen on the validation split among
-three log-spaced values of the paper's range [1e-3, 1] (the paper samples three log-uniformly; we take
-1e-3, 10^-1.5, 1), scaled by the baseline error as in Bertsimas & Dunn's objective; the paper gave Gurobi
-600 s, ``--oct-time-limit`` (default 10 s) says what we gave. Every row goes to a JSON-lines file; a rerun
-skips the rows already there. The summary prints, per depth, our mean test accuracy (and standard deviation)
-beside the paper's, with the difference, and counts the cells within 1.5 points.
+stratified: ``test_size = 0.2``, ``validation_size = 0.2`` of the rest) for 5 seeds; CART = scikit-learn with
+only ``max_depth`` set; TAO = TAO from that CART tree (:class:`~treeopt_dsl.memetic.estimator.TAOClassifier`);
+TMO with k = 100 trees, n_gen = 5, CR = 0.75 (:class:`~treeopt_dsl.memetic.estimator.TMOClassifier`); OCT =
+this library's ``oct`` with its automatic start (CART, greedy, the exact DP tree, a short TMO, TAO) on HiGHS,
+alpha chosen on the validation part among three log-spaced values of the paper's range [1e-3, 1] (the paper
+samples three log-uniformly; we take 1e-3, 10^-1.5, 1: ``cv = { folds = 0, ... }``), each multiplied by the
+training part's baseline error count (``scale = { alpha = "baseline_errors" }``, Bertsimas & Dunn's
+objective); the chosen alpha's tree, fitted on the training part, is the one tested. The paper gave Gurobi
+600 s, ``--oct-time-limit`` (default 10 s) says what we gave.
+
+The grid runs on the experiment runner (``treeopt_dsl.experiments``, :func:`grid_text`; the default grid is
+``experiments/thesis_tables3_4_6_tmo.toml``): one method per column and depth (``CART-D2`` ... ``OCT-D4``),
+each fit in its own process, each finished one a row of the SQLite store (``--out``) at once, so an
+interrupted run resumes (``--jobs N`` runs N at a time). The summary prints, per depth, our mean test accuracy
+(and standard deviation) beside the paper's, with the difference, and counts the cells within 1.5 points.
+``--summary FILE`` prints it from a store or from the JSON-lines rows of the runs before the runner
+(``benchmarks/results/tmo_tables.jsonl``: sklearn's ``train_test_split`` indices, so other rows than the
+runner's splits of the same sizes).
 
 Datasets: the paper's 14 where ``../shared/data`` has them (MANIFEST.toml says which match). Breast (WPBC,
 194 x 33) and Heart (Statlog, 270 x 25) are not there: Heart runs on the Cleveland set, marked and not counted.
-A2a and A4a are the LIBSVM training files (the first 2,265 / 4,781 rows of the manifest's stacked files).
-Digits here is scikit-learn's 1,797-row copy, not the paper's 3,823-row training file; Digits and Libras are
-multiclass and the paper does not say how it made them binary: we take the first class against the rest (no
-one-versus-rest reading reproduces the paper's CART column clearly: several come within 2 points). Heart,
-Digits and Libras are printed but not counted against the paper. Diabetes is ``pima``, Spam is ``spambase``.
+A2a and A4a are the LIBSVM training files: the first 2,265 / 4,781 rows of the manifest's stacked files
+(``rows = N``). Digits here is scikit-learn's 1,797-row copy, not the paper's 3,823-row training file; Digits
+and Libras are multiclass and the paper does not say how it made them binary: we take the first class against
+the rest (no one-versus-rest reading reproduces the paper's CART column clearly: several come within 2
+points). Heart, Digits and Libras are printed but not counted against the paper. Diabetes is ``pima``, Spam
+is ``spambase``.
 """
 
 from __future__ import annotations
@@ -34,7 +46,6 @@ import os
 import platform
 import sys
 import time
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +56,7 @@ from sklearn.tree import DecisionTreeClassifier
 from treeopt_dsl.datasets import load
 
 RESULTS = Path(__file__).resolve().parent / "results"
+GRID = "thesis_tables3_4_6_tmo"  # the grid's name (experiments/thesis_tables3_4_6_tmo.toml is the default grid)
 METHODS = ("cart", "tao", "tmo", "oct")
 # paper name -> (our dataset, load keyword arguments, note); None = not in ../shared/data
 DATASETS: dict[str, tuple[str, dict[str, Any], str] | None] = {
@@ -120,88 +132,61 @@ ALPHAS = (1e-3, 10 ** -1.5, 1.0)
 TABLE = {2: "3.4", 3: "3.5", 4: "3.6"}
 
 
-def splits(X: np.ndarray, y: np.ndarray, seed: int) -> tuple[np.ndarray, ...]:
-    """64 / 16 / 20 % stratified (train, validation, test) index sets."""
-    idx = np.arange(y.size)
-    rest, test = train_test_split(idx, test_size=0.2, stratify=y, random_state=seed)
-    train, val = train_test_split(rest, test_size=0.2, stratify=y[rest], random_state=seed)
-    return train, val, test
+#: each column of the tables as a runner method (``{d}``: the depth)
+COLUMNS: dict[str, dict[str, Any]] = {
+    "cart": {"estimator": "cart", "params": {"max_depth": "{d}"}},
+    "tao": {"estimator": "tao", "params": {"depth": "{d}"}},
+    "tmo": {"estimator": "tmo", "params": {"depth": "{d}", "n_trees": 100, "n_generations": 5, "crossover_rate": 0.75}},
+    "oct": {"formulation": "oct", "params": {"depth": "{d}"}, "warm_start": "auto",
+            "cv": {"folds": 0, "grid": {"alpha": list(ALPHAS)}, "metric": "accuracy"},
+            "scale": {"alpha": "baseline_errors"}},
+}
+#: our dataset name -> the paper's
+PAPER_NAME = {v[0]: k for k, v in DATASETS.items() if v is not None}
 
 
-def run_cell(paper_name: str, depth: int, seed: int, method: str, oct_time_limit: float) -> dict[str, Any]:
-    from treeopt_dsl.memetic.estimator import TAOClassifier, TMOClassifier
+def grid_text(datasets: list[str], depths: list[int], seeds: int, methods: list[str], oct_time_limit: float,
+              threads: int = 1) -> str:
+    """The benchmark's grid as an experiment TOML (``experiments/thesis_tables3_4_6_tmo.toml`` is the default one):
+    ``datasets`` are the paper's names, one method per column of ``methods`` and depth."""
+    from treeopt_dsl.experiments import toml_value
 
-    name, kw, note = DATASETS[paper_name]  # type: ignore[misc]
-    kw = dict(kw)
-    rows = kw.pop("rows", None)
-    d = load(name, **kw)
-    if rows is not None:  # the manifest stacks the LIBSVM training and test files; the paper used the first
-        d = d.take(np.arange(rows))
-    X, y = d.X, np.asarray(d.y).astype(int)
-    tr, va, te = splits(X, y, seed)
-    row: dict[str, Any] = {"dataset": paper_name, "data": name, "depth": depth, "seed": seed, "method": method,
-                           "n_train": int(tr.size), "note": note}
-    t0 = time.perf_counter()
-    if method == "cart":
-        m: Any = DecisionTreeClassifier(max_depth=depth, random_state=seed).fit(X[tr], y[tr])
-    elif method == "tao":
-        m = TAOClassifier(depth=depth, random_state=seed).fit(X[tr], y[tr])
-    elif method == "tmo":
-        m = TMOClassifier(depth=depth, n_trees=100, n_generations=5, crossover_rate=0.75, random_state=seed)
-        m.fit(X[tr], y[tr])
-        row.update(initial_best=m.initial_score_, fitness=m.result_.fitness, n_tao=m.result_.n_tao)
-    else:
-        return run_oct(row, d, tr, va, te, depth, seed, oct_time_limit)
-    row["time_s"] = time.perf_counter() - t0
-    row["train_acc"] = float(np.mean(m.predict(X[tr]) == y[tr]))
-    row["test_acc"] = float(np.mean(m.predict(X[te]) == y[te]))
-    return row
+    ds = []
+    for name in datasets:
+        ours, kw, _ = DATASETS[name]  # type: ignore[misc]
+        ds.append({"name": ours, **kw} if kw else ours)
+    lines = ["# benchmarks/tmo.py's grid: thesis Tables 3.4-3.6 (written by grid_text: edit the script, not this file)",
+             f"#   .venv/bin/python benchmarks/tmo.py   or   treeopt experiment run experiments/{GRID}.toml",
+             "#   treeopt experiment report STORE --profile accuracy --paper experiments/papers/thesis_tables3_4_6.csv",
+             "[experiment]", f'name = "{GRID}"', "time_limit = 600.0  # the paper's limit per method (TMO's here)",
+             f"threads = {threads}", 'metrics = ["accuracy", "balanced_accuracy"]', "", "[data]",
+             f"datasets = {toml_value(ds, indent=12)}", f"seeds = {toml_value(list(range(seeds)))}",
+             "test_size = 0.2", "validation_size = 0.2  # of the rest: 64 / 16 / 20 % train / validation / test"]
+    for d in depths:
+        for m in methods:
+            col = COLUMNS[m]
+            params = {k: d if v == "{d}" else v for k, v in col["params"].items()}
+            lines += ["", "[[method]]", f'name = "{m.upper()}-D{d}"',
+                      *(f"{k} = {toml_value(v)}" for k, v in {**col, "params": params}.items())]
+            if m == "oct":
+                lines.append(f"time_limit = {float(oct_time_limit)!r}  # per OCT solve (the paper: 600 s)")
+    return "\n".join(lines) + "\n"
 
 
-def run_oct(row: dict[str, Any], d: Any, tr: np.ndarray, va: np.ndarray, te: np.ndarray, depth: int, seed: int,
-            time_limit: float) -> dict[str, Any]:
-    """OCT with alpha chosen on the validation split; alpha (Bertsimas & Dunn's, per split, over the errors
-    normalized by the baseline) times the baseline error count is the library's alpha (errors counted)."""
-    from treeopt_dsl.formulations import get_formulation
-
-    train, val, test = d.take(tr), d.take(va), d.take(te)
-    baseline = float(min(np.sum(train.y > 0), np.sum(train.y < 0)))
-    best: tuple[float, float, Any] | None = None
-    t0 = time.perf_counter()
-    tried = []
-    for a in ALPHAS:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            res = get_formulation("oct", depth=depth, alpha=a * baseline).solve(
-                train, solver="highs", time_limit=time_limit, threads=1, seed=seed, warm_start="auto")
-        if res.model is None:
-            tried.append({"alpha": a, "status": res.status.value})
+def table_rows(store_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The store's rows in the summary's shape (the JSON-lines rows of the runs before the runner):
+    ``dataset`` (the paper's name), ``depth``, ``seed``, ``method`` (a column), ``test_acc``."""
+    out = []
+    for r in store_rows:
+        col, _, depth = str(r.get("method", "")).rpartition("-D")
+        if col.lower() not in METHODS or r.get("dataset") not in PAPER_NAME:
             continue
-        acc = float(np.mean(res.model.predict(val.X) == val.labels_of(val.y)))
-        tried.append({"alpha": a, "status": res.status.value, "val_acc": acc, "gap": res.gap})
-        if best is None or acc > best[0]:
-            best = (acc, a, res)
-    row["time_s"] = time.perf_counter() - t0
-    row["tried"] = tried
-    if best is None:
-        row["test_acc"] = None
-        return row
-    acc, a, res = best
-    row.update(alpha=a, status=res.status.value, gap=res.gap, start=(res.start or {}).get("chosen"),
-               train_acc=float(np.mean(res.model.predict(train.X) == train.labels_of(train.y))),
-               test_acc=float(np.mean(res.model.predict(test.X) == test.labels_of(test.y))),
-               oct_time_limit=time_limit)
-    return row
-
-
-def _key(r: dict[str, Any]) -> tuple[str, int, int, str]:
-    return r["dataset"], int(r["depth"]), int(r["seed"]), r["method"]
-
-
-def read_rows(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        out.append({"dataset": PAPER_NAME[r["dataset"]], "data": r["dataset"], "depth": int(depth),
+                    "seed": r.get("seed"), "method": col.lower(), "n_train": r.get("n_train"),
+                    "test_acc": r.get("test_accuracy") if r.get("ok") else None,
+                    "train_acc": r.get("train_accuracy"), "time_s": r.get("task_s"),
+                    **({"alpha": r["cv_best"].get("alpha")} if r.get("cv_best") else {})})
+    return out
 
 
 def summary(rows: list[dict[str, Any]], depths: list[int]) -> str:
@@ -258,6 +243,14 @@ def summary(rows: list[dict[str, Any]], depths: list[int]) -> str:
     return "\n".join(out)
 
 
+def splits(X: np.ndarray, y: np.ndarray, seed: int) -> tuple[np.ndarray, ...]:
+    """64 / 16 / 20 % stratified (train, validation, test) index sets (scikit-learn's; what ``--speed`` times on)."""
+    idx = np.arange(y.size)
+    rest, test = train_test_split(idx, test_size=0.2, stratify=y, random_state=seed)
+    train, val = train_test_split(rest, test_size=0.2, stratify=y[rest], random_state=seed)
+    return train, val, test
+
+
 def speed(repeats: int, depth: int = 4) -> None:
     """Phishing (11055 x 68; the 64 % training split), depth 4: one TMO generation (k = 100) against 100
     scikit-learn CART fits of the same depth, and one TAO run against one CART fit (seed 004 §6)."""
@@ -297,14 +290,22 @@ def speed(repeats: int, depth: int = 4) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from treeopt_dsl.experiments import load_rows, run_grid_text
+
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--datasets", default=",".join(k for k, v in DATASETS.items() if v is not None))
+    ap.add_argument("--datasets", default=",".join(k for k, v in DATASETS.items() if v is not None),
+                    help="the paper's names, comma-separated")
     ap.add_argument("--depths", default="2,3,4")
-    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--seeds", type=int, default=5, help="seeds 0 .. N-1")
     ap.add_argument("--methods", default="cart,tao,tmo,oct")
     ap.add_argument("--oct-time-limit", type=float, default=10.0, help="seconds per OCT solve (the paper: 600)")
-    ap.add_argument("--out", default=str(RESULTS / "tmo_tables.jsonl"))
-    ap.add_argument("--summary-only", action="store_true")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=1, help="tasks in parallel (processes)")
+    ap.add_argument("--executor", choices=("local", "dask"), default="local")
+    ap.add_argument("--out", type=Path, default=RESULTS / "tmo_tables.sqlite", help="results store")
+    ap.add_argument("--write-grid", type=Path, help="only write the grid TOML here")
+    ap.add_argument("--summary", type=Path, metavar="FILE",
+                    help="only print the tables from FILE: a store (.sqlite) or the old rows (.jsonl)")
     ap.add_argument("--speed", action="store_true", help="only the speed benchmark (phishing, depth 4)")
     ap.add_argument("--repeats", type=int, default=3, help="repeats of the speed benchmark")
     a = ap.parse_args(argv)
@@ -312,30 +313,26 @@ def main(argv: list[str] | None = None) -> int:
         speed(a.repeats)
         return 0
     depths = [int(v) for v in a.depths.split(",")]
-    out = Path(a.out)
-    rows = read_rows(out)
-    if not a.summary_only:
-        done = {_key(r) for r in rows}
-        names = [n.strip() for n in a.datasets.split(",") if n.strip()]
-        unknown = [n for n in names if DATASETS.get(n) is None]
-        if unknown:
-            ap.error(f"not available here: {unknown}; choose among {[k for k, v in DATASETS.items() if v]}")
-        methods = [m.strip() for m in a.methods.split(",")]
-        for depth in depths:
-            for name in names:
-                for seed in range(a.seeds):
-                    for m in methods:
-                        if (name, depth, seed, m) in done:
-                            continue
-                        r = run_cell(name, depth, seed, m, a.oct_time_limit)
-                        with open(out, "a") as fh:
-                            fh.write(json.dumps(r) + "\n")
-                        rows.append(r)
-                        acc = r.get("test_acc")
-                        print(f"{name:<11} d{depth} seed {seed} {m:<4} test {'-' if acc is None else f'{acc:.4f}'} "
-                              f"{r.get('time_s', 0):.1f} s", file=sys.stderr, flush=True)
-    print(summary(rows, depths))
-    return 0
+    if a.summary:
+        rows = load_rows(a.summary)
+        print(summary(rows if a.summary.suffix == ".jsonl" else table_rows(rows), depths))
+        return 0
+    names = [n.strip() for n in a.datasets.split(",") if n.strip()]
+    unknown = [n for n in names if DATASETS.get(n) is None]
+    if unknown:
+        ap.error(f"not available here: {unknown}; choose among {[k for k, v in DATASETS.items() if v]}")
+    methods = [m.strip() for m in a.methods.split(",") if m.strip()]
+    bad = [m for m in methods if m not in METHODS]
+    if bad:
+        ap.error(f"unknown methods {bad}; choose among {list(METHODS)}")
+    text = grid_text(names, depths, a.seeds, methods, a.oct_time_limit, a.threads)
+    if a.write_grid:
+        a.write_grid.write_text(text)
+        return 0
+    run, rows = run_grid_text(text, a.out, GRID, executor=a.executor, jobs=a.jobs)
+    print(run.line())
+    print(summary(table_rows(rows), depths))
+    return 130 if run.interrupted else 0
 
 
 if __name__ == "__main__":

@@ -25,7 +25,6 @@ unproven ones) and its speed-up over ``paper``, the mean final gap, and the mean
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import numpy as np
@@ -45,23 +44,19 @@ BOUNDS = {"olct": {"w_bound": 10.0, "b_bound": "auto"}, "oct": {"w_bound": 1.0, 
 START = {"paper": "none", "derived": "none", "derived+greedy": "greedy", "derived+auto": "auto"}
 
 
-def _toml(v: object) -> str:
-    if isinstance(v, dict):
-        return "{ " + ", ".join(f"{k} = {_toml(x)}" for k, x in v.items()) + " }"
-    return json.dumps(v)
-
-
 def grid_text(formulations: list[str], datasets: list[str], seeds: list[int], configs: list[str], time_limit: float,
               threads: int) -> str:
     """The benchmark's grid as an experiment TOML (``experiments/tree_solve.toml`` is the default one)."""
+    from treeopt_dsl.experiments import toml_value
+
     lines = ["# benchmarks/tree_solve.py's grid (written by grid_text: edit the script, not this file)",
              "[experiment]", 'name = "tree_solve"', f"time_limit = {float(time_limit)!r}", f"threads = {threads}",
-             "retries = 1", "", "[data]", f"datasets = {_toml(list(datasets))}", f"seeds = {_toml(list(seeds))}",
-             "test_size = 0.2"]
+             "retries = 1", "", "[data]", f"datasets = {toml_value(list(datasets))}",
+             f"seeds = {toml_value(list(seeds))}", "test_size = 0.2"]
     for f in formulations:
         for c in configs:
             params = {"depth": 2, **CONFIGS[c], **(BOUNDS[f] if CONFIGS[c]["big_m"] == "derived" else {})}
-            lines += ["", "[[method]]", f'name = "{f}.{c}"', f'formulation = "{f}"', f"params = {_toml(params)}",
+            lines += ["", "[[method]]", f'name = "{f}.{c}"', f'formulation = "{f}"', f"params = {toml_value(params)}",
                       f'warm_start = "{START[c]}"', 'references = ["cart", "greedy"]']
     return "\n".join(lines) + "\n"
 

@@ -115,3 +115,118 @@ def test_paper_table_prints_ours_beside_the_papers(tmp_path) -> None:
     assert "| d | A | test_balanced_accuracy | 0.800 | 0.850 | +0.050 | x |" in md
     assert "| * | A | best_accuracy_fraction | 0.500 | 0.500 | +0.000 |" in md
     assert "| * | B | proven_fraction | 0.700 | 1.000 | +0.300 |" in md
+
+
+# ------------------------------------------------------------------ rows, hold-out selection, scale, paths
+PROTOCOL = """\
+[experiment]
+name = "protocol"
+time_limit = 2.0
+
+[data]
+datasets = [{ name = "a2a", rows = 2265 }, "haberman"]
+seeds = [0]
+test_size = 0.2
+validation_size = 0.2
+
+[[method]]
+name = "OCT"
+formulation = "oct"
+params = { depth = 2 }
+cv = { folds = 0, grid = { alpha = [0.001, 1.0] }, metric = "accuracy" }
+scale = { alpha = "baseline_errors" }
+"""
+
+PATH = """\
+[experiment]
+solver = "ipopt"
+time_limit = 10.0
+
+[data]
+datasets = [{ name = "iris", multiclass = true }]
+seeds = [0, 1]
+test_size = 0.25
+
+[[method]]
+name = "T4"
+formulation = "sorct"
+params = { depth = 2, rho = 0.1 }
+path = { lambda_l = "paper", lambda_g = [0.0], n_starts = 3, fresh = 1 }
+"""
+
+
+def test_new_keys_parse_into_the_tasks() -> None:
+    g = parse_grid(PROTOCOL)
+    assert g.datasets[0].rows == 2265 and g.datasets[1].rows == 0
+    m = g.methods[0]
+    assert m.cv == {"folds": 0, "grid": {"alpha": [0.001, 1.0]}, "metric": "accuracy"}
+    assert m.scale == {"alpha": "baseline_errors"}
+    tasks = expand(g)
+    assert len(tasks) == 2
+    assert tasks[0]["dataset"] == {"name": "a2a", "rows": 2265} and "rows" not in tasks[1]["dataset"]
+    assert tasks[0]["scale"] == {"alpha": "baseline_errors"} and tasks[0]["validation_size"] == 0.2
+    p = parse_grid(PATH).methods[0].path
+    assert p == {"lambda_l": "paper", "lambda_g": [0.0], "n_starts": 3, "fresh": 1}
+    assert [t["path"] for t in expand(parse_grid(PATH))] == [p, p]
+
+
+def test_grids_without_the_new_keys_keep_their_task_ids() -> None:
+    """The new keys enter a task only when given: the stores of earlier runs still match their grids."""
+    ids = [t["id"] for t in expand(parse_grid(GOOD))]
+    assert ids[:3] == ["olct-haberman-s0-318d2a1a88", "olct-haberman-s0-add2c1d24f", "oct1-haberman-s0-d78e250ff0"]
+    assert not {"scale", "path"} & set(expand(parse_grid(GOOD))[0])
+
+
+@pytest.mark.parametrize("text, line, key, words", [
+    (PROTOCOL.replace("rows = 2265", "rows = -5"), 6, "datasets", "rows must be an integer >= 0"),
+    (PROTOCOL.replace("rows = 2265", 'rows = "all"'), 6, "datasets", "rows must be an integer"),
+    (PROTOCOL.replace("validation_size = 0.2\n", ""), 14, "cv", "validation_size > 0"),
+    (PROTOCOL.replace("folds = 0", "folds = 1"), 15, "cv", "folds must be an integer >= 2 (or 0"),
+    (PROTOCOL.replace('scale = { alpha = "baseline_errors" }', 'scale = { beta = "baseline_errors" }'), 16, "scale",
+     "'beta' is not a parameter"),
+    (PROTOCOL.replace('"baseline_errors"', '"baseline"'), 16, "scale", "unknown scale 'baseline'"),
+    (PROTOCOL.replace('scale = { alpha = "baseline_errors" }', 'scale = "baseline_errors"'), 16, "scale",
+     "expected a table"),
+    (PROTOCOL + 'path = { lambda_l = "paper" }\n', 17, "path", "oct has no lambda_l / lambda_g"),
+    (PATH.replace('lambda_l = "paper"', "lambda_l = [-1.0]"), 14, "path", "lambda_l must be"),
+    (PATH.replace('n_starts = 3', "n_starts = 0"), 14, "path", "n_starts must be an integer >= 1"),
+    (PATH.replace('fresh = 1', "fesh = 1"), 14, "path", "unknown key 'fesh'"),
+    (PATH.replace("test_size = 0.25", "test_size = 0.25\nvalidation_size = 0.2"), 15, "path",
+     "does not take [data] validation_size"),
+    (PATH.replace("test_size = 0.25", "test_size = 0"), 14, "path", "does not take [data] test_size = 0"),
+    (PATH.replace('formulation = "sorct"\nparams = { depth = 2, rho = 0.1 }', 'estimator = "cart"'), 13, "path",
+     "give formulation"),
+])
+def test_new_keys_are_refused_with_their_line(text: str, line: int, key: str, words: str) -> None:
+    with pytest.raises(GridError) as info:
+        parse_grid(text, source="g.toml")
+    msg = str(info.value)
+    assert f"g.toml, line {line}:" in msg and repr(key) in msg and words in msg, msg
+
+
+def test_wall_timeout_counts_hold_out_fits_and_path_starts() -> None:
+    from treeopt_dsl.experiments.worker import wall_timeout
+
+    t = expand(parse_grid(PROTOCOL))[0]
+    assert wall_timeout(t) == 1.5 * 2 * 2.0 + 120  # two fits (one per alpha), no refit
+    t = expand(parse_grid(PATH))[0]
+    assert wall_timeout(t) == 1.5 * (3 + 16 * (3 + 1)) * 10.0 + 120  # 17 points: 3 starts, then 3 chained + 1 fresh
+
+
+def test_scale_factors() -> None:
+    from treeopt_dsl.data import Dataset
+    from treeopt_dsl.experiments.worker import scale_factor
+
+    d = Dataset.from_arrays(np.zeros((9, 1)), np.array([0, 0, 0, 0, 1, 1, 1, 2, 2]), multiclass=True)
+    assert scale_factor("baseline_errors", d) == 5.0  # 9 rows, majority class 4
+    assert scale_factor("n_train", d) == 9.0
+
+
+def test_the_documented_grid_parses() -> None:
+    """docs/experiments.md's annotated grid (every key in one file) is a valid grid."""
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "experiments.md").read_text()
+    g = parse_grid(re.search(r"```toml\n(.*?)```", doc, re.S).group(1), source="docs/experiments.md")
+    assert g.datasets[-1].rows == 2265 and g.methods[0].cv["folds"] == 4

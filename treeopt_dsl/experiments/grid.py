@@ -13,6 +13,8 @@ A grid has four kinds of tables::
 
     [data]
     datasets = ["haberman", "heart", { name = "pima", sample = 200 }]   # names, CSV paths or tables
+    # a table: name or path, positive, variant, label, multiclass, sample, rows = N (the first N rows, before
+    # any split or sample: e.g. { name = "a2a", rows = 2265 }, the LIBSVM training file of a stacked set)
     seeds = [0, 1]
     test_size = 0.2              # or folds = 5 (k-fold: one task per fold and seed)
     validation_size = 0.0        # a validation part of the training rows (metrics recorded as val_*)
@@ -25,11 +27,30 @@ A grid has four kinds of tables::
     params = { depth = 2 }
     grid = { C = [0.1, 1.0] }    # one task per combination
     cv = { folds = 4, grid = { C = [0.01, 1, 100] }, metric = "balanced_accuracy" }   # selection inside a task
+    # folds = 0: hold-out selection on [data]'s validation part (validation_size > 0): each combination fitted
+    # on the training part and scored on the validation part; the best one's model is the task's (no refit)
+    scale = { alpha = "baseline_errors" }   # multiply a parameter by a statistic of the rows it is fitted on
+    path = { lambda_l = "paper", lambda_g = [0.0], n_starts = 20, fresh = 20 }   # a regularization path
     datasets = ["haberman"]      # only these datasets of [data] (default: all)
     solver = "scip"
     time_limit = 10.0
     warm_start = "auto"          # or "none", "cart", "greedy", ...
     references = ["cart", "greedy"]   # record these starts' objectives beside the solver's
+    train_sample = 600           # this method's own [data] train_sample (0: the whole training part)
+
+``scale`` names: ``baseline_errors`` (the errors of predicting the majority class on the training rows: the
+minority-class count of two classes; Bertsimas and Dunn's alpha is per baseline error) and ``n_train`` (the
+number of training rows). With ``cv`` the scale is taken on the rows each fit sees.
+
+``path``: the task walks a formulation's ``(lambda_l, lambda_g)`` grid (values, or ``"paper"``: S-ORCT's 0 and
+2^r / (p |tau_B|), r = -12..3) with chained warm starts (:func:`treeopt_dsl.multistart.run_path`): the first
+point from ``n_starts`` random points, every later one from the previous point's solutions plus ``fresh``
+new random points; ``time_limit`` is per start. The row carries ``points``: one dict per point (lambda_l,
+lambda_g, status, objective, won, time_per_start_s, wall_s, train/test accuracy, delta_l, delta_g). A path
+splits the data itself (``test_size`` > 0; no folds, validation part, ``train_sample``, ``cv`` or ``scale``).
+
+A formulation solved by HiGHS also records ``nodes`` (branch-and-bound nodes) and ``lp_iterations`` (from
+HiGHS' closing report in its log) when the solve reports them.
 
 Example:
 
@@ -54,10 +75,13 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["ESTIMATORS", "METRICS", "DataSpec", "Grid", "GridError", "MethodSpec", "load_grid", "parse_grid"]
+__all__ = ["ESTIMATORS", "METRICS", "SCALES", "DataSpec", "Grid", "GridError", "MethodSpec", "load_grid", "parse_grid",
+           "toml_value"]
 
 #: what ``estimator = ...`` may name (``sleep`` is a diagnostic task that only waits: the runner's overhead)
 ESTIMATORS = ("tmo", "tao", "cart", "optimal_tree", "risk_score", "sleep")
+#: what ``scale = { param = ... }`` may multiply a parameter by (see :func:`~.worker.scale_factor`)
+SCALES = ("baseline_errors", "n_train")
 #: the metrics a task may record on every part (train / validation / test)
 METRICS = ("accuracy", "balanced_accuracy", "auc", "logloss")
 _CV_METRICS = ("accuracy", "balanced_accuracy", "auc")
@@ -70,10 +94,12 @@ class GridError(TreeoptError, ValueError):
 _EXPERIMENT_KEYS = {"name", "description", "time_limit", "memory_mb", "threads", "solver", "backend", "retries",
                     "metrics", "warm_start", "task_timeout", "paper"}
 _DATA_KEYS = {"datasets", "seeds", "test_size", "validation_size", "folds", "sample", "data_dir", "train_sample"}
-_DATASET_KEYS = {"name", "path", "positive", "variant", "label", "sample", "multiclass"}
+_DATASET_KEYS = {"name", "path", "positive", "variant", "label", "sample", "multiclass", "rows"}
 _METHOD_KEYS = {"name", "formulation", "estimator", "params", "grid", "cv", "solver", "backend", "time_limit",
-                "warm_start", "threads", "memory_mb", "task_timeout", "references", "datasets", "train_sample"}
+                "warm_start", "threads", "memory_mb", "task_timeout", "references", "datasets", "train_sample",
+                "scale", "path"}
 _CV_KEYS = {"folds", "grid", "metric", "time_limit"}
+_PATH_KEYS = {"lambda_l", "lambda_g", "n_starts", "fresh"}
 
 
 @dataclass(frozen=True)
@@ -87,6 +113,8 @@ class DataSpec:
     label: Any = None
     sample: int = 0
     multiclass: bool = False
+    #: only the first ``rows`` rows of the loaded dataset (before any split or sample; 0: all)
+    rows: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if v not in (None, 0, False) or k == "name"}
@@ -115,6 +143,10 @@ class MethodSpec:
     datasets: list[str] | None = None
     #: at most this many training rows (a stratified subsample of the training part, after the split; 0: all)
     train_sample: int = 0
+    #: parameter -> a name of :data:`SCALES`: the parameter is multiplied by that statistic of the training rows
+    scale: dict[str, str] | None = None
+    #: a regularization path task: ``lambda_l``, ``lambda_g`` ("paper" or values), ``n_starts``, ``fresh``
+    path: dict[str, Any] | None = None
 
 
 @dataclass
@@ -253,12 +285,14 @@ def parse_grid(text: str, source: str = "<grid>") -> Grid:
                                                   f"(allowed: {', '.join(sorted(_DATASET_KEYS))})")
             if "name" not in d and "path" not in d:
                 raise ck.fail("data", "datasets", f"entry {i + 1}: needs name or path")
-            sample = d.get("sample", 0)
-            if isinstance(sample, bool) or not isinstance(sample, int) or sample < 0:
-                raise ck.fail("data", "datasets", f"entry {i + 1}: sample must be an integer >= 0, got {sample!r}")
+            for key in ("sample", "rows"):
+                v = d.get(key, 0)
+                if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                    raise ck.fail("data", "datasets", f"entry {i + 1}: {key} must be an integer >= 0, got {v!r}")
             datasets.append(DataSpec(name=str(d.get("name", Path(str(d.get("path"))).stem)), path=d.get("path"),
                                      positive=d.get("positive"), variant=d.get("variant"), label=d.get("label"),
-                                     sample=sample, multiclass=bool(d.get("multiclass", False))))
+                                     sample=d.get("sample", 0), multiclass=bool(d.get("multiclass", False)),
+                                     rows=d.get("rows", 0)))
         else:
             raise ck.fail("data", "datasets", f"entry {i + 1}: expected a name or a table, got {d!r}")
     names = [d.name for d in datasets]
@@ -286,7 +320,8 @@ def parse_grid(text: str, source: str = "<grid>") -> Grid:
     for i, m in enumerate(ms):
         methods.append(_method(ck, m, i, time_limit=time_limit, solver=solver, threads=threads, memory_mb=memory_mb,
                                warm_start=exp.get("warm_start", "auto"), backend=exp.get("backend"),
-                               task_timeout=task_timeout, dataset_names=names, train_sample=train_sample))
+                               task_timeout=task_timeout, dataset_names=names, train_sample=train_sample,
+                               folds=folds, test_size=test_size, validation_size=validation_size))
     labels = [m.name for m in methods]
     dup = sorted({n for n in labels if labels.count(n) > 1})
     if dup:
@@ -328,8 +363,12 @@ def _method(ck: _Checker, m: Any, i: int, **defaults: Any) -> MethodSpec:
         if bad:
             raise ck.fail("method", "cv", f"unknown key {bad[0]!r} (allowed: {', '.join(sorted(_CV_KEYS))})", i)
         f = cv.get("folds", 4)
-        if isinstance(f, bool) or not isinstance(f, int) or f < 2:
-            raise ck.fail("method", "cv", f"folds must be an integer >= 2, got {f!r}", i)
+        if isinstance(f, bool) or not isinstance(f, int) or f < 0 or f == 1:
+            raise ck.fail("method", "cv", f"folds must be an integer >= 2 (or 0: the validation part), got {f!r}",
+                          i)
+        if f == 0 and not defaults["validation_size"]:
+            raise ck.fail("method", "cv", "folds = 0 selects on the validation part: give [data] validation_size > 0",
+                          i)
         g = cv.get("grid")
         if not isinstance(g, dict) or not g or any(not isinstance(v, list) or not v for v in g.values()):
             raise ck.fail("method", "cv", "grid must be a table of non-empty lists", i)
@@ -340,6 +379,8 @@ def _method(ck: _Checker, m: Any, i: int, **defaults: Any) -> MethodSpec:
     if form is not None:
         _check_params(ck, i, form, {**params, **{k: v[0] for k, v in grid.items()},
                                     **({k: v[0] for k, v in cv["grid"].items()} if cv else {})})
+    scale = _scale(ck, i, m.get("scale"), {*params, *grid, *(cv["grid"] if cv else ())})
+    path = _path(ck, i, m, form, cv, scale, defaults)
     tl = ck.number("method", "time_limit", m.get("time_limit", defaults["time_limit"]), lo=0, strict_lo=True,
                    index=i)
     threads = ck.number("method", "threads", m.get("threads", defaults["threads"]), lo=1, integer=True, index=i)
@@ -366,7 +407,61 @@ def _method(ck: _Checker, m: Any, i: int, **defaults: Any) -> MethodSpec:
                       solver=str(m.get("solver", defaults["solver"])), backend=m.get("backend", defaults["backend"]),
                       time_limit=float(tl), warm_start=ws, threads=int(threads), memory_mb=int(mem),
                       task_timeout=None if tt is None else float(tt), references=refs,
-                      datasets=None if only is None else list(only), train_sample=int(ts))
+                      datasets=None if only is None else list(only), train_sample=int(ts), scale=scale, path=path)
+
+
+def _scale(ck: _Checker, i: int, scale: Any, known: set[str]) -> dict[str, str] | None:
+    """``scale = { param = "baseline_errors" }``: each key a parameter of the method, each value in SCALES."""
+    if scale is None:
+        return None
+    if not isinstance(scale, dict) or not scale:
+        raise ck.fail("method", "scale", 'expected a table, e.g. scale = { alpha = "baseline_errors" }', i)
+    for k, v in scale.items():
+        if k not in known:
+            raise ck.fail("method", "scale", f"{k!r} is not a parameter of this method (params, grid or cv grid)", i)
+        if v not in SCALES:
+            raise ck.fail("method", "scale", f"{k}: unknown scale {v!r} (known: {', '.join(SCALES)})", i)
+    return dict(scale)
+
+
+def _path(ck: _Checker, i: int, m: dict[str, Any], form: str | None, cv: Any, scale: Any,
+          defaults: dict[str, Any]) -> dict[str, Any] | None:
+    """``path = { lambda_l = "paper", lambda_g = [0.0], n_starts = 20, fresh = 20 }`` of a formulation that has
+    ``lambda_l`` and ``lambda_g``; a path splits the data itself (train/test only)."""
+    path = m.get("path")
+    if path is None:
+        return None
+    if not isinstance(path, dict):
+        raise ck.fail("method", "path", 'expected a table { lambda_l = "paper", lambda_g = [0.0], n_starts = 20 }', i)
+    bad = [k for k in path if k not in _PATH_KEYS]
+    if bad:
+        raise ck.fail("method", "path", f"unknown key {bad[0]!r} (allowed: {', '.join(sorted(_PATH_KEYS))})", i)
+    if form is None:
+        raise ck.fail("method", "path", "a path walks a formulation's lambda grid: give formulation = ...", i)
+    from ..formulations import REGISTRY
+
+    known = {p["name"] for p in REGISTRY[form].describe()["params"]}
+    if not {"lambda_l", "lambda_g"} <= known:
+        raise ck.fail("method", "path", f"{form} has no lambda_l / lambda_g parameters", i)
+    for key in ("lambda_l", "lambda_g"):
+        v = path.get(key, [0.0])
+        if v != "paper" and (not isinstance(v, list) or not v or any(
+                isinstance(x, bool) or not isinstance(x, (int, float)) or x < 0 for x in v)):
+            raise ck.fail("method", "path", f'{key} must be "paper" or a non-empty list of numbers >= 0, got {v!r}',
+                          i)
+    for key, lo in (("n_starts", 1), ("fresh", 0)):
+        v = path.get(key)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < lo):
+            raise ck.fail("method", "path", f"{key} must be an integer >= {lo}, got {v!r}", i)
+    clash = next((why for why, bad in (("cv", cv), ("scale", scale), ("[data] folds", defaults["folds"]),
+                                       ("[data] validation_size", defaults["validation_size"]),
+                                       ("train_sample", m.get("train_sample", defaults["train_sample"])),
+                                       ("[data] test_size = 0", not defaults["test_size"])) if bad), None)
+    if clash:
+        raise ck.fail("method", "path", f"a path splits train/test itself: it does not take {clash}", i)
+    return {"lambda_l": path.get("lambda_l", [0.0]), "lambda_g": path.get("lambda_g", [0.0]),
+            "n_starts": int(path.get("n_starts", 20)),
+            **({"fresh": int(path["fresh"])} if path.get("fresh") is not None else {})}
 
 
 def _check_params(ck: _Checker, i: int, form: str, params: dict[str, Any]) -> None:
@@ -391,3 +486,34 @@ def load_grid(path: str | Path) -> Grid:
     except OSError as exc:
         raise GridError(f"cannot read the grid {p}: {exc.strerror or exc}") from None
     return parse_grid(text, source=str(p))
+
+
+def toml_value(v: Any, indent: int | None = None, width: int = 116) -> str:
+    """``v`` (a number, string, boolean, list or dict) as a TOML value: what grid-writing scripts put after ``=``.
+
+    ``indent``: a list longer than ``width`` wraps between its items, later lines indented so many columns (the
+    column after ``key = [``).
+
+        >>> toml_value({"depth": 2, "alpha": [0.001, 1.0], "name": "a2a", "multiclass": True})
+        '{ depth = 2, alpha = [0.001, 1.0], name = "a2a", multiclass = true }'
+        >>> print(toml_value(["haberman", "heart", "wholesale"], indent=12, width=36))
+        ["haberman", "heart",
+                    "wholesale"]
+    """
+    import json
+
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{k} = {toml_value(x)}" for k, x in v.items()) + " }"
+    if isinstance(v, (list, tuple)):
+        items = [toml_value(x) for x in v]
+        if indent is None:
+            return "[" + ", ".join(items) + "]"
+        lines = [""]
+        for item in items:  # greedy: an inline table must stay on one line
+            if lines[-1] and indent + len(lines[-1]) + len(item) + 2 > width:
+                lines.append("")
+            lines[-1] += (", " if lines[-1] else "") + item
+        return "[" + (",\n" + " " * indent).join(lines) + "]"
+    if v is None:
+        raise TypeError("TOML has no null")
+    return json.dumps(v)

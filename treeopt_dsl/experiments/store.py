@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ResultStore"]
+__all__ = ["ResultStore", "load_rows"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tasks (
@@ -134,3 +134,23 @@ class ResultStore:
 
     def tasks(self) -> list[dict[str, Any]]:
         return [json.loads(r[0]) for r in self.conn.execute("SELECT task_json FROM tasks")]
+
+
+def load_rows(path: str | Path, experiment: str | None = None) -> list[dict[str, Any]]:
+    """The rows of a results file: a store's final rows (:meth:`ResultStore.rows`), or, for a ``.jsonl``
+    file (the benchmark scripts' results before the runner, kept as the records of the runs the docs cite),
+    one dict per line as written. What the scripts' ``--summary FILE`` reads.
+
+        >>> import tempfile, os
+        >>> p = os.path.join(tempfile.mkdtemp(), "old.jsonl")
+        >>> _ = open(p, "w").write('{"a": 1}\\n\\n{"a": 2}\\n')
+        >>> load_rows(p)
+        [{'a': 1}, {'a': 2}]
+    """
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(f"no results file {p}")
+    if p.suffix == ".jsonl":
+        return [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
+    with ResultStore(p) as store:
+        return store.rows(experiment)

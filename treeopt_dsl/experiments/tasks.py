@@ -48,7 +48,8 @@ def _method_fields(m: MethodSpec) -> dict[str, Any]:
             "backend": m.backend, "time_limit": m.time_limit, "threads": m.threads, "warm_start": m.warm_start,
             "cv": m.cv, "memory_mb": m.memory_mb, "task_timeout": m.task_timeout,
             **({"references": m.references} if m.references else {}),
-            **({"train_sample": m.train_sample} if m.train_sample else {})}
+            **({"train_sample": m.train_sample} if m.train_sample else {}),
+            **({"scale": m.scale} if m.scale else {}), **({"path": m.path} if m.path else {})}
 
 
 def expand(grid: Grid) -> list[dict[str, Any]]:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import signal
 import subprocess
 import sys
@@ -67,6 +68,10 @@ def _load(task: dict[str, Any]) -> Any:
     d = task["dataset"]
     kw = {k: d[k] for k in ("positive", "variant", "label", "multiclass") if d.get(k) is not None}
     data = load(d.get("path") or d["name"], data_dir=task.get("data_dir"), **kw)
+    if d.get("rows"):  # the first rows (e.g. the LIBSVM training file of a set stored stacked with its test file)
+        import numpy as np
+
+        data = data.take(np.arange(min(int(d["rows"]), data.n_samples)))
     if task.get("sample"):
         data = data.subsample(int(task["sample"]), seed=int(task["seed"]))
     return data
@@ -94,17 +99,69 @@ def _split(task: dict[str, Any], data: Any) -> tuple[Any, Any, Any]:
     return train, val, test
 
 
+def scale_factor(name: str, train: Any) -> float:
+    """The statistic of the training rows that ``scale = { param = name }`` multiplies a parameter by.
+
+    ``baseline_errors``: the errors of predicting the majority class (the minority-class count of two
+    classes); ``n_train``: the number of rows.
+
+        >>> from treeopt_dsl.data import Dataset
+        >>> import numpy as np
+        >>> d = Dataset.from_arrays(np.zeros((5, 1)), np.array([1, 1, 1, 0, 0]))
+        >>> scale_factor("baseline_errors", d), scale_factor("n_train", d)
+        (2.0, 5.0)
+    """
+    import numpy as np
+
+    if name == "baseline_errors":
+        return float(train.n_samples - np.unique(np.asarray(train.y), return_counts=True)[1].max())
+    if name == "n_train":
+        return float(train.n_samples)
+    raise ValueError(f"unknown scale {name!r}")
+
+
+#: per solver, the statistics read from its log: (row key, pattern of the last matching line's number)
+_LOG_STATS = {"highs": (("nodes", re.compile(r"^\s*Nodes\s+(\d+)", re.M)),
+                        ("lp_iterations", re.compile(r"^\s*LP iterations\s+(\d+)", re.M)))}
+
+
+def log_stats(solver: str, lines: list[str]) -> dict[str, int]:
+    """Branch-and-bound nodes and LP iterations from the solver's closing report (the last one in the log).
+
+        >>> log_stats("highs", ["  Nodes             12", "  LP iterations     345 (total)"])
+        {'nodes': 12, 'lp_iterations': 345}
+    """
+    text = "\n".join(lines)
+    out = {}
+    for key, pattern in _LOG_STATS.get(solver, ()):
+        found = pattern.findall(text)
+        if found:
+            out[key] = int(found[-1])
+    return out
+
+
 def _fit(task: dict[str, Any], params: dict[str, Any], train: Any, time_limit: float) -> tuple[Any, dict[str, Any]]:
     """The fitted model and what its solve says (status, objective, bound, gap, certificate, ...)."""
     seed, threads = int(task["seed"]), int(task.get("threads", 1))
+    scaled = {k: params[k] * scale_factor(how, train) for k, how in (task.get("scale") or {}).items()}
+    params = {**params, **scaled}
+    model, out = _fit_scaled(task, params, train, time_limit, seed, threads)
+    return model, ({**out, "scaled_params": scaled} if scaled else out)
+
+
+def _fit_scaled(task: dict[str, Any], params: dict[str, Any], train: Any, time_limit: float, seed: int,
+                threads: int) -> tuple[Any, dict[str, Any]]:
+    """:func:`_fit` with the parameters as solved (a HiGHS solve's log gives its nodes and LP iterations)."""
     if task.get("formulation"):
         from ..formulations import get_formulation
 
         spec = get_formulation(task["formulation"], **params)
-        ws = task.get("warm_start", "auto")
-        res = spec.solve(train, solver=task.get("solver", "highs"), backend=task.get("backend"),
-                         time_limit=time_limit, threads=threads, seed=seed, warm_start=None if ws == "none" else ws)
-        out = res.to_dict()
+        ws, solver = task.get("warm_start", "auto"), task.get("solver", "highs")
+        lines: list[str] = []
+        res = spec.solve(train, solver=solver, backend=task.get("backend"), time_limit=time_limit, threads=threads,
+                         seed=seed, warm_start=None if ws == "none" else ws,
+                         **({"log_callback": lines.append} if solver in _LOG_STATS else {}))
+        out = {**res.to_dict(), **log_stats(solver, lines)}
         if task.get("references") and res.built is not None:
             out["references"] = _references(res.built, task["references"])
         return res.model, out
@@ -187,32 +244,64 @@ def _features_per_node(model: Any) -> float | None:
     return None
 
 
-def _cross_validate(task: dict[str, Any], train: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The best combination of ``task["cv"]["grid"]`` by k-fold CV on the training part, and every score."""
+def _select(task: dict[str, Any], train: Any, val: Any) -> tuple[dict[str, Any], list[dict[str, Any]], Any]:
+    """The best combination of ``task["cv"]["grid"]``, every score, and (hold-out) the best combination's fit.
+
+    ``folds >= 2``: stratified k-fold CV on the training part (the caller then fits the best combination on the
+    whole training part; the third value is ``None``). ``folds = 0``: each combination fitted on the training
+    part and scored on the validation part; the third value is the best one's ``(model, result)``, the task's
+    model (a tie goes to the first combination, in the grid's order).
+    """
     import numpy as np
     from sklearn.model_selection import StratifiedKFold
 
     from .tasks import _combos
 
     cv = task["cv"]
-    skf = StratifiedKFold(n_splits=int(cv["folds"]), shuffle=True, random_state=int(task["seed"]))
-    folds = list(skf.split(np.zeros(train.n_samples), train.y))
+    holdout = int(cv["folds"]) == 0
+    if holdout:
+        parts = [(train, val)]
+    else:
+        skf = StratifiedKFold(n_splits=int(cv["folds"]), shuffle=True, random_state=int(task["seed"]))
+        parts = [(train.take(tr), train.take(va)) for tr, va in skf.split(np.zeros(train.n_samples), train.y)]
     tl = float(cv.get("time_limit", task["time_limit"]))
-    scores = []
+    scores, fits = [], []
     for combo in _combos(cv["grid"]):
-        vals = []
-        for tr, va in folds:
+        vals, status = [], []
+        for fit_on, score_on in parts:
             try:
-                model, _ = _fit(task, {**task["params"], **combo}, train.take(tr), tl)
-                vals.append(_metrics(model, train.take(va), [cv["metric"]]).get(cv["metric"], float("nan"))
+                model, res = _fit(task, {**task["params"], **combo}, fit_on, tl)
+                vals.append(_metrics(model, score_on, [cv["metric"]]).get(cv["metric"], float("nan"))
                             if model is not None else float("nan"))
-            except Exception:  # a fold without a model scores nothing (the combination can still win elsewhere)
+            except Exception as exc:  # a fold without a model scores nothing (the combination can win elsewhere)
+                model, res = None, {"status": "error", "message": f"{type(exc).__name__}: {exc}"}
                 vals.append(float("nan"))
-        scores.append({"params": combo, "scores": vals,
+            status.append(res.get("status"))
+        if holdout:
+            fits.append((model, res))
+        scores.append({"params": combo, "scores": vals, "status": status,
                        "mean": float(np.nanmean(vals)) if not np.all(np.isnan(vals)) else None})
-    ok = [s for s in scores if s["mean"] is not None]
-    best = max(ok, key=lambda s: s["mean"])["params"] if ok else scores[0]["params"]
-    return best, scores
+    ok = [k for k, s in enumerate(scores) if s["mean"] is not None]
+    best = max(ok, key=lambda k: scores[k]["mean"]) if ok else 0
+    return scores[best]["params"], scores, fits[best] if holdout else None
+
+
+def _run_path(task: dict[str, Any], data: Any) -> dict[str, Any]:
+    """A regularization path (``task["path"]``): its points, each with its measures, and the split's sizes."""
+    from ..multistart import run_path
+
+    p = task["path"]
+    points, train, test = run_path(task["formulation"], data, p["lambda_l"], p["lambda_g"], params=task["params"],
+                                   test_size=float(task.get("test_size", 0.25)), seed=int(task["seed"]),
+                                   n_starts=int(p.get("n_starts", 20)), fresh=p.get("fresh"),
+                                   solver=task.get("solver", "ipopt"), backend=task.get("backend"),
+                                   time_limit=float(task["time_limit"]))
+    rows = [pt.to_dict() for pt in points]
+    ok = bool(rows) and all("test_accuracy" in r for r in rows)
+    return {"status": "path", "ok": ok, "points": rows, "n_train": train.n_samples, "n_test": test.n_samples,
+            "n_features": train.n_features, "runtime_s": round(sum(pt.result.runtime_s for pt in points), 4),
+            "params": task["params"], "versions": _versions(task.get("solver", "ipopt")),
+            **({} if ok else {"reason": "no model at some point of the path"})}
 
 
 #: test hooks: environment variables the runner reads where it runs and passes on with each task
@@ -251,22 +340,30 @@ def run_task(task: dict[str, Any], attempt: int = 1) -> dict[str, Any]:
     try:
         _test_hooks(task, attempt)
         if task.get("estimator") == "sleep":
-            time.sleep(float(task.get("params", {}).get("seconds", 1.0)))
-            row.update(ok=True, status="done")
+            p = task.get("params", {})
+            held = bytearray(int(float(p.get("allocate_mb", 0)) * 2**20))  # the memory-limit test's allocation
+            time.sleep(float(p.get("seconds", 1.0)))
+            row.update(ok=True, status="done", allocated_mb=len(held) // 2**20)
             return row
         data = _load(task)
+        if task.get("path"):
+            row.update(_run_path(task, data))
+            return row
         train, val, test = _split(task, data)
         params = dict(task["params"])
         row.update(n_train=train.n_samples, n_test=None if test is None else test.n_samples,
                    n_features=train.n_features)
+        fitted = None
         if task.get("cv"):
             tc = time.perf_counter()
-            best, scores = _cross_validate(task, train)
+            best, scores, fitted = _select(task, train, val)
             params.update(best)
             row.update(cv_best=best, cv_scores=scores, cv_s=round(time.perf_counter() - tc, 4))
-        tf = time.perf_counter()
-        model, res = _fit(task, params, train, float(task["time_limit"]))
-        row["fit_s"] = round(time.perf_counter() - tf, 4)
+        if fitted is None:  # (hold-out selection keeps the best combination's fit)
+            tf = time.perf_counter()
+            fitted = _fit(task, params, train, float(task["time_limit"]))
+            row["fit_s"] = round(time.perf_counter() - tf, 4)
+        model, res = fitted
         row.update(res)
         row["params"] = params
         row["versions"] = _versions(task.get("solver") if task.get("formulation") else None)
@@ -298,7 +395,15 @@ def wall_timeout(task: dict[str, Any]) -> float:
     if task.get("cv"):
         from .tasks import _combos
 
-        n += int(task["cv"]["folds"]) * len(_combos(task["cv"]["grid"]))
+        folds = int(task["cv"]["folds"])  # 0: hold-out, one fit per combination and no refit
+        n = (folds or 1) * len(_combos(task["cv"]["grid"])) + (1 if folds else 0)
+    if task.get("path"):  # the first point's starts, then each later point's chained and fresh starts
+        from ..multistart import paper_grid
+
+        p = task["path"]
+        n_l, n_g = (len(paper_grid("l", 1)) if v == "paper" else len(v) for v in (p["lambda_l"], p["lambda_g"]))
+        starts = int(p.get("n_starts", 20))
+        n = starts + (n_l * n_g - 1) * (starts + int(p.get("fresh", starts)))
     tl = float(task.get("time_limit", 60.0))
     cv_tl = float(task["cv"].get("time_limit", tl)) if task.get("cv") else tl
     return 1.5 * (tl + (n - 1) * cv_tl) + 120.0

@@ -1,0 +1,116 @@
+"""The runner's protocol features, one task each in this process: the first rows of a dataset, hold-out
+selection on the validation part, a parameter scaled by the training part, HiGHS' node and LP-iteration
+counts, and a regularization path."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.metrics import balanced_accuracy_score
+from sklearn.tree import DecisionTreeClassifier
+
+from treeopt_dsl.datasets import load
+from treeopt_dsl.experiments import expand, parse_grid
+from treeopt_dsl.experiments.worker import _load, _split, run_task
+
+
+def _task(text: str, i: int = 0) -> dict:
+    return expand(parse_grid(text))[i]
+
+
+def test_rows_takes_the_first_rows_before_the_split() -> None:
+    task = _task('[data]\ndatasets = [{ name = "haberman", rows = 50 }]\ntest_size = 0\n'
+                 '[[method]]\nestimator = "cart"\nparams = { max_depth = 1 }\n')
+    full = load("haberman")
+    data = _load(task)
+    np.testing.assert_array_equal(data.X, full.X[:50])
+    np.testing.assert_array_equal(data.y, full.y[:50])
+    assert run_task(task)["n_train"] == 50
+    split = _task('[data]\ndatasets = [{ name = "haberman", rows = 100 }]\ntest_size = 0.2\n'
+                  '[[method]]\nestimator = "cart"\n')
+    row = run_task(split)
+    assert row["ok"] and row["n_train"] + row["n_test"] == 100
+
+
+HOLDOUT = """\
+[experiment]
+time_limit = 2.0
+[data]
+datasets = ["haberman"]
+seeds = [3]
+test_size = 0.2
+validation_size = 0.25
+[[method]]
+name = "CART"
+estimator = "cart"
+cv = { folds = 0, grid = { max_depth = [1, 2, 4, 8] }, metric = "balanced_accuracy" }
+"""
+
+
+def test_hold_out_selection_picks_the_best_on_the_validation_part() -> None:
+    task = _task(HOLDOUT)
+    row = run_task(task)
+    assert row["ok"], row.get("reason")
+    train, val, test = _split(task, _load(task))
+    depths = [1, 2, 4, 8]
+    expected = [balanced_accuracy_score(val.labels_of(val.y), DecisionTreeClassifier(max_depth=d, random_state=3)
+                                        .fit(train.X, train.labels_of(train.y)).predict(val.X)) for d in depths]
+    assert len(set(expected)) > 1  # the choice matters
+    assert [s["mean"] for s in row["cv_scores"]] == pytest.approx(expected)
+    best = depths[int(np.argmax(expected))]
+    assert row["cv_best"] == {"max_depth": best} and row["params"]["max_depth"] == best
+    # the task's model is the chosen fit on the training part (scored on the validation part), not a refit
+    assert row["val_balanced_accuracy"] == pytest.approx(max(expected))
+    assert "fit_s" not in row and row["n_train"] == train.n_samples and row["n_test"] == test.n_samples
+
+
+def test_hold_out_with_a_baseline_scaled_alpha_and_highs_counts() -> None:
+    task = _task("""\
+[experiment]
+time_limit = 2.0
+warm_start = "none"
+[data]
+datasets = [{ name = "haberman", rows = 80 }]
+test_size = 0.2
+validation_size = 0.2
+[[method]]
+name = "OCT"
+formulation = "oct"
+params = { depth = 1 }
+cv = { folds = 0, grid = { alpha = [0.001, 1.0] }, metric = "accuracy" }
+scale = { alpha = "baseline_errors" }
+""")
+    row = run_task(task)
+    assert row["ok"], row.get("reason")
+    train = _split(task, _load(task))[0]
+    baseline = int(min(np.sum(train.y > 0), np.sum(train.y < 0)))  # the training part's minority class
+    alpha = row["cv_best"]["alpha"]
+    assert row["params"]["alpha"] == alpha  # the grid's value is recorded, and the value solved with beside it
+    assert row["scaled_params"] == {"alpha": pytest.approx(alpha * baseline)}
+    assert [s["params"]["alpha"] for s in row["cv_scores"]] == [0.001, 1.0]
+    assert all(len(s["status"]) == 1 for s in row["cv_scores"])
+    assert isinstance(row["nodes"], int) and row["nodes"] >= 0  # HiGHS' closing report
+    assert isinstance(row["lp_iterations"], int) and row["lp_iterations"] > 0
+
+
+def test_a_path_task_records_every_point() -> None:
+    task = _task("""\
+[experiment]
+solver = "ipopt"
+time_limit = 20.0
+[data]
+datasets = [{ name = "iris", multiclass = true }]
+test_size = 0.25
+[[method]]
+formulation = "sorct"
+params = { depth = 2, gamma = 32.0 }
+path = { lambda_l = [0.0, 0.05], n_starts = 2, fresh = 1 }
+""")
+    row = run_task(task)
+    assert row["ok"], row.get("reason")
+    assert row["status"] == "path" and row["n_train"] + row["n_test"] == 150
+    assert [p["lambda_l"] for p in row["points"]] == [0.0, 0.05]
+    assert [p["n_starts"] for p in row["points"]] == [2, 3]  # the chained point: 2 given + 1 fresh
+    for p in row["points"]:
+        assert {"status", "objective", "won", "time_per_start_s", "wall_s", "test_accuracy", "delta_l",
+                "delta_g"} <= set(p)

@@ -1,0 +1,132 @@
+"""benchmarks/tmo.py, odt_categorical.py and sorct_path.py on the experiment runner: their grids (the configs in
+experiments/ are what they write), a tiny run of each into a store, and their summaries from the stored rows."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from treeopt_dsl.experiments import expand, load_rows, parse_grid
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _script(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def tmo() -> ModuleType:
+    return _script("tmo")
+
+
+@pytest.fixture(scope="module")
+def odt() -> ModuleType:
+    return _script("odt_categorical")
+
+
+@pytest.fixture(scope="module")
+def sorct() -> ModuleType:
+    return _script("sorct_path")
+
+
+def _written(main, args: list[str], path: Path) -> str:
+    assert main([*args, "--write-grid", str(path)]) == 0
+    return path.read_text()
+
+
+def test_tmo_grid(tmo: ModuleType, tmp_path: Path) -> None:
+    text = _written(tmo.main, [], tmp_path / "tmo.toml")
+    assert text == (ROOT / "experiments" / "thesis_tables3_4_6_tmo.toml").read_text()  # the config is the grid
+    g = parse_grid(text)
+    assert (g.test_size, g.validation_size, g.seeds) == (0.2, 0.2, [0, 1, 2, 3, 4])  # 64 / 16 / 20
+    assert {d.name: d.rows for d in g.datasets}["a2a"] == 2265 and {d.name: d.rows for d in g.datasets}["a4a"] == 4781
+    assert len(expand(g)) == 13 * 5 * 4 * 3  # datasets x seeds x columns x depths
+    oct4 = next(m for m in g.methods if m.name == "OCT-D4")
+    assert oct4.cv == {"folds": 0, "grid": {"alpha": list(tmo.ALPHAS)}, "metric": "accuracy"}
+    assert oct4.scale == {"alpha": "baseline_errors"} and oct4.time_limit == 10.0 and oct4.params == {"depth": 4}
+
+
+def test_odt_grids(odt: ModuleType, tmp_path: Path) -> None:
+    assert odt.main(["--write-grid", str(tmp_path)]) == 0
+    t2, t8 = (tmp_path / "gunluk_table2.toml").read_text(), (tmp_path / "gunluk_table8.toml").read_text()
+    assert t2 == (ROOT / "experiments" / "gunluk_table2.toml").read_text()
+    assert t8 == (ROOT / "experiments" / "gunluk_table8.toml").read_text()
+    g2, g8 = parse_grid(t2), parse_grid(t8)
+    assert len(expand(g2)) == 2 * 5 and (g2.sample, g2.test_size) == (200, 0.0)
+    assert {m.name: m.params["anchor"] for m in g2.methods} == {"Nothing": False, "No-anchor": False,
+                                                                "No-relax": True, "No-strength": True, "All": True}
+    assert len(expand(g8)) == 9 * 5 * 2 and g8.test_size == 0.1
+    assert {m.name: m.train_sample for m in g8.methods} == {"ODT-D2": 600, "CART-D3": 0}  # CART: the whole 90%
+    one = _written(odt.main, ["--experiments", "table8", "--splits", "2"], tmp_path / "one.toml")
+    assert len(expand(parse_grid(one))) == 9 * 2 * 2
+
+
+def test_sorct_grid(sorct: ModuleType, tmp_path: Path) -> None:
+    text = _written(sorct.main, ["--tables", "3,4,5", "--splits", "10"], tmp_path / "s.toml")
+    assert text == (ROOT / "experiments" / "sorct_tables3_5.toml").read_text()
+    g = parse_grid(text)
+    assert len(expand(g)) == (12 + 6 + 6) * 10  # one task per (table, dataset, split) path
+    t5 = next(m for m in g.methods if m.name == "S-ORCT-T5")
+    assert t5.path == {"lambda_l": [0.0], "lambda_g": "paper", "n_starts": 20} and t5.params["depth"] == 2
+    short = _written(sorct.main, ["--tables", "3", "--datasets", "sonar,iris", "--n-starts", "5", "--fresh", "0"],
+                     tmp_path / "short.toml")
+    tasks = expand(parse_grid(short))
+    assert len(tasks) == 1 and tasks[0]["path"]["fresh"] == 0  # iris is not a Table 3 set
+
+
+def test_tmo_runs_on_the_runner(tmo: ModuleType, tmp_path: Path, capsys) -> None:
+    store = tmp_path / "tmo.sqlite"
+    args = ["--datasets", "Heart", "--depths", "2", "--seeds", "1", "--methods", "cart,oct", "--oct-time-limit", "1",
+            "--out", str(store)]
+    assert tmo.main(args) == 0
+    out = capsys.readouterr().out
+    assert "2 succeeded" in out
+    heart = next(line for line in out.splitlines() if line.startswith("| Heart"))
+    assert heart.count("(1 seeds)") == 2  # CART and OCT, beside the paper
+    rows = tmo.table_rows(load_rows(store))
+    assert {(r["dataset"], r["method"], r["depth"]) for r in rows} == {("Heart", "cart", 2), ("Heart", "oct", 2)}
+    assert all(0.0 < r["test_acc"] <= 1.0 for r in rows)
+    assert next(r for r in rows if r["method"] == "oct")["alpha"] in tmo.ALPHAS
+    assert tmo.main(["--summary", str(store), "--depths", "2"]) == 0  # the summary from the store alone
+    assert heart in capsys.readouterr().out
+    assert tmo.main(args) == 0 and "2 already finished" in capsys.readouterr().out  # a rerun computes nothing
+
+
+def test_odt_runs_on_the_runner(odt: ModuleType, tmp_path: Path, capsys) -> None:
+    store = tmp_path / "odt.sqlite"
+    assert odt.main(["--table2-datasets", "monks-1", "--table2-samples", "40", "--table2-shape", "2",
+                     "--table2-configs", "All", "--datasets", "monks-1", "--splits", "1", "--train-samples", "60",
+                     "--time-limit", "5", "--out", str(store)]) == 0
+    out = capsys.readouterr().out
+    assert "All          ours " in out and "monks-1                    ours " in out
+    rows = odt.table_rows(load_rows(store))
+    t2 = next(r for r in rows if r["experiment"] == "table2")
+    assert t2["config"] == "All" and t2["n"] == 40 and isinstance(t2["nodes"], int)
+    assert isinstance(t2["lp_iterations"], int)
+    t8 = next(r for r in rows if r["experiment"] == "table8")
+    assert t8["n_train"] == 60 and 0 < t8["test_acc"] <= 1 and 0 < t8["cart_d3_test_acc"] <= 1
+    cart = next(r for r in load_rows(store) if r["method"] == "CART-D3")
+    assert cart["n_train"] == 556 - 56  # CART-D3 on the whole 90% (Dataset.split(0.1, seed=0))
+    assert odt.main(["--summary", str(store)]) == 0 and "Table 8" in capsys.readouterr().out
+
+
+def test_sorct_runs_on_the_runner(sorct: ModuleType, tmp_path: Path, capsys) -> None:
+    store = tmp_path / "sorct.sqlite"
+    assert sorct.main(["--tables", "4", "--datasets", "iris", "--n-starts", "1", "--fresh", "0", "--time-limit", "20",
+                       "--out", str(store), "--plot", str(tmp_path / "plots")]) == 0
+    out = capsys.readouterr().out
+    assert "1 succeeded" in out and "iris (1 split(s))" in out
+    [row] = load_rows(store)
+    assert len(row["points"]) == 17 and row["points"][0]["lambda_l"] == 0.0
+    points = sorct.point_rows([row])
+    assert [p["r"] for p in points] == sorct.R and all("test_accuracy" in p and "delta_l" in p for p in points)
+    assert (tmp_path / "plots" / "sorct_T4_iris_split0.png").exists()
+    assert sorct.main(["--summary", str(store), "--tables", "4"]) == 0
+    assert "mean |difference|" in capsys.readouterr().out
