@@ -16,26 +16,8 @@ import pytest
 from treeopt_dsl.experiments import ResultStore, expand, parse_grid, run_tasks
 from treeopt_dsl.experiments.report import write_report
 
-TINY = """\
-[experiment]
-name = "tiny"
-time_limit = 20.0
-retries = 1
-warm_start = "cart"
-
-[data]
-datasets = ["haberman", "heart", "wholesale"]
-seeds = [0, 1]
-sample = 50
-
-[[method]]
-formulation = "olct"
-params = { depth = 1 }
-
-[[method]]
-formulation = "oct"
-params = { depth = 1 }
-"""
+#: the README's grid (experiments/tiny.toml): 3 datasets x 2 seeds x 2 formulations
+TINY = (Path(__file__).resolve().parents[1] / "experiments" / "tiny.toml").read_text()
 
 SLEEPS = """\
 [experiment]
