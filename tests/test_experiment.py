@@ -205,12 +205,13 @@ def test_new_keys_are_refused_with_their_line(text: str, line: int, key: str, wo
 
 
 def test_wall_timeout_counts_hold_out_fits_and_path_starts() -> None:
-    from treeopt_dsl.experiments.worker import wall_timeout
+    from treeopt_dsl.experiments.worker import SOLVE_OVERHEAD_S, wall_timeout
 
     t = expand(parse_grid(PROTOCOL))[0]
-    assert wall_timeout(t) == 1.5 * 2 * 2.0 + 120  # two fits (one per alpha), no refit
+    assert wall_timeout(t) == 1.5 * 2 * 2.0 + 2 * SOLVE_OVERHEAD_S + 120  # two fits (one per alpha), no refit
     t = expand(parse_grid(PATH))[0]
-    assert wall_timeout(t) == 1.5 * (3 + 16 * (3 + 1)) * 10.0 + 120  # 17 points: 3 starts, then 3 chained + 1 fresh
+    n = 3 + 16 * (3 + 1)  # 17 points: 3 starts, then 3 chained + 1 fresh
+    assert wall_timeout(t) == 1.5 * n * 10.0 + n * SOLVE_OVERHEAD_S + 120
 
 
 def test_scale_factors() -> None:
