@@ -26,6 +26,11 @@ ACCEPTED = ("feasible solution given by solution candidate storage", "found by c
 _ACCEPTED = re.compile("|".join(re.escape(a) for a in ACCEPTED))
 
 
+#: SCIP's heuristics that solve NLPs with its bundled Ipopt (off for quadratic and nonlinear models, see
+#: :meth:`ScipBackend.native_options`)
+NLP_HEURISTICS = ("subnlp", "nlpdiving", "mpec", "multistart")
+
+
 class ScipBackend(Backend):
     """SCIP direct. Interrupts: SCIP's own Ctrl-C catching is off (``misc/catchctrlc``); the solve runs
     in a worker thread (``optimizeNogil``) and SIGINT/SIGTERM call ``interruptSolve()``: SCIP stops
@@ -67,6 +72,12 @@ class ScipBackend(Backend):
         out = super().native_options(run)
         if "randomization/randomseedshift" in out:
             out["randomization/randomseedshift"] = int(out["randomization/randomseedshift"]) % 2**31
+        if run.sf.is_quadratic or run.sf.nonlinear or run.sf.nl_constraints:
+            # SCIP 10's NLP heuristics (Ipopt with MUMPS and METIS) corrupted the heap on MARGOT over tic-tac-toe
+            # (SIGABRT "free(): invalid pointer" in METIS_NodeND, or a hang at 0% CPU; 12 of 12 runner attempts,
+            # 0 of 5 with them off: docs/experiments.md). Our starts give SCIP its incumbent; a caller can turn
+            # them back on with the same names.
+            out.update({f"heuristics/{h}/freq": -1 for h in NLP_HEURISTICS})
         return out
 
     def set_option(self, run: Run, name: str, value: Any) -> None:
