@@ -74,9 +74,9 @@ class ScipBackend(Backend):
             out["randomization/randomseedshift"] = int(out["randomization/randomseedshift"]) % 2**31
         if run.sf.is_quadratic or run.sf.nonlinear or run.sf.nl_constraints:
             # SCIP 10's NLP heuristics (Ipopt with MUMPS and METIS) corrupted the heap on MARGOT over tic-tac-toe
-            # (SIGABRT "free(): invalid pointer" in METIS_NodeND, or a hang at 0% CPU; 12 of 12 runner attempts,
-            # 0 of 5 with them off: docs/experiments.md). Our starts give SCIP its incumbent; a caller can turn
-            # them back on with the same names.
+            # (SIGABRT "free(): invalid pointer" in METIS_NodeND, or a hang at 0% CPU: all 10 of the runner's
+            # attempts, 2 of 4 runs in one process; none of 11 with them off: docs/experiments.md). Our starts give
+            # SCIP its incumbent; a caller can turn them back on with the same names.
             out.update({f"heuristics/{h}/freq": -1 for h in NLP_HEURISTICS})
         return out
 

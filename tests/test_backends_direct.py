@@ -127,7 +127,7 @@ def test_scip_nlp_heuristics_are_off_for_quadratic_models_only():
 
 @pytest.mark.solver("scip")
 def test_margot_cv_on_tic_tac_toe_with_scip_ends_normally():
-    """The task that aborted the process (SIGABRT in METIS) or hung in all 12 of the runner's attempts: its 12
+    """The task that aborted the process (SIGABRT in METIS) or hung in every one of the runner's attempts: its 12
     CV solves and the final solve on SCIP end with a time-limited tree (own process: a crash fails the test
     instead of killing the suite)."""
     from pathlib import Path
