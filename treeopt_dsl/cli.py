@@ -42,6 +42,7 @@ import numpy as np
 
 from . import __version__
 from .errors import TreeoptError
+from .jsonable import jsonable
 
 WARM_STARTS = ("auto", "none", "greedy", "cart", "tao", "tmo", "beam")
 #: seconds after which ``solve`` and ``fit`` stop when ``--time-limit`` is not given
@@ -190,24 +191,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # ---------------------------------------------------------------------------------------------- helpers
-def _jsonable(o: Any) -> Any:
-    if isinstance(o, dict):
-        return {str(k): _jsonable(v) for k, v in o.items()}
-    if isinstance(o, (list, tuple)):
-        return [_jsonable(v) for v in o]
-    if isinstance(o, np.generic):
-        return o.item()
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    if isinstance(o, float) and not np.isfinite(o):
-        return None
-    if isinstance(o, (str, int, float, bool)) or o is None:
-        return o
-    return str(o)
-
-
 def _print_json(obj: dict[str, Any]) -> None:
-    print(json.dumps(_jsonable(obj), indent=None, allow_nan=False))
+    print(json.dumps(jsonable(obj), indent=None, allow_nan=False))
 
 
 def parse_param_items(items: list[str] | None, parsers: dict[str, Any], who: str, hint: str = "") -> dict[str, Any]:

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DataError, OptionError
+from ..jsonable import jsonable
 from .estimator import ContextualTreeClassifier, ContextualTreeRegressor
 
 __all__ = ["PARAMS", "fit_command", "load_regression", "parse_params"]
@@ -157,22 +158,6 @@ def _metrics_regression(model: Any, X: np.ndarray, y: np.ndarray) -> dict[str, f
             "r2": float(1.0 - np.sum(err ** 2) / ss) if ss > 0 else float("nan")}
 
 
-def _jsonable(o: Any) -> Any:
-    if isinstance(o, dict):
-        return {str(k): _jsonable(v) for k, v in o.items()}
-    if isinstance(o, (list, tuple)):
-        return [_jsonable(v) for v in o]
-    if isinstance(o, np.ndarray):
-        return _jsonable(o.tolist())
-    if isinstance(o, np.generic):
-        return _jsonable(o.item())
-    if isinstance(o, float) and not math.isfinite(o):
-        return None
-    if isinstance(o, (str, int, float, bool)) or o is None:
-        return o
-    return str(o)
-
-
 # ---------------------------------------------------------------------------------------------- command
 def _reject_solver_options(args: argparse.Namespace) -> None:
     name = args.formulation
@@ -266,12 +251,12 @@ def fit_command(args: argparse.Namespace) -> int:
         doc = {"formulation": name, "data": data_name, "depth": model.depth_, "selection_histogram_test": hist_test,
                "trees": {str(k): model.tree(k).to_dict() for k in used}}
         try:
-            Path(args.output).write_text(json.dumps(_jsonable(doc)), encoding="utf-8")
+            Path(args.output).write_text(json.dumps(jsonable(doc)), encoding="utf-8")
         except OSError as exc:
             raise OptionError(f"cannot write --output {args.output!r}: {exc.strerror or exc}") from None
         out["output"] = str(args.output)
     if args.json:
-        print(json.dumps(_jsonable(out), allow_nan=False))
+        print(json.dumps(jsonable(out), allow_nan=False))
         return 0
     _print_text(model, out, regression, X_te, as_input, quiet=bool(args.quiet))
     return 0

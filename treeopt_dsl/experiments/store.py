@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..jsonable import json_default
+
 __all__ = ["ResultStore", "load_rows"]
 
 _SCHEMA = """
@@ -39,16 +41,6 @@ CREATE TABLE IF NOT EXISTS attempts (
     id TEXT, attempt INTEGER, ok INTEGER, status TEXT, reason TEXT, finished_at REAL, PRIMARY KEY (id, attempt)
 );
 """
-
-
-def _json(o: Any) -> Any:
-    import numpy as np
-
-    if isinstance(o, np.generic):
-        return o.item()
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    return str(o)
 
 
 class ResultStore:
@@ -78,7 +70,7 @@ class ResultStore:
             self.conn.executemany(
                 "INSERT OR IGNORE INTO tasks VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [(t["id"], t.get("experiment"), t.get("method"), t["dataset"]["name"], t.get("seed"), t.get("fold"),
-                  json.dumps(t, default=_json)) for t in tasks])
+                  json.dumps(t, default=json_default)) for t in tasks])
             self.conn.execute("COMMIT")
 
     def record(self, row: dict[str, Any], *, final: bool, task: dict[str, Any] | None = None) -> None:
@@ -98,7 +90,7 @@ class ResultStore:
                      int(bool(row.get("ok"))), row.get("status"), int(row.get("attempt", 1)), row.get("reason"),
                      row.get("objective"), row.get("bound"), row.get("gap"), row.get("runtime_s"),
                      row.get("task_s"), row.get("wall_s"), row.get("test_balanced_accuracy"),
-                     row.get("features_per_node"), now, json.dumps(row, default=_json)))
+                     row.get("features_per_node"), now, json.dumps(row, default=json_default)))
             self.conn.execute("COMMIT")
         except BaseException:
             self.conn.execute("ROLLBACK")

@@ -35,6 +35,8 @@ import time
 import traceback
 from typing import Any
 
+from ..jsonable import json_default
+
 __all__ = ["HOOK_VARS", "run_isolated", "run_task", "wall_timeout", "with_hooks"]
 
 _SOLVER_PACKAGES = {"highs": "highspy", "scip": "PySCIPOpt", "gurobi": "gurobipy", "cbc": "mip", "ipopt": "casadi",
@@ -442,18 +444,8 @@ def _child(task: dict[str, Any], attempt: int, conn: Any) -> None:
     except Exception:
         pass
     row = run_task(task, attempt)
-    conn.send(json.dumps(row, default=_jsonable))
+    conn.send(json.dumps(row, default=json_default))
     conn.close()
-
-
-def _jsonable(o: Any) -> Any:
-    import numpy as np
-
-    if isinstance(o, np.generic):
-        return o.item()
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    return str(o)
 
 
 def _signal_name(code: int) -> str:
@@ -556,7 +548,7 @@ def _run_subprocess(task: dict[str, Any], attempt: int, timeout: float, running:
     with tempfile.TemporaryDirectory(prefix="treeopt-task-") as tmp:
         inp, out = os.path.join(tmp, "task.json"), os.path.join(tmp, "row.json")
         with open(inp, "w") as fh:
-            json.dump({"task": task, "attempt": attempt}, fh, default=_jsonable)
+            json.dump({"task": task, "attempt": attempt}, fh, default=json_default)
         mem, threads = task.get("memory_mb"), int(task.get("threads", 1))
         proc = subprocess.Popen([sys.executable, "-m", "treeopt_dsl.experiments.worker", inp, out],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -592,7 +584,7 @@ def _main(argv: list[str]) -> int:
     row = run_task(payload["task"], int(payload.get("attempt", 1)))
     tmp = argv[1] + ".part"
     with open(tmp, "w") as fh:
-        json.dump(row, fh, default=_jsonable)
+        json.dump(row, fh, default=json_default)
     os.replace(tmp, argv[1])
     return 0
 
