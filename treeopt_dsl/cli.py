@@ -306,8 +306,7 @@ def _summary(res: Any) -> list[str]:
              + ("" if res.incumbent_time_s is None else
                 f"; final incumbent at {res.incumbent_time_s:.2f} s, "
                 f"proof {max(0.0, res.runtime_s - res.incumbent_time_s):.2f} s"),
-             f"model       {res.size.get('n_variables')} variables, {res.size.get('n_constraints')} constraints, "
-             f"{res.size.get('n_nonzeros')} nonzeros, {res.size.get('n_integer')} integer"]
+             _size_line(res.size)]
     if res.warm_start_accepted is not None:
         lines.append(f"warm start  {'accepted' if res.warm_start_accepted else 'NOT accepted'} by the solver")
     st = getattr(res, "start", None)
@@ -321,6 +320,14 @@ def _summary(res: Any) -> list[str]:
         prefix = "certificate" if res.certificate.ok else "WARNING: certificate failed:"
         lines.append(f"{prefix} {res.certificate}")
     return lines
+
+
+def _size_line(size: dict[str, Any]) -> str:
+    if str(size.get("problem_class", "")).startswith("DP:"):  # the DP route answered without building the MILP
+        return (f"model       DP over {size.get('n_threshold_columns')} threshold columns of {size.get('n_samples')} "
+                "samples (no MILP built; --output builds and writes it)")
+    return (f"model       {size.get('n_variables')} variables, {size.get('n_constraints')} constraints, "
+            f"{size.get('n_nonzeros')} nonzeros, {size.get('n_integer')} integer")
 
 
 def metrics(model: Any, data: Any) -> dict[str, float]:

@@ -329,6 +329,11 @@ class Scaler:
 
     def fit(self, X: np.ndarray, feature_names: Sequence[str] | None = None) -> Scaler:
         """Fit the shift and scale of every column of ``X``; ``feature_names`` name columns in errors."""
+        self.fit_transform(X, feature_names)
+        return self
+
+    def fit_transform(self, X: np.ndarray, feature_names: Sequence[str] | None = None) -> np.ndarray:
+        """:meth:`fit`, then ``X`` scaled (computed once: fitting already scales it to check the range)."""
         X = _as_features(X)
         names = _names(feature_names, X.shape[1])
         with np.errstate(over="ignore", invalid="ignore"):
@@ -362,7 +367,7 @@ class Scaler:
         if lost.any():
             raise DataError(self._huge(names, lost, X, "squashes the middle half of its values into less than "
                                                        f"{MIN_SCALED_IQR:g} (a few huge values dominate the scale)"))
-        return self
+        return Xs
 
     def _huge(self, names: tuple[str, ...], cols: np.ndarray, X: np.ndarray, what: str) -> str:
         idx = np.flatnonzero(cols)

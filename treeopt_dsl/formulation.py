@@ -220,6 +220,31 @@ class Built:
         return solve_built(self, solver=solver, backend=backend, **options)
 
 
+class DeferredBuilt:
+    """A :class:`Built` made on first use: ``make()`` builds it when any attribute is read (the DP route answers
+    from the blocks without the MILP; exporting the answer's model or scoring another point in it builds the MILP
+    then). ``make`` must be picklable when the result is (e.g. ``functools.partial(spec.build, data)``)."""
+
+    def __init__(self, make: Callable[[], Built]) -> None:
+        self.__dict__["_make"] = make
+        self.__dict__["_built"] = None
+
+    @property
+    def is_built(self) -> bool:
+        """Whether the MILP has been built."""
+        return self.__dict__["_built"] is not None
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if self.__dict__.get("_built") is None:
+            self.__dict__["_built"] = self.__dict__["_make"]()
+        return getattr(self.__dict__["_built"], name)
+
+    def __repr__(self) -> str:
+        return f"DeferredBuilt(built={self.is_built})"
+
+
 class Formulation:
     """An ordered composition of blocks.
 

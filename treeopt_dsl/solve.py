@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -164,20 +165,30 @@ def resolution(built: Built) -> dict[str, Any] | None:
     distinct (scaled) training values of a feature closer than ``eps / w_bound``, which no axis-aligned
     split of this model can put a cut between (``None`` when there are none or the model has no such
     split). ``oct`` with ``cuts="all"`` splits threshold columns instead and can express every cut."""
-    from .blocks.splits import ObliqueSplit
     from .warmstart import _budget
 
-    split = next((b for b in built.formulation.blocks if isinstance(b, ObliqueSplit)), None)
-    if split is None or split.w_bound is None or "w" not in built.ctx or _budget(built) != 1:
+    if "w" not in built.ctx or _budget(built) != 1:
         return None  # (an oblique split may separate such samples by another feature)
+    return split_resolution(built.formulation, built.ctx.data, float(built.ctx.numerics.eps))
+
+
+def split_resolution(f: Any, data: Any, eps: float) -> dict[str, Any] | None:
+    """:func:`resolution` of a formulation ``f`` whose splits are axis-aligned, on ``data`` (scaled) with ``eps``,
+    read from its split block (no model needed)."""
+    from .blocks.splits import ObliqueSplit
     from .exact.binarize import unseparable_pairs
 
-    eps = float(built.ctx.numerics.eps)
+    split = next((b for b in f.blocks if isinstance(b, ObliqueSplit)), None)
+    if split is None or split.w_bound is None:
+        return None
     gap = eps / float(split.w_bound)
-    counts = unseparable_pairs(built.ctx.data.X, gap)
+    return resolution_of(gap, unseparable_pairs(data.X, gap), data.feature_names)
+
+
+def resolution_of(gap: float, counts: np.ndarray, names: Sequence[str]) -> dict[str, Any] | None:
+    """The :func:`resolution` report of ``counts`` (unseparable pairs per feature) at the smallest cut ``gap``."""
     if not counts.any():
         return None
-    names = built.ctx.data.feature_names
     return {"smallest_cut_gap": gap, "unseparable_pairs": int(counts.sum()),
             "features": {names[j]: int(c) for j, c in enumerate(counts) if c}}
 

@@ -142,8 +142,8 @@ class FormulationSpec:
         if not self.multiclass:
             data.require_binary(self.name)
         self.check_data(data)
-        scaler = Scaler(self.values.get("scaling", self.scaling)).fit(data.X, data.feature_names)
-        return replace(scaler.apply(data), meta={**data.meta, "scaler": scaler})
+        scaler = Scaler(self.values.get("scaling", self.scaling))
+        return replace(data, X=scaler.fit_transform(data.X, data.feature_names), meta={**data.meta, "scaler": scaler})
 
     def check_data(self, data: Dataset) -> None:
         """Refuse parameters the data cannot honour: ``T`` (features with points, rules) above the number
@@ -159,6 +159,12 @@ class FormulationSpec:
         return self.formulation().build(self.prepare(data), self.topology())
 
     def solve(self, data: Dataset, solver: str = "highs", backend: str | None = None, **options: Any) -> SolveResult:
+        if solver == "streed":  # the exact DP route answers a recognized composition without building the MILP
+            from .exact.direct import solve_spec
+
+            res = solve_spec(self, data, backend=backend, **options)
+            if res is not None:
+                return res
         return self.build(data).solve(solver=solver, backend=backend, **options)
 
     @classmethod

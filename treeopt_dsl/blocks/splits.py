@@ -42,13 +42,16 @@ class ObliqueSplit(Block):
                 raise FormulationError(f"{name} must be a positive number or None, got {v!r}")
         self.w_bound, self.b_bound = w_bound, b_bound
 
-    def build(self, ctx: BuildContext) -> None:
-        topo, data, m = ctx.topo, ctx.data, ctx.model
+    def bounds(self, X: np.ndarray) -> tuple[float, float]:
+        """``(W, B)``: the bounds ``|w_jt| <= W`` and ``|b_t| <= B`` on data ``X`` (``inf`` when free)."""
         W = np.inf if self.w_bound is None else float(self.w_bound)
         if self.b_bound == "auto":
-            B = W * float(np.abs(data.X).sum(1).max()) + 1.0
-        else:
-            B = np.inf if self.b_bound is None else float(self.b_bound)
+            return W, W * float(np.abs(X).sum(1).max(initial=0.0)) + 1.0
+        return W, np.inf if self.b_bound is None else float(self.b_bound)
+
+    def build(self, ctx: BuildContext) -> None:
+        topo, data, m = ctx.topo, ctx.data, ctx.model
+        W, B = self.bounds(data.X)
         coords = {NODE: topo.nodes, FEATURE: np.arange(data.n_features)}
         w = m.add_variables("w", (NODE, FEATURE), coords, lower=-W, upper=W)
         b = m.add_variables("b", (NODE,), coords, lower=-B, upper=B)

@@ -2,8 +2,10 @@
 
 :mod:`.binarize` turns continuous features into 0/1 threshold columns (every distinct cut, or quantiles);
 :mod:`.dp` recognizes the compositions a DP solver solves exactly (OCT, Bertsimas & Dunn 2017: axis-aligned
-splits, the 0-1 loss, a penalty per split) and solves them with STreeD (van der Linden et al. 2023),
-returning a :class:`~treeopt_dsl.result.SolveResult` certified by the formulation's own blocks.
+splits, the 0-1 loss, a penalty per split) and solves them, by :mod:`.depth2`'s exhaustive count at depth 1-2
+and by STreeD (van der Linden et al. 2023) deeper, returning a :class:`~treeopt_dsl.result.SolveResult`
+certified by the formulation's own blocks; :mod:`.direct` answers a spec's recognized composition without
+building the MILP (what ``spec.solve(data, solver="streed")`` does), certified on the tree.
 STreeD (``pystreed``) is optional: ``pip install treeopt-dsl[dp]``.
 """
 

@@ -30,6 +30,8 @@ class Binarization:
     lower: np.ndarray
     upper: np.ndarray
     exact: bool
+    #: per feature, the pairs of consecutive distinct values closer than ``count_below`` (``None``: not counted)
+    closer: np.ndarray | None = None
 
     @property
     def n_columns(self) -> int:
@@ -41,7 +43,8 @@ class Binarization:
         return (X[:, self.feature] > self.threshold).astype(np.int32)
 
 
-def binarize(X: np.ndarray, max_thresholds: int | None = None, min_gap: float = 0.0) -> Binarization:
+def binarize(X: np.ndarray, max_thresholds: int | None = None, min_gap: float = 0.0,
+             count_below: float | None = None) -> Binarization:
     """Threshold columns of ``X`` (n x p, the training data).
 
     Parameters
@@ -55,6 +58,9 @@ def binarize(X: np.ndarray, max_thresholds: int | None = None, min_gap: float = 
         Consecutive distinct values closer than this are not separated (a formulation whose splits keep a
         margin ``eps`` cannot separate them either: OCT's (3.7b) needs ``w·x_i + b >= eps`` on the right side
         and ``<= 0`` on the left).
+    count_below:
+        Also count, per feature, the consecutive distinct values closer than this (:func:`unseparable_pairs`,
+        from the same sort) into ``closer``.
 
     >>> bz = binarize(np.array([[0.0, 1.0], [1.0, 1.0], [3.0, 0.0]]))
     >>> bz.feature.tolist(), bz.threshold.tolist(), bz.Z.tolist()
@@ -65,18 +71,25 @@ def binarize(X: np.ndarray, max_thresholds: int | None = None, min_gap: float = 
         raise ValueError(f"X must be two-dimensional, got shape {X.shape}")
     if max_thresholds is not None and int(max_thresholds) < 1:
         raise ValueError(f"max_thresholds must be a positive integer or None, got {max_thresholds!r}")
+    S = np.array(X.T, order="C")  # a copy, feature x sample: each feature's values contiguous (a 2x faster sort)
+    S.sort(axis=1)
+    lo_all, hi_all = S[:, :-1], S[:, 1:]
+    gaps = hi_all - lo_all
+    cut = gaps > min_gap  # consecutive distinct values (those closer than min_gap stay together)
+    closer = None if count_below is None else np.count_nonzero((gaps > 0) & (gaps < count_below), axis=1)
+    if max_thresholds is None:  # every cut: columns by feature, then by threshold (one pass over the matrix)
+        j, r = np.nonzero(cut)
+        lo, hi = lo_all[j, r], hi_all[j, r]
+        feature, threshold = j.astype(np.int64), lo + (hi - lo) / 2
+        Z = (X[:, feature] > threshold).astype(np.int32)
+        return Binarization(Z, feature, threshold, lo, hi, True, closer)
     feats, thrs, los, his = [], [], [], []
-    exact = max_thresholds is None
-    for j in range(X.shape[1]):  # one numpy pass per feature (never per sample)
-        col = X[:, j]
-        vals = np.unique(col)
-        lo, hi = vals[:-1], vals[1:]
-        keep = (hi - lo) > min_gap
-        lo, hi = lo[keep], hi[keep]
+    for j in range(X.shape[1]):  # quantile cuts: one numpy pass per feature (never per sample)
+        lo, hi = lo_all[j, cut[j]], hi_all[j, cut[j]]
         mid = lo + (hi - lo) / 2
-        if max_thresholds is not None and mid.size > int(max_thresholds):
+        if mid.size > int(max_thresholds):
             K = int(max_thresholds)
-            q = np.quantile(col, np.arange(1, K + 1) / (K + 1))
+            q = np.quantile(X[:, j], np.arange(1, K + 1) / (K + 1))
             pick = np.unique(np.clip(np.searchsorted(mid, q), 0, mid.size - 1))
             lo, hi, mid = lo[pick], hi[pick], mid[pick]
         feats.append(np.full(mid.size, j, dtype=np.int64))
@@ -87,7 +100,7 @@ def binarize(X: np.ndarray, max_thresholds: int | None = None, min_gap: float = 
     threshold = np.concatenate(thrs) if thrs else np.zeros(0)
     Z = (X[:, feature] > threshold).astype(np.int32)
     return Binarization(Z, feature, threshold, np.concatenate(los) if los else np.zeros(0),
-                        np.concatenate(his) if his else np.zeros(0), exact)
+                        np.concatenate(his) if his else np.zeros(0), False, closer)
 
 
 def _cut_text(t: float, lower: float, upper: float) -> str:

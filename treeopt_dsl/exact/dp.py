@@ -1,4 +1,5 @@
-"""The exact DP route for axis-aligned 0-1-loss trees (OCT, Bertsimas & Dunn 2017) through STreeD.
+"""The exact DP route for axis-aligned 0-1-loss trees (OCT, Bertsimas & Dunn 2017): the depth-1/2 count
+(:mod:`~treeopt_dsl.exact.depth2`) and STreeD deeper.
 
 OCT's objective (formulations/oct.py, blocks ZeroOneLoss and L0) is
 
@@ -31,8 +32,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import CapabilityError, FormulationError, SolverNotAvailable
-from ..formulation import Built
+from ..formulation import BuildContext, Built, Formulation
 from ..result import SolveResult, Status
+from . import depth2
 from .binarize import Binarization, binarize
 
 #: the solver name that selects this route (``treeopt solve oct --solver streed``)
@@ -82,24 +84,40 @@ class DPTree:
     predictions: np.ndarray  # ±1 per training sample, from the DP tree on the binarized data
     n_columns: int
     runs: int
+    #: what searched the trees: ``"count"`` (:mod:`~treeopt_dsl.exact.depth2`, depth 1-2) or ``"streed"``
+    engine: str = "streed"
+    #: per feature, consecutive distinct values closer than ``count_below`` (``None``: not counted)
+    unseparable: np.ndarray | None = None
 
 
 # --------------------------------------------------------------------------- recognition
 def _inspect(built: Built) -> DPTask | str:
     """The task, or the reason the composition is not one a DP solver takes exactly."""
+    from ..warmstart import is_flow
+
+    if built.ctx.topology is not None and is_flow(built):
+        weights = _weights_reason(built.ctx.data)
+        return weights if weights else _inspect_flow(built)
+    task = inspect_blocks(built.formulation, built.ctx)
+    if isinstance(task, str):
+        return task
+    extra_terms = _extra_rows_or_terms(built, _ROW_PREFIXES)
+    return extra_terms if extra_terms else task
+
+
+def inspect_blocks(f: Formulation, ctx: BuildContext) -> DPTask | str:
+    """The task of a big-M composition read from its blocks alone, or why it is not one: what
+    :func:`recognize` decides before the model is built (``ctx`` needs the data, topology and numerics, no
+    variables). These blocks add only their own rows and objective terms, so a model built from nothing else
+    is the DP's problem; rows added to a built model are checked on it (:func:`recognize`)."""
     from ..blocks import L0, BigMForwarding, ObliqueSplit, Routing, ZeroOneLoss
 
-    ctx, f = built.ctx, built.formulation
     if ctx.topology is None:
         return "it is not a tree formulation (no depth)"
     weights = _weights_reason(ctx.data)
     if weights:
         return weights
     kinds = [type(b) for b in f.blocks]
-    from ..warmstart import is_flow
-
-    if is_flow(built):
-        return _inspect_flow(built)
     reasons = []
     if not any(isinstance(b, L0) and b.of == "w" and b.budget is not None and np.ndim(b.budget) == 0
                and int(b.budget) == 1 for b in f.blocks):
@@ -126,9 +144,6 @@ def _inspect(built: Built) -> DPTask | str:
         return "its split penalty is not one alpha per used split (per-node penalties or a floor)"
     if loss.levels != "last":
         return "its 0-1 loss counts errors at every level (the DP route needs levels='last')"
-    extra_terms = _extra_rows_or_terms(built, _ROW_PREFIXES)
-    if extra_terms:
-        return extra_terms
     C = float(loss._weights.weights(ctx)[-1])
     w_scale = 1.0 if split.w_bound is None else min(1.0, float(split.w_bound))
     return DPTask(depth=ctx.topo.depth, C=C, alpha=float(l0.penalty), eps=float(ctx.numerics.eps), w_scale=w_scale)
@@ -304,10 +319,25 @@ def _embed(node: Any | None, label: float, bz: Binarization, task: DPTask, n_fea
 def fit_dp(built: Built, task: DPTask, time_limit: float | None = None,
            max_thresholds: int | None = None) -> DPTree:
     """The optimal tree of ``task`` on ``built``'s (scaled) training data, in the library's layout."""
+    return fit_tree(built.ctx.data, task, constant_b(built.formulation, built.ctx.data), time_limit, max_thresholds)
+
+
+def constant_b(f: Formulation, data: Any) -> float:
+    """The ``|b|`` a constant node uses (at most 1, within the split block's bound on ``b``)."""
     from ..blocks import ObliqueSplit
 
+    split = next((b for b in f.blocks if isinstance(b, ObliqueSplit)), None)
+    B = split.bounds(data.X)[1] if split is not None else np.inf
+    return float(B) if np.isfinite(B) else 1.0
+
+
+def fit_tree(data: Any, task: DPTask, b_cap: float = 1.0, time_limit: float | None = None,
+             max_thresholds: int | None = None, count_below: float | None = None) -> DPTree:
+    """The optimal tree of ``task`` on ``data`` (scaled training data), in the library's layout: by
+    :mod:`~treeopt_dsl.exact.depth2` at depth 1-2 (exhaustive counting, any sample weights), by STreeD deeper;
+    ``b_cap``: :func:`constant_b`; ``count_below``: count the values closer than this into ``unseparable``
+    (:func:`~treeopt_dsl.exact.binarize.binarize`)."""
     t0 = time.perf_counter()
-    data = built.ctx.data
     X = data.X
     reason = _weights_reason(data)
     if reason is not None:
@@ -315,38 +345,46 @@ def fit_dp(built: Built, task: DPTask, time_limit: float | None = None,
     K, multiclass = data.n_classes, data.n_classes > 2
     y = data.class_index  # class codes 0..K-1 (0/1 for two classes), what STreeD labels
     w = data.weights
-    rep = np.round(w).astype(np.int64)  # integer weights (checked): a row of weight k is k repeated rows
     limit = DEFAULT_TIME_LIMIT if time_limit is None else float(time_limit)
-    bz = binarize(X, max_thresholds=max_thresholds, min_gap=task.min_gap)
-    Zr, yr = (bz.Z, y) if not data.weighted else (np.repeat(bz.Z, rep, axis=0), np.repeat(y, rep))
+    bz = binarize(X, max_thresholds=max_thresholds, min_gap=task.min_gap, count_below=count_below)
     mass = np.bincount(y, weights=w, minlength=K)
     majority = float(np.argmax(mass)) if multiclass else (1.0 if mass[1] >= mass[0] else -1.0)
     major_code = int(np.argmax(mass)) if multiclass else int(mass[1] >= mass[0])
-    split = next((b for b in built.formulation.blocks if isinstance(b, ObliqueSplit)), None)
-    b_cap = float(built.ctx["b"].upper.max()) if split is not None and split.b_bound is not None else 1.0
-    # candidates: the constant tree, then (alpha > 0) one run per number of branch nodes k
+    # candidates: the constant tree, then the DP's tree(s)
     best_node: Any | None = None
     best_pred = np.full(y.size, major_code)
     best_obj = task.C * float(np.sum(w * (best_pred != y)))
     optimal, runs = bz.exact, 0
-    max_nodes = 2**task.depth - 1
-    single_class = int(np.count_nonzero(mass)) <= 1
-    ks = [] if (bz.n_columns == 0 or single_class) else ([max_nodes] if task.alpha == 0 else range(1, max_nodes + 1))
-    for k in ks:
-        if task.alpha * k >= best_obj and task.alpha > 0:
-            break  # alpha k alone is no better than the best tree: no larger tree can win
-        left = limit - (time.perf_counter() - t0)
-        if left <= 0:
-            optimal = False
-            break
-        node, proved = _run(Zr, yr.astype(np.int32), min(task.depth, k), k, left)
-        runs += 1
-        optimal = optimal and proved
+
+    def consider(node: Any) -> None:
+        nonlocal best_node, best_pred, best_obj
         pred = _predict(node, bz.Z)
         W, _ = _embed(node, majority, bz, task, X.shape[1], b_cap, multiclass)
         obj = task.C * float(np.sum(w * (pred != y))) + task.alpha * int(np.count_nonzero(np.abs(W).sum(1)))
         if obj < best_obj - 1e-12:
             best_node, best_pred, best_obj = node, pred, obj
+
+    max_nodes = 2**task.depth - 1
+    trivial = bz.n_columns == 0 or int(np.count_nonzero(mass)) <= 1
+    engine = "count" if task.depth <= depth2.MAX_DEPTH else "streed"
+    if not trivial and engine == "count":  # one exhaustive count with alpha in its objective
+        consider(depth2.solve(bz.Z, y, task.depth, C=task.C, alpha=task.alpha,
+                              weights=w if data.weighted else None, n_classes=K)[0])
+        runs = 1
+    elif not trivial:  # STreeD; with alpha > 0 one run per number of branch nodes k (an exact integer trade-off)
+        rep = np.round(w).astype(np.int64)  # integer weights (checked): a row of weight k is k repeated rows
+        Zr, yr = (bz.Z, y) if not data.weighted else (np.repeat(bz.Z, rep, axis=0), np.repeat(y, rep))
+        for k in [max_nodes] if task.alpha == 0 else range(1, max_nodes + 1):
+            if task.alpha * k >= best_obj and task.alpha > 0:
+                break  # alpha k alone is no better than the best tree: no larger tree can win
+            left = limit - (time.perf_counter() - t0)
+            if left <= 0:
+                optimal = False
+                break
+            node, proved = _run(Zr, yr.astype(np.int32), min(task.depth, k), k, left)
+            runs += 1
+            optimal = optimal and proved
+            consider(node)
     W, b = _embed(best_node, majority, bz, task, X.shape[1], b_cap, multiclass)
     n_splits = int(np.count_nonzero(np.abs(W).sum(1)))
     errors = float(np.sum(w * (best_pred != y)))  # weighted (the count of errors without weights)
@@ -354,7 +392,21 @@ def fit_dp(built: Built, task: DPTask, time_limit: float | None = None,
     return DPTree(W=W, b=b, errors=errors, n_splits=n_splits, objective=task.C * errors + task.alpha * n_splits,
                   optimal=optimal, runtime_s=time.perf_counter() - t0,
                   predictions=best_pred if multiclass else np.where(best_pred == 1, 1, -1),
-                  n_columns=bz.n_columns, runs=runs)
+                  n_columns=bz.n_columns, runs=runs, engine=engine, unseparable=bz.closer)
+
+
+#: how :func:`describe` names each engine
+ENGINES = {"count": "exact depth-1/2 count (treeopt_dsl.exact.depth2)", "streed": "STreeD"}
+
+
+def describe(tree: DPTree, max_thresholds: int | None = None) -> str:
+    """The message of a DP answer: the engine, errors, splits, columns, runs, time, and what is not proven."""
+    msg = (f"{ENGINES[tree.engine]}: {tree.errors} errors, {tree.n_splits} splits over {tree.n_columns} threshold "
+           f"columns ({tree.runs} run(s), {tree.runtime_s:.3g} s)")
+    if not tree.optimal:
+        msg += "; optimality not proven (" + ("time limit" if max_thresholds is None else
+                                              f"max_thresholds={max_thresholds} is an approximation") + ")"
+    return msg
 
 
 # --------------------------------------------------------------------------- the route
@@ -388,11 +440,7 @@ def solve_dp(built: Built, time_limit: float | None = None, max_thresholds: int 
     model = built.decode(x)
     agrees = cert.ok and abs(cert.objective_decoded - tree.objective) <= cert.tolerance * max(1.0, abs(tree.objective))
     proven = tree.optimal and agrees
-    msg = (f"STreeD: {tree.errors} errors, {tree.n_splits} splits over {tree.n_columns} threshold columns "
-           f"({tree.runs} run(s), {tree.runtime_s:.3g} s)")
-    if not tree.optimal:
-        msg += "; optimality not proven (" + ("time limit" if max_thresholds is None else
-                                              f"max_thresholds={max_thresholds} is an approximation") + ")"
+    msg = describe(tree, max_thresholds)
     if not agrees:
         msg += f"; the formulation's certificate does not reproduce the DP tree: {cert}"
     # what is proven: the optimum (DP proof and certificate), a certified tree stopped by the time limit, a

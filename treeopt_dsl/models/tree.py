@@ -266,16 +266,25 @@ class TreeModel:
 
 def decode_tree(ctx: Any, x: np.ndarray, scaler: Scaler | None = None) -> TreeModel:
     """Read ``w`` and ``b`` from a solution into a :class:`TreeModel` (tiny values set to 0)."""
-    W = ctx["w"].values(x).copy()
-    b = ctx["b"].values(x).copy()
-    W[np.abs(W) < 1e-9] = 0.0
-    sc = scaler or ctx.data.meta.get("scaler") or Scaler("none").fit(ctx.data.X)
     loss = ctx.roles.get("loss")
     leaf = float(loss.leaf_threshold(ctx)) if hasattr(loss, "leaf_threshold") else 0.0
-    tree = TreeModel(ctx.topo, W, b, ctx.data.feature_names, ctx.data.classes, sc,
-                     threshold=ctx.numerics.eps / 2, leaf_threshold=leaf, X_train=ctx.data.X)
+    classes = None
     if ctx.data.n_classes > 2 and "leaf_class" in ctx.roles:  # OCT's leaf classes (K > 2)
-        tree.leaf_classes = np.argmax(ctx["leaf_class"].values(x), axis=1).astype(np.int64)
+        classes = np.argmax(ctx["leaf_class"].values(x), axis=1).astype(np.int64)
+    return tree_of(ctx, ctx["w"].values(x), ctx["b"].values(x), leaf, classes, scaler)
+
+
+def tree_of(ctx: Any, W: np.ndarray, b: np.ndarray, leaf_threshold: float, leaf_classes: np.ndarray | None = None,
+            scaler: Scaler | None = None) -> TreeModel:
+    """The :class:`TreeModel` of hyperplanes ``(W, b)`` on ``ctx``'s data, topology and eps (tiny values of ``W``
+    set to 0); ``leaf_classes`` (``K > 2``) gets the training weight of every class per leaf."""
+    W = np.array(W, dtype=float)
+    W[np.abs(W) < 1e-9] = 0.0
+    sc = scaler or ctx.data.meta.get("scaler") or Scaler("none").fit(ctx.data.X)
+    tree = TreeModel(ctx.topo, W, np.array(b, dtype=float), ctx.data.feature_names, ctx.data.classes, sc,
+                     threshold=ctx.numerics.eps / 2, leaf_threshold=leaf_threshold, X_train=ctx.data.X)
+    if leaf_classes is not None:
+        tree.leaf_classes = np.asarray(leaf_classes, dtype=np.int64)
         at = tree.leaf(ctx.data.X, scaled=True)
         counts = np.zeros((tree.leaf_classes.size, ctx.data.n_classes))
         np.add.at(counts, (at, ctx.data.class_index), ctx.data.weights)

@@ -1,0 +1,152 @@
+"""The DP route answered from the blocks: ``spec.solve(data, solver="streed")`` without building the MILP.
+
+:func:`~treeopt_dsl.exact.dp.solve_dp` embeds the DP's tree in the built model and certifies it on the model's
+rows. No solver reads those rows, and building them costs more than the DP itself on small data (OCT's big-M rows
+are ``n x 2^d`` routing rows over every feature: 4-7 ms on the benchmark's small sets where the DP needs about
+one, 50-140 ms with the certificate on mushrooms at depth 3; docs/benchmarks.md). When the composition is
+recognized from its blocks alone (:func:`~treeopt_dsl.exact.dp.inspect_blocks`: a spec's own blocks add no other
+rows), this route fits the tree and certifies it *on the tree*, checking what OCT's rows encode directly:
+
+* **bounds** (3.14 and the split block's box): ``|w_jt| <= w_bound``, ``|b_t| <= b_bound``, at most one feature
+  per split;
+* **margin** ((3.7), (3.9)): every training sample at every node has ``w_t·x_i + b_t <= 0`` or ``>= eps`` (right
+  iff ``> eps/2``, nobody inside the band), so the big-M rows hold for any routing of it; the largest intrusion
+  into the band is the certificate's ``max_violation``;
+* **objective**: ``C sum_i w_i [predict(x_i) != y_i] + alpha * (features used)``, recounted from the decoded
+  model's own prediction rule on the (scaled) training data the rows see, independently of the DP's count;
+* **routing**: the DP's predictions on its 0/1 threshold columns against the decoded model's
+  (``routing_mismatches``).
+
+That the formulation's rows accept the embedded point is a tested property of the embedding
+(tests/test_exact_direct.py certifies it on the built model on random data), not re-checked per solve. The
+result's ``built`` is deferred: reading it (exporting the model, scoring another point) builds the MILP then;
+``x`` (the MILP point) is ``None`` and ``size`` describes the DP's problem (``problem_class`` ``"DP:oct"``,
+samples, threshold columns). Compositions recognized only on the built model (rows added to it) and the flow
+routings take :func:`~treeopt_dsl.exact.dp.maybe_solve_dp`.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from ..errors import OptionError
+from ..formulation import BuildContext, DeferredBuilt
+from ..ir import Model
+from ..result import Certificate, SolveResult, Status
+from ..threads import one_blas_thread
+from .dp import BACKEND, SOLVER, DPTask, DPTree, constant_b, describe, fit_tree, inspect_blocks
+
+#: MIP options the DP route accepts and ignores (as the built route does: no MILP, no solver to pass them to)
+IGNORED = frozenset({"gap", "threads", "seed", "verbose", "log_callback", "warm_start", "raise_on_failure",
+                     "progress"})
+
+
+def solve_spec(spec: Any, data: Any, backend: str | None = None, time_limit: float | None = None,
+               max_thresholds: int | None = None, **options: Any) -> SolveResult | None:
+    """Solve ``spec`` on ``data`` by DP when its blocks make a DP task, else ``None`` (the caller builds the model
+    and takes :func:`~treeopt_dsl.exact.dp.maybe_solve_dp`, which explains a refusal)."""
+    unknown = sorted(set(options) - IGNORED)
+    if unknown:
+        raise OptionError(f"unknown option(s) {unknown} for streed (it takes time_limit and max_thresholds)")
+    if backend not in (None, BACKEND):
+        return None  # the built route says which backends exist
+    prepared = spec.prepare(data)
+    f = spec.formulation()
+    ctx = BuildContext(Model(f.name), prepared, spec.topology(), replace(f.numerics))
+    from ..blocks import ObliqueSplit
+
+    if not any(isinstance(b, ObliqueSplit) for b in f.blocks):
+        return None  # the flow routings: their own recognition on the built model
+    task = inspect_blocks(f, ctx)
+    if not isinstance(task, DPTask):
+        return None
+    from .dp import _streed
+
+    if task.depth > 2:
+        _streed()  # a missing pystreed is SolverNotAvailable with the install hint
+    split = next(b for b in f.blocks if isinstance(b, ObliqueSplit))
+    gap = None if split.w_bound is None else float(ctx.numerics.eps) / float(split.w_bound)  # solve.resolution
+    with one_blas_thread():  # small products (treeopt_dsl.threads)
+        tree = fit_tree(prepared, task, constant_b(f, prepared), time_limit, max_thresholds, count_below=gap)
+        model = _model(f, ctx, tree)
+        cert = tree_certificate(f, ctx, task, tree, model)
+    agrees = cert.ok
+    proven = tree.optimal and agrees
+    msg = describe(tree, max_thresholds)
+    if not agrees:
+        msg += f"; the tree certificate does not reproduce the DP tree: {cert}"
+    if proven:
+        status = Status.OPTIMAL
+    elif not agrees:
+        status = Status.UNCERTIFIED
+    else:
+        status = Status.TIME_LIMIT if max_thresholds is None else Status.FEASIBLE
+    objective = tree.objective if agrees else cert.objective_decoded
+    from ..solve import resolution_of
+
+    res = SolveResult(
+        status=status, objective=objective, bound=objective if proven else None, gap=0.0 if proven else None,
+        runtime_s=tree.runtime_s, solver=SOLVER, backend=BACKEND, x=None, compile_s=0.0,
+        size={"problem_class": f"DP:{f.name}", "n_samples": prepared.n_samples,
+              "n_threshold_columns": tree.n_columns},
+        message=msg, options={k: v for k, v in {"time_limit": time_limit, "max_thresholds": max_thresholds}.items()
+                              if v is not None},
+        certificate=cert, model=model, built=DeferredBuilt(functools.partial(spec.build, data)),
+        solver_status=(Status.OPTIMAL if tree.optimal else Status.TIME_LIMIT) if not proven else None)
+    if gap is not None and tree.unseparable is not None:
+        res.resolution = resolution_of(gap, tree.unseparable, prepared.feature_names)
+    if res.resolution is not None:
+        res.message += (f"; {res.resolution['unseparable_pairs']} pair(s) of distinct training values lie closer "
+                        "than eps/w_bound and cannot be split apart (--param cuts=all expresses every cut)")
+    return res
+
+
+def _model(f: Any, ctx: BuildContext, tree: DPTree) -> Any:
+    """The decoded tree (the formulation's decoder reads ``w`` and ``b``; here they are the DP's arrays)."""
+    from ..models.tree import tree_of
+
+    data = ctx.data
+    leaf = float(ctx.numerics.eps) / 2  # the 0-1 loss' leaf threshold (ZeroOneLoss.leaf_threshold)
+    if data.n_classes <= 2:
+        return tree_of(ctx, tree.W, tree.b, leaf)
+    # K > 2: every leaf takes the DP's class of the samples it receives (one class per leaf when the routing
+    # agrees: tree_certificate counts the samples that disagree); an empty leaf the weighted majority
+    n_leaves = 2**ctx.topo.depth
+    probe = tree_of(ctx, tree.W, tree.b, leaf, np.zeros(n_leaves, dtype=np.int64))
+    at = probe.leaf(data.X, scaled=True)
+    votes = np.zeros((n_leaves, data.n_classes))
+    np.add.at(votes, (at, np.asarray(tree.predictions, dtype=np.int64)), 1.0)
+    overall = int(np.argmax(np.bincount(data.class_index, weights=data.weights, minlength=data.n_classes)))
+    return tree_of(ctx, tree.W, tree.b, leaf, np.where(votes.sum(1) > 0, np.argmax(votes, 1), overall))
+
+
+def tree_certificate(f: Any, ctx: BuildContext, task: DPTask, tree: DPTree, model: Any) -> Certificate:
+    """The certificate of a DP tree checked on the tree (module docstring): bounds and margin as
+    ``max_violation``, the objective recounted from ``model``'s predictions (its own rule, on the scaled data the
+    rows see), the DP's own predictions against the model's as ``routing_mismatches``."""
+    from ..blocks import ObliqueSplit
+
+    data, eps = ctx.data, float(ctx.numerics.eps)
+    split = next(b for b in f.blocks if isinstance(b, ObliqueSplit))
+    Wb, Bb = split.bounds(data.X)
+    W, b = model.W, model.b
+    V = data.X @ W.T + b  # sample x node, scaled space: what the rows see
+    band = np.minimum(V, eps - V)  # > 0 only strictly inside (0, eps)
+    viol = max(0.0, float(band.max(initial=0.0)),
+               float(np.max(np.abs(W) - Wb, initial=0.0)), float(np.max(np.abs(b) - Bb, initial=0.0)))
+    used = np.count_nonzero(W, axis=1)
+    viol = max(viol, float(np.max(used, initial=0)) - 1.0)  # the budget of one feature per split (3.14)
+    codes = model.predict_codes(data.X, scaled=True)  # the decoded model's own rule, on the data the rows see
+    loss = task.C * float(np.sum(data.weights * (codes != data.class_index)))
+    l0 = task.alpha * int(used.sum())
+    dp_codes = (np.asarray(tree.predictions) > 0).astype(np.int64) if data.n_classes <= 2 else tree.predictions
+    mism = int(np.sum(dp_codes != codes))
+    # the band is eps wide (1e-5 by default): intrusions are measured against a thousandth of it, not the
+    # solvers' absolute 1e-5 (a sample at the band's middle would pass that)
+    return Certificate(objective_solver=tree.objective, objective_decoded=loss + l0, max_violation=viol,
+                       routing_mismatches=mism, tolerance=1e-9, violation_tolerance=1e-3 * eps,
+                       terms={"loss": loss, "l0": l0})
