@@ -349,7 +349,7 @@ class Scaler:
         self.shift_, self.scale_ = shift, np.where(scale > 1e-12, scale, 1.0)
         self.feature_names_ = names
         Xs = self._scaled(X)
-        big = np.abs(Xs).max(0) > MAX_SCALED
+        big = np.maximum(Xs.max(0), -Xs.min(0)) > MAX_SCALED  # |Xs| without a temporary
         if big.any():
             raise DataError(self._huge(names, big, X, f"gives values beyond +-{MAX_SCALED:g}, which the solvers "
                                                       "cannot tell from infinity"))
@@ -357,7 +357,7 @@ class Scaler:
         # column of ordinary magnitude with a tiny spread in its middle is the data, not the scaling): the
         # quartiles (a sort per column) are computed for those columns alone
         lost = np.zeros(X.shape[1], dtype=bool)
-        cols = np.flatnonzero(np.abs(X).max(0) > MAX_SCALED)
+        cols = np.flatnonzero(np.maximum(X.max(0), -X.min(0)) > MAX_SCALED)
         if cols.size:
             Xh = X[:, cols]
             q75, q25 = np.percentile(Xh, 75, axis=0, method="lower"), np.percentile(Xh, 25, axis=0, method="higher")

@@ -70,10 +70,12 @@ def solve_spec(spec: Any, data: Any, backend: str | None = None, time_limit: flo
         _streed()  # a missing pystreed is SolverNotAvailable with the install hint
     split = next(b for b in f.blocks if isinstance(b, ObliqueSplit))
     gap = None if split.w_bound is None else float(ctx.numerics.eps) / float(split.w_bound)  # solve.resolution
+    bounds = split.bounds(prepared.X)
     with one_blas_thread():  # small products (treeopt_dsl.threads)
-        tree = fit_tree(prepared, task, constant_b(f, prepared), time_limit, max_thresholds, count_below=gap)
+        tree = fit_tree(prepared, task, constant_b(f, prepared, bounds[1]), time_limit, max_thresholds,
+                        count_below=gap)
         model = _model(f, ctx, tree)
-        cert = tree_certificate(f, ctx, task, tree, model)
+        cert = tree_certificate(ctx, task, tree, model, bounds)
     agrees = cert.ok
     proven = tree.optimal and agrees
     msg = describe(tree, max_thresholds)
@@ -124,15 +126,14 @@ def _model(f: Any, ctx: BuildContext, tree: DPTree) -> Any:
     return tree_of(ctx, tree.W, tree.b, leaf, np.where(votes.sum(1) > 0, np.argmax(votes, 1), overall))
 
 
-def tree_certificate(f: Any, ctx: BuildContext, task: DPTask, tree: DPTree, model: Any) -> Certificate:
+def tree_certificate(ctx: BuildContext, task: DPTask, tree: DPTree, model: Any,
+                     bounds: tuple[float, float]) -> Certificate:
     """The certificate of a DP tree checked on the tree (module docstring): bounds and margin as
     ``max_violation``, the objective recounted from ``model``'s predictions (its own rule, on the scaled data the
-    rows see), the DP's own predictions against the model's as ``routing_mismatches``."""
-    from ..blocks import ObliqueSplit
-
+    rows see), the DP's own predictions against the model's as ``routing_mismatches``; ``bounds``: the split
+    block's ``(W, B)`` (:meth:`~treeopt_dsl.blocks.ObliqueSplit.bounds`)."""
     data, eps = ctx.data, float(ctx.numerics.eps)
-    split = next(b for b in f.blocks if isinstance(b, ObliqueSplit))
-    Wb, Bb = split.bounds(data.X)
+    Wb, Bb = bounds
     W, b = model.W, model.b
     V = data.X @ W.T + b  # sample x node, scaled space: what the rows see
     band = np.minimum(V, eps - V)  # > 0 only strictly inside (0, eps)

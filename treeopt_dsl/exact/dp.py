@@ -322,12 +322,14 @@ def fit_dp(built: Built, task: DPTask, time_limit: float | None = None,
     return fit_tree(built.ctx.data, task, constant_b(built.formulation, built.ctx.data), time_limit, max_thresholds)
 
 
-def constant_b(f: Formulation, data: Any) -> float:
-    """The ``|b|`` a constant node uses (at most 1, within the split block's bound on ``b``)."""
+def constant_b(f: Formulation, data: Any, B: float | None = None) -> float:
+    """The ``|b|`` a constant node uses (at most 1, within the split block's bound ``B`` on ``b``: read from the
+    block when not given)."""
     from ..blocks import ObliqueSplit
 
-    split = next((b for b in f.blocks if isinstance(b, ObliqueSplit)), None)
-    B = split.bounds(data.X)[1] if split is not None else np.inf
+    if B is None:
+        split = next((b for b in f.blocks if isinstance(b, ObliqueSplit)), None)
+        B = split.bounds(data.X)[1] if split is not None else np.inf
     return float(B) if np.isfinite(B) else 1.0
 
 
