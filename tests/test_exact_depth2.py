@@ -61,7 +61,7 @@ def problems(draw: st.DrawFn) -> tuple:
 @given(problems())
 def test_count_equals_brute_force(problem: tuple) -> None:
     Z, y, w, K, depth, C, alpha = problem
-    node, obj = depth2.solve(Z, y, depth, C=C, alpha=alpha, weights=w, n_classes=K)
+    node, obj, _ = depth2.solve(Z, y, depth, C=C, alpha=alpha, weights=w, n_classes=K)
     ww = np.ones(y.size) if w is None else w
     assert obj == pytest.approx(brute(Z, y, ww, K, depth, C, alpha), abs=1e-9)
     # the returned tree scores what it claims
@@ -80,7 +80,7 @@ def test_count_equals_streed_on_random_columns() -> None:
         y = ((Z[:, 0] ^ Z[:, -1]) if trial % 2 else (rng.random(n) < 0.4)).astype(np.int64)
         y[rng.random(n) < 0.1] ^= 1  # noise
         for depth in (1, 2):
-            _, obj = depth2.solve(Z, y, depth)
+            _, obj, _ = depth2.solve(Z, y, depth)
             st_ = STreeDClassifier(max_depth=depth).fit(Z, y)
             assert obj == float(np.sum(st_.predict(Z) != y)), (trial, depth)
 
@@ -92,7 +92,7 @@ def test_blocks_of_root_columns_give_the_same_tree(monkeypatch: pytest.MonkeyPat
     y = rng.integers(0, 3, 60)
     whole = depth2.solve(Z, y, 2, alpha=0.3)
     monkeypatch.setattr(depth2, "BLOCK_BYTES", 1)  # one root column per block
-    node, obj = depth2.solve(Z, y, 2, alpha=0.3)
+    node, obj, _ = depth2.solve(Z, y, 2, alpha=0.3)
     assert obj == whole[1] and np.array_equal(predict(node, Z), predict(whole[0], Z))
 
 
@@ -105,5 +105,66 @@ def test_xor_needs_both_levels() -> None:
     Z = np.array(list(itertools.product([0, 1], repeat=2)) * 3)
     y = Z[:, 0] ^ Z[:, 1]
     assert depth2.solve(Z, y, 1)[1] == 6.0  # one split cannot do better than half
-    node, obj = depth2.solve(Z, y, 2)
+    node, obj, _ = depth2.solve(Z, y, 2)
     assert obj == 0.0 and np.array_equal(predict(node, Z), y)
+
+
+@st.composite
+def columns_of_features(draw: st.DrawFn) -> tuple:
+    """Threshold columns of small integer features (binarize's layout), classes, optional weights."""
+    n = draw(st.integers(2, 30))
+    p = draw(st.integers(1, 4))
+    values = draw(st.integers(2, 7))
+    X = np.array(draw(st.lists(st.lists(st.integers(0, values - 1), min_size=p, max_size=p), min_size=n,
+                               max_size=n)), dtype=float)
+    K = draw(st.integers(2, 3))
+    y = np.array(draw(st.lists(st.integers(0, K - 1), min_size=n, max_size=n)))
+    w = (np.array(draw(st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.0]), min_size=n, max_size=n)))
+         if draw(st.booleans()) else None)
+    return X, y, w, K, draw(st.sampled_from([0.0, 0.5, 2.0]))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(columns_of_features(), st.booleans())
+def test_rank_histograms_and_boundary_cuts_keep_the_optimum(problem: tuple, small_blocks: bool) -> None:
+    """With ``groups`` (rank histograms, child splits on boundary cuts only) the optimum is the brute force's over
+    every column, also when the root cuts are taken a few at a time."""
+    from treeopt_dsl.exact import binarize
+
+    X, y, w, K, alpha = problem
+    bz = binarize(X)
+    ww = np.ones(y.size) if w is None else w
+    expected = brute(bz.Z, y, ww, K, 2, 1.0, alpha)
+    old = depth2.BLOCK_BYTES
+    depth2.BLOCK_BYTES = 1 if small_blocks else old  # one root cut per block
+    try:
+        node, obj, _ = depth2.solve(bz.Z, y, 2, alpha=alpha, weights=w, n_classes=K, groups=bz.feature)
+    finally:
+        depth2.BLOCK_BYTES = old
+    assert obj == pytest.approx(expected, abs=1e-9)
+    splits = 0 if node.is_leaf_node() else 1 + sum(not c.is_leaf_node() for c in (node.left_child, node.right_child))
+    assert float(np.sum(ww * (predict(node, bz.Z) != y))) + alpha * splits == pytest.approx(obj, abs=1e-9)
+
+
+def test_rank_histograms_are_used_on_continuous_columns() -> None:
+    from treeopt_dsl.exact import binarize
+
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(120, 3))
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    bz = binarize(X)
+    lay = depth2.Layout.of(bz.Z, bz.feature, np.eye(2)[y])
+    assert lay.use_ranks and 0 < lay.child.size < bz.n_columns  # boundary cuts only for the children
+    assert depth2.solve(bz.Z, y, 2, groups=bz.feature)[1] == depth2.solve(bz.Z, y, 2)[1]
+    with pytest.raises(ValueError, match="groups"):
+        depth2.solve(bz.Z, y, 2, groups=bz.feature[::-1])
+
+
+def test_time_limit_stops_between_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(9)
+    Z = (rng.random((50, 6)) < 0.5).astype(np.int32)
+    y = rng.integers(0, 2, 50)
+    monkeypatch.setattr(depth2, "BLOCK_BYTES", 1)
+    assert depth2.solve(Z, y, 2).complete
+    stopped = depth2.solve(Z, y, 2, time_limit=-1.0)  # no block searched: the best stump (leaves on both sides)
+    assert not stopped.complete and stopped.objective == depth2.solve(Z, y, 1).objective

@@ -370,9 +370,10 @@ def fit_tree(data: Any, task: DPTask, b_cap: float = 1.0, time_limit: float | No
     trivial = bz.n_columns == 0 or int(np.count_nonzero(mass)) <= 1
     engine = "count" if task.depth <= depth2.MAX_DEPTH else "streed"
     if not trivial and engine == "count":  # one exhaustive count with alpha in its objective
-        consider(depth2.solve(bz.Z, y, task.depth, C=task.C, alpha=task.alpha,
-                              weights=w if data.weighted else None, n_classes=K)[0])
-        runs = 1
+        solved = depth2.solve(bz.Z, y, task.depth, C=task.C, alpha=task.alpha, weights=w if data.weighted else None,
+                              n_classes=K, groups=bz.feature, time_limit=limit)
+        consider(solved.node)
+        optimal, runs = optimal and solved.complete, 1
     elif not trivial:  # STreeD; with alpha > 0 one run per number of branch nodes k (an exact integer trade-off)
         rep = np.round(w).astype(np.int64)  # integer weights (checked): a row of weight k is k repeated rows
         Zr, yr = (bz.Z, y) if not data.weighted else (np.repeat(bz.Z, rep, axis=0), np.repeat(y, rep))
@@ -498,10 +499,11 @@ def maybe_solve_dp(built: Built, solver: str, **options: Any) -> SolveResult | N
     return res
 
 
-#: the threshold columns the automatic start may give STreeD, by depth: its cost grows with their square at
-#: depth 2 and faster deeper (breast-cancer, 455 x 30, depth 2: 1920 quantile columns 0.5 s, 12486 exact ones
-#: 60 s; 200 x 30, depth 3: 480 columns 1 s, 960 columns 2.3 s)
-START_COLUMNS = {1: 20000, 2: 2000}
+#: the threshold columns the automatic start may binarize, by depth: at depth 1-2 the count
+#: (:mod:`~treeopt_dsl.exact.depth2`; breast-cancer, 569 x 30, depth 2: all 15,310 columns in 1.5 s, where STreeD
+#: took 60 s on 12,486), deeper STreeD, whose cost grows faster (200 x 30, depth 3: 480 columns 1 s, 960 columns
+#: 2.3 s)
+START_COLUMNS = {1: 20000, 2: 16000}
 START_COLUMNS_DEEPER = 400
 
 
