@@ -15,7 +15,7 @@ and the optimum of
 (OCT's objective, Bertsimas & Dunn 2017, (3.9) and the split penalty of (3.14)) is the minimum over ``j`` of the
 two sides' best choices, each the smaller of a leaf and the best ``k``: an exhaustive search, so the tree is
 proven optimal over the given columns. This is the computation of STreeD's specialised depth-2 solver
-(van der Linden et al. 2023, after Demirović et al.'s MurTree, 2022). Deeper trees go to STreeD.
+[van-der-linden-2023-streed], after MurTree's [demirovic-2022-murtree]. Deeper trees go to STreeD.
 
 ``P`` comes from one of two places:
 
@@ -26,8 +26,8 @@ proven optimal over the given columns. This is the computation of STreeD's speci
   n_k)`` instead of the product's ``O(n n_j n_k)``.
 
 With ``groups``, a child split (whose children are leaves) only uses **boundary cuts**: cuts whose two adjacent
-value groups are not both of one and the same class (weighted mass). Reading of the classical result (Fayyad &
-Irani 1992 for one split; Elomaa & Rousu 1999 for the training error): moving a child's cut across a run of
+value groups are not both of one and the same class (weighted mass). Reading of the classical result
+([fayyad-irani-1992] for one split; [elomaa-rousu-1999] for the training error): moving a child's cut across a run of
 values that all belong to class ``c`` changes each of its two leaves' errors by a minimum of functions linear in
 the number of class-``c`` samples moved (one per label), a concave function, so the best cut is at an end of
 the run, a boundary. The root's cut is not restricted (its subtrees route the moved samples by other features,
