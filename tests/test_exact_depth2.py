@@ -154,7 +154,7 @@ def test_rank_histograms_are_used_on_continuous_columns() -> None:
     y = (X[:, 0] * X[:, 1] > 0).astype(int)
     bz = binarize(X)
     lay = depth2.Layout.of(bz.Z, bz.feature, np.eye(2)[y])
-    assert lay.use_ranks and 0 < lay.child.size < bz.n_columns  # boundary cuts only for the children
+    assert 0 < lay.child.size < bz.n_columns  # boundary cuts only for the children
     assert depth2.solve(bz.Z, y, 2, groups=bz.feature)[1] == depth2.solve(bz.Z, y, 2)[1]
     with pytest.raises(ValueError, match="groups"):
         depth2.solve(bz.Z, y, 2, groups=bz.feature[::-1])

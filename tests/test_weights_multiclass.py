@@ -18,6 +18,7 @@ from treeopt_dsl.estimator import (
     RandomizedTreeClassifier,
     RiskScoreClassifier,
 )
+from treeopt_dsl.exact import maybe_solve_dp
 from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.result import Status
 
@@ -150,19 +151,28 @@ def test_sorct_weighted_cost_is_the_repeated_rows_cost() -> None:
 
 
 # ---------------------------------------------------------------- the DP route and weights
-def test_dp_takes_integer_weights_and_refuses_fractional_ones() -> None:
+def test_dp_takes_any_weights_at_depth_2_and_integer_ones_deeper() -> None:
+    """Depth 1-2 (the count weighs every row): any weights, the weighted brute-force optimum, on the direct route
+    and through the built model; depth 3 (STreeD counts rows): integer weights as repeated rows, fractional ones
+    refused, and the automatic start then skips the DP and the MILP proves the optimum."""
     X, y = tiny(8, n=12)
     w = np.random.default_rng(8).integers(1, 4, size=y.size)
-    res = solve_oct(Dataset.from_arrays(X, y, sample_weight=w), 2, solver="streed")
+    res = solve_oct(Dataset.from_arrays(X, y, sample_weight=w), 3, solver="streed")
     assert res.status is Status.OPTIMAL and res.certificate.ok
-    assert res.objective == pytest.approx(weighted_brute_force(X, y, w.astype(float), 2))
+    assert res.objective == pytest.approx(weighted_brute_force(X, y, w.astype(float), 3))
     frac = Dataset.from_arrays(X, y, sample_weight=w + 0.5)
+    for depth in (1, 2):
+        direct = solve_oct(frac, depth, solver="streed")
+        built = maybe_solve_dp(get_formulation("oct", depth=depth).build(frac), "streed")
+        for r in (direct, built):
+            assert r.status is Status.OPTIMAL and r.certificate.ok
+            assert r.objective == pytest.approx(weighted_brute_force(X, y, w + 0.5, depth), abs=1e-9)
     with pytest.raises(CapabilityError, match="not integers"):
-        solve_oct(frac, 2, solver="streed")
-    auto = solve_oct(frac, 1, warm_start="auto")  # the DP start is skipped, the MILP runs and proves
+        solve_oct(frac, 3, solver="streed")
+    auto = solve_oct(frac, 3, warm_start="auto")  # the DP start is skipped, the MILP proves
     assert "not integers" in str(auto.start["candidates"]["dp"])
     assert auto.status is Status.OPTIMAL
-    assert auto.objective == pytest.approx(weighted_brute_force(X, y, w + 0.5, 1), abs=1e-6)
+    assert auto.objective == pytest.approx(weighted_brute_force(X, y, w + 0.5, 3), abs=1e-6)
 
 
 # ---------------------------------------------------------------- multiclass trees

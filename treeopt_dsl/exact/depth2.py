@@ -91,15 +91,14 @@ def _errors(mass: np.ndarray) -> np.ndarray:
 
 @dataclass
 class Layout:
-    """Threshold columns grouped by feature: each sample's rank per feature (``R``, n x p), where each feature's
-    columns start in ``Z`` and how many there are, the columns a child split may use (``child``: boundary cuts)
-    and whether ``P`` comes from the rank histograms (``use_ranks``)."""
+    """Threshold columns grouped by feature (the rank histograms' input): each sample's rank per feature (``R``,
+    n x p), where each feature's columns start in ``Z`` and how many there are, and the columns a child split may
+    use (``child``: boundary cuts)."""
 
     R: np.ndarray
     start: np.ndarray
     count: np.ndarray
     child: np.ndarray
-    use_ranks: bool
     #: per feature, each sample's rank among the feature's child cuts only (n x p), and where each feature's
     #: child cuts start in ``child`` (p + 1 entries)
     Rc: np.ndarray | None = None
@@ -108,8 +107,6 @@ class Layout:
     @classmethod
     def of(cls, Z: np.ndarray, groups: np.ndarray, A: np.ndarray) -> Layout:
         groups = np.asarray(groups)
-        if groups.shape != (Z.shape[1],) or np.any(np.diff(groups) < 0):
-            raise ValueError("groups must give every column's feature, each feature's columns together, in order")
         _, start, count = np.unique(groups, return_index=True, return_counts=True)
         R = np.add.reduceat(Z, start, axis=1).astype(np.int64) if Z.shape[1] else np.zeros((Z.shape[0], 0), int)
         K = A.shape[1]
@@ -126,7 +123,7 @@ class Layout:
         for g in range(start.size):  # the rank among the child cuts: how many of them the sample exceeds
             if at[g + 1] > at[g]:
                 Rc[:, g] = np.searchsorted(child[at[g]:at[g + 1]] - start[g], R[:, g], side="left")
-        return cls(R, start, count, child, bool(Z.shape[1] >= RANKS_FROM * max(1, start.size)), Rc, at)
+        return cls(R, start, count, child, Rc, at)
 
 
 def solve(Z: np.ndarray, y: np.ndarray, depth: int, C: float = 1.0, alpha: float = 0.0,
@@ -160,7 +157,13 @@ def solve(Z: np.ndarray, y: np.ndarray, depth: int, C: float = 1.0, alpha: float
     # float32 sums integer masses exactly below 2**24; weights or more rows need float64
     exact32 = weights is None and n < 2**24
     Zf = Z.astype(np.float32 if exact32 else np.float64)
-    layout = Layout.of(Z, groups, A) if groups is not None and depth == 2 else None
+    layout = None
+    if groups is not None and depth == 2:
+        groups = np.asarray(groups)
+        if groups.shape != (Z.shape[1],) or np.any(np.diff(groups) < 0):
+            raise ValueError("groups must give every column's feature, each feature's columns together, in order")
+        if Z.shape[1] >= RANKS_FROM * np.unique(groups).size:  # few columns per feature (0/1 data): the products
+            layout = Layout.of(Z, groups, A)
     deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
     with one_blas_thread():  # small products: BLAS threads only contend (treeopt_dsl.threads)
         return _solve(Z, Zf, A, T, depth, C, alpha, layout, deadline)
@@ -251,7 +254,7 @@ def _blocks(m: int, n_child: int, K: int, lay: Layout | None) -> list[tuple[int,
     """Root-column blocks ``(feature, lo, hi)`` whose tables fit :data:`BLOCK_BYTES` (within one feature's
     columns for the rank histograms; ``feature`` is -1 for the products)."""
     size = max(1, int(BLOCK_BYTES // (8 * K * max(1, n_child) * 4)))
-    if lay is None or not lay.use_ranks:
+    if lay is None:
         return [(-1, lo, min(m, lo + size)) for lo in range(0, m, size)]
     return [(g, lo, min(int(lay.start[g] + lay.count[g]), lo + size))
             for g in range(lay.start.size) for lo in range(int(lay.start[g]), int(lay.start[g] + lay.count[g]), size)]
@@ -289,7 +292,7 @@ def _solve(Z: np.ndarray, Zf: np.ndarray, A: np.ndarray, T: np.ndarray, depth: i
             if deadline is not None and time.perf_counter() > deadline:
                 complete = False  # the root columns from lo on: a leaf on each side (split cost inf), valid trees
                 break
-            P = (_rank_tables(lay, A, g, lo, hi, dt) if lay is not None and lay.use_ranks
+            P = (_rank_tables(lay, A, g, lo, hi, dt) if lay is not None
                  else _product_tables(Zf, Zc, A, mass, unit, lo, hi))
             er, el = _side_errors(P, Sd[lo:hi], Sd[child], Td)
             ar, al = np.argmin(er, 1), np.argmin(el, 1)

@@ -96,7 +96,7 @@ def _inspect(built: Built) -> DPTask | str:
     from ..warmstart import is_flow
 
     if built.ctx.topology is not None and is_flow(built):
-        weights = _weights_reason(built.ctx.data)
+        weights = _weights_reason(built.ctx.data, built.ctx.topo.depth)
         return weights if weights else _inspect_flow(built)
     task = inspect_blocks(built.formulation, built.ctx)
     if isinstance(task, str):
@@ -114,7 +114,7 @@ def inspect_blocks(f: Formulation, ctx: BuildContext) -> DPTask | str:
 
     if ctx.topology is None:
         return "it is not a tree formulation (no depth)"
-    weights = _weights_reason(ctx.data)
+    weights = _weights_reason(ctx.data, ctx.topo.depth)
     if weights:
         return weights
     kinds = [type(b) for b in f.blocks]
@@ -153,15 +153,17 @@ def inspect_blocks(f: Formulation, ctx: BuildContext) -> DPTask | str:
 MAX_REPEATED_ROWS = 200_000
 
 
-def _weights_reason(data: Any) -> str | None:
-    """Why the DP route cannot take ``data``'s sample weights (``None``: no weights, or integer weights, which it
-    takes as repeated rows: STreeD's classification task counts rows and has no instance weights)."""
-    if not data.weighted:
+def _weights_reason(data: Any, depth: int | None = None) -> str | None:
+    """Why the DP route cannot take ``data``'s sample weights at ``depth`` (``None``: no weights; any weights at
+    depth 1-2, where the count weighs every row; integer weights deeper, which STreeD takes as repeated rows:
+    its classification task counts rows and has no instance weights)."""
+    if not data.weighted or (depth is not None and depth <= depth2.MAX_DEPTH):
         return None
     w = data.weights
     if not np.all(w == np.round(w)):
-        return ("the sample weights are not integers (STreeD counts misclassified rows; the DP route takes integer "
-                "weights as repeated rows); the MILP takes any weights")
+        return ("the sample weights are not integers (at depth 3 and deeper STreeD counts misclassified rows; the DP "
+                "route takes integer weights as repeated rows there, any weights at depth 1-2); the MILP takes any "
+                "weights")
     if float(w.sum()) > MAX_REPEATED_ROWS:
         return f"the integer sample weights sum to {w.sum():.0f} rows, above {MAX_REPEATED_ROWS} (memory)"
     return None
@@ -341,7 +343,7 @@ def fit_tree(data: Any, task: DPTask, b_cap: float = 1.0, time_limit: float | No
     (:func:`~treeopt_dsl.exact.binarize.binarize`)."""
     t0 = time.perf_counter()
     X = data.X
-    reason = _weights_reason(data)
+    reason = _weights_reason(data, task.depth)
     if reason is not None:
         raise FormulationError(f"the DP route cannot take these weights: {reason}")
     K, multiclass = data.n_classes, data.n_classes > 2
@@ -547,7 +549,7 @@ def dp_candidate(built: Built, time_limit: float = 5.0,
     ctx = built.ctx
     if not is_tree(built):
         raise FormulationError("the DP start needs a tree formulation (hyperplane decisions w, b or binary splits)")
-    reason = _weights_reason(ctx.data)
+    reason = _weights_reason(ctx.data, ctx.topo.depth)
     if reason is not None:
         raise FormulationError(f"the DP start cannot take these weights: {reason}")
     task = recognize(built)
