@@ -84,7 +84,8 @@ def main() -> None:
             rows.append(r)
             print(f"# {name}: ours {r['ours_err']} err {r['ours_s']:.2f} s ({r['ours_status']}), "
                   f"STreeD {r['streed_err']} {r['streed_s']:.1f} s (optimal {r['streed_optimal']}), "
-                  f"DL8.5 {r['dl85_err']} {_f(r['dl85_s'], '.1f')} s (optimal {r['dl85_optimal']}), CART {r['cart_err']}", flush=True)
+                  f"DL8.5 {r['dl85_err']} {_f(r['dl85_s'], '.1f')} s (optimal {r['dl85_optimal']}), "
+                  f"CART {r['cart_err']}", flush=True)
             if out:
                 out.write(json.dumps(r) + "\n")
                 out.flush()
