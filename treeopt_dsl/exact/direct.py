@@ -36,9 +36,9 @@ import numpy as np
 from ..errors import OptionError
 from ..formulation import BuildContext, DeferredBuilt
 from ..ir import Model
-from ..result import Certificate, SolveResult, Status
+from ..result import Certificate, SolveResult
 from ..threads import one_blas_thread
-from .dp import BACKEND, SOLVER, DPTask, DPTree, constant_b, describe, fit_tree, inspect_blocks
+from .dp import BACKEND, DPTask, DPTree, constant_b, dp_result, fit_tree, inspect_blocks, with_resolution
 
 #: MIP options the DP route accepts and ignores (as the built route does: no MILP, no solver to pass them to)
 IGNORED = frozenset({"gap", "threads", "seed", "verbose", "log_callback", "warm_start", "raise_on_failure",
@@ -64,10 +64,11 @@ def solve_spec(spec: Any, data: Any, backend: str | None = None, time_limit: flo
     task = inspect_blocks(f, ctx)
     if not isinstance(task, DPTask):
         return None
+    from . import depth2
     from .dp import _streed
 
-    if task.depth > 2:
-        _streed()  # a missing pystreed is SolverNotAvailable with the install hint
+    if task.depth > depth2.MAX_DEPTH:
+        _streed()  # a missing pystreed is SolverNotAvailable with the install hint (depth 1-2 count without it)
     split = next(b for b in f.blocks if isinstance(b, ObliqueSplit))
     gap = None if split.w_bound is None else float(ctx.numerics.eps) / float(split.w_bound)  # solve.resolution
     bounds = split.bounds(prepared.X)
@@ -76,35 +77,14 @@ def solve_spec(spec: Any, data: Any, backend: str | None = None, time_limit: flo
                         count_below=gap)
         model = _model(f, ctx, tree)
         cert = tree_certificate(ctx, task, tree, model, bounds)
-    agrees = cert.ok
-    proven = tree.optimal and agrees
-    msg = describe(tree, max_thresholds)
-    if not agrees:
-        msg += f"; the tree certificate does not reproduce the DP tree: {cert}"
-    if proven:
-        status = Status.OPTIMAL
-    elif not agrees:
-        status = Status.UNCERTIFIED
-    else:
-        status = Status.TIME_LIMIT if max_thresholds is None else Status.FEASIBLE
-    objective = tree.objective if agrees else cert.objective_decoded
+    res = dp_result(tree, cert, cert.ok, "the tree certificate", time_limit, max_thresholds, x=None, compile_s=0.0,
+                    size={"problem_class": f"DP:{f.name}", "n_samples": prepared.n_samples,
+                          "n_threshold_columns": tree.n_columns},
+                    model=model, built=DeferredBuilt(functools.partial(spec.build, data)))
     from ..solve import resolution_of
 
-    res = SolveResult(
-        status=status, objective=objective, bound=objective if proven else None, gap=0.0 if proven else None,
-        runtime_s=tree.runtime_s, solver=SOLVER, backend=BACKEND, x=None, compile_s=0.0,
-        size={"problem_class": f"DP:{f.name}", "n_samples": prepared.n_samples,
-              "n_threshold_columns": tree.n_columns},
-        message=msg, options={k: v for k, v in {"time_limit": time_limit, "max_thresholds": max_thresholds}.items()
-                              if v is not None},
-        certificate=cert, model=model, built=DeferredBuilt(functools.partial(spec.build, data)),
-        solver_status=(Status.OPTIMAL if tree.optimal else Status.TIME_LIMIT) if not proven else None)
-    if gap is not None and tree.unseparable is not None:
-        res.resolution = resolution_of(gap, tree.unseparable, prepared.feature_names)
-    if res.resolution is not None:
-        res.message += (f"; {res.resolution['unseparable_pairs']} pair(s) of distinct training values lie closer "
-                        "than eps/w_bound and cannot be split apart (--param cuts=all expresses every cut)")
-    return res
+    return with_resolution(res, None if gap is None or tree.unseparable is None else
+                           resolution_of(gap, tree.unseparable, prepared.feature_names))
 
 
 def _model(f: Any, ctx: BuildContext, tree: DPTree) -> Any:

@@ -444,12 +444,21 @@ def solve_dp(built: Built, time_limit: float | None = None, max_thresholds: int 
     cert = certify(built, x, tree.objective, str(size["problem_class"]), completed=x if done else None)
     model = built.decode(x)
     agrees = cert.ok and abs(cert.objective_decoded - tree.objective) <= cert.tolerance * max(1.0, abs(tree.objective))
+    return dp_result(tree, cert, agrees, "the formulation's certificate", time_limit, max_thresholds, x=x,
+                     compile_s=compile_s, size=size, model=model, built=built)
+
+
+def dp_result(tree: DPTree, cert: Any, agrees: bool, checked_by: str, time_limit: float | None,
+              max_thresholds: int | None, **fields: Any) -> SolveResult:
+    """The result of a DP tree whose certificate is ``cert`` (``agrees``: it reproduces the DP's tree and objective;
+    ``checked_by`` names it in the message). What is proven: the optimum (the DP's proof and the certificate), a
+    certified tree stopped by the time limit, a certified tree optimal only over a subset of the cuts
+    (``feasible``), or a tree the certificate does not reproduce (``uncertified``, with its own objective).
+    ``fields``: the rest of the :class:`~treeopt_dsl.result.SolveResult` (``x``, ``size``, ``model``, ...)."""
     proven = tree.optimal and agrees
     msg = describe(tree, max_thresholds)
     if not agrees:
-        msg += f"; the formulation's certificate does not reproduce the DP tree: {cert}"
-    # what is proven: the optimum (DP proof and certificate), a certified tree stopped by the time limit, a
-    # certified tree optimal only over a subset of the cuts (feasible), or a tree the model does not reproduce
+        msg += f"; {checked_by} does not reproduce the DP tree: {cert}"
     if proven:
         status = Status.OPTIMAL
     elif not agrees:
@@ -459,11 +468,11 @@ def solve_dp(built: Built, time_limit: float | None = None, max_thresholds: int 
     objective = tree.objective if agrees else cert.objective_decoded
     return SolveResult(
         status=status, objective=objective, bound=objective if proven else None, gap=0.0 if proven else None,
-        runtime_s=tree.runtime_s, solver=SOLVER, backend=BACKEND, x=x, compile_s=compile_s, size=size,
-        message=msg, options={k: v for k, v in {"time_limit": time_limit, "max_thresholds": max_thresholds}.items()
-                              if v is not None},
-        certificate=cert, model=model, built=built,
-        solver_status=(Status.OPTIMAL if tree.optimal else Status.TIME_LIMIT) if not proven else None)
+        runtime_s=tree.runtime_s, solver=SOLVER, backend=BACKEND, message=msg,
+        options={k: v for k, v in {"time_limit": time_limit, "max_thresholds": max_thresholds}.items()
+                 if v is not None},
+        certificate=cert, solver_status=(Status.OPTIMAL if tree.optimal else Status.TIME_LIMIT) if not proven else None,
+        **fields)
 
 
 def route() -> dict[str, Any]:
@@ -490,14 +499,20 @@ def maybe_solve_dp(built: Built, solver: str, **options: Any) -> SolveResult | N
     if reason is not None:
         raise CapabilityError(f"the {SOLVER} solver (exact DP for axis-aligned 0-1-loss trees) cannot solve "
                               f"{built.formulation.name}: {reason}; use a MILP solver such as highs")
-    _streed()  # a missing pystreed is SolverNotAvailable with the install hint
+    if built.ctx.topo.depth > depth2.MAX_DEPTH:
+        _streed()  # a missing pystreed is SolverNotAvailable with the install hint (depth 1-2 count without it)
     res = solve_dp(built, time_limit=options.get("time_limit"), max_thresholds=options.get("max_thresholds"))
     from ..solve import resolution
 
-    res.resolution = resolution(built)  # cuts the model's margin cannot express, as on the MILP route
-    if res.resolution is not None:
-        res.message += (f"; {res.resolution['unseparable_pairs']} pair(s) of distinct training values lie closer "
-                        "than eps/w_bound and cannot be split apart (--param cuts=all expresses every cut)")
+    return with_resolution(res, resolution(built))  # cuts the model's margin cannot express, as on the MILP route
+
+
+def with_resolution(res: SolveResult, report: dict[str, Any] | None) -> SolveResult:
+    """``res`` with its :attr:`~treeopt_dsl.result.SolveResult.resolution` report and a sentence about it."""
+    res.resolution = report
+    if report is not None:
+        res.message += (f"; {report['unseparable_pairs']} pair(s) of distinct training values lie closer than "
+                        "eps/w_bound and cannot be split apart (--param cuts=all expresses every cut)")
     return res
 
 
