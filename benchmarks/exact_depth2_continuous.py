@@ -4,6 +4,9 @@ boundary cuts, ``treeopt_dsl.exact.depth2``) against STreeD and DL8.5 on the sam
 
     .venv/bin/python benchmarks/exact_depth2_continuous.py                      # the thesis' ten Table 3.1 datasets
     .venv/bin/python benchmarks/exact_depth2_continuous.py --datasets sonar --peer-time-limit 30
+    .venv/bin/python benchmarks/exact_depth2_continuous.py \
+        --rows benchmarks/results/exact_depth2_continuous_2026-11-24.jsonl \
+        --plot docs/benchmarks/exact_depth2_continuous.png      # the table and the picture from saved rows
 
 Per dataset (all rows, OCT's standardized features; the cuts are every midpoint between consecutive distinct
 values, ``treeopt_dsl.exact.binarize``): ours is ``get_formulation("oct", depth=2).solve(data, solver="streed")``
@@ -116,12 +119,65 @@ def _peer_time(r: dict[str, Any], k: str) -> str:
     return f"{r[f'{k}_s']:.2f}" + ("" if r[f"{k}_optimal"] else " (time limit)")
 
 
+def plot(rows: list[dict[str, Any]], path: Path) -> None:
+    """Seconds per dataset (log scale) of ours, STreeD and DL8.5, datasets by threshold columns; a peer that ran
+    out of memory or time is drawn hatched at the time it gave up."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = sorted(rows, key=lambda r: r["cols"])
+    x = np.arange(len(rows))
+    fig, ax = plt.subplots(figsize=(9, 4))
+    for k, (key, label) in enumerate((("ours", "treeopt (count)"), ("streed", "STreeD"), ("dl85", "DL8.5"))):
+        secs = [r[f"{key}_s"] for r in rows]
+        done = [key == "ours" or bool(r.get(f"{key}_optimal")) for r in rows]
+        bars = ax.bar(x + (k - 1) * 0.27, secs, 0.27, label=label, color=f"C{k}")
+        for bar, ok in zip(bars, done, strict=True):
+            if not ok:
+                bar.set_hatch("//")
+                bar.set_alpha(0.5)
+    ax.set_yscale("log")
+    ax.set_ylabel("seconds (log)")
+    ax.set_xticks(x, [f"{r['dataset']}\n{r['cols']:,} cols" for r in rows], rotation=40, ha="right", fontsize=8)
+    ax.set_title("OCT depth 2 over every midpoint: time to the proven optimum (hatched: out of memory)")
+    ax.legend()
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp.png")
+    fig.savefig(tmp, dpi=110)
+    tmp.replace(path)  # written beside the target, then moved into place
+    plt.close(fig)
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    out = ["| dataset | n | p | threshold columns | ours err | ours s | status | STreeD err | STreeD s | DL8.5 err "
+           "| DL8.5 s | CART err | fastest proven peer / ours |",
+           "|---|--:|--:|--:|--:|--:|---|--:|--:|--:|--:|--:|--:|"]
+    for r in rows:
+        ratio = None if r["fastest_proven_peer_s"] is None else r["fastest_proven_peer_s"] / r["ours_s"]
+        st, dl = (_peer_time(r, k) for k in ("streed", "dl85"))
+        out.append(f"| {r['dataset']} | {r['n']} | {r['p']} | {r['cols']} | {r['ours_err']} | {r['ours_s']:.2f} "
+                   f"| {r['ours_status']} | {_f(r['streed_err'], 'd')} | {st} | {_f(r['dl85_err'], 'd')} | {dl} "
+                   f"| {r['cart_err']} | {_f(ratio, '.1f')}x |")
+    return "\n".join(out)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--datasets", nargs="+", default=list(TABLE31))
     ap.add_argument("--peer-time-limit", type=float, default=120.0, help="seconds for STreeD and DL8.5 each")
     ap.add_argument("--json-out", type=Path, default=None)
+    ap.add_argument("--rows", type=Path, default=None, help="print (and --plot) these saved rows instead of running")
+    ap.add_argument("--plot", type=Path, default=None, help="draw the times here (PNG; needs matplotlib)")
     a = ap.parse_args()
+    if a.rows is not None:
+        rows = [json.loads(line) for line in a.rows.read_text().splitlines() if line.strip()]
+        print(table(rows))
+        if a.plot is not None:
+            plot(rows, a.plot)
+        return
     rows = []
     out = a.json_out.open("w") if a.json_out else None
     try:
@@ -137,15 +193,10 @@ def main() -> None:
     finally:
         if out:
             out.close()
-    print("\n| dataset | n | p | threshold columns | ours err | ours s | status | STreeD err | STreeD s | DL8.5 err "
-          "| DL8.5 s | CART err | fastest proven peer / ours |")
-    print("|---|--:|--:|--:|--:|--:|---|--:|--:|--:|--:|--:|--:|")
-    for r in rows:
-        ratio = None if r["fastest_proven_peer_s"] is None else r["fastest_proven_peer_s"] / r["ours_s"]
-        st, dl = (_peer_time(r, k) for k in ("streed", "dl85"))
-        print(f"| {r['dataset']} | {r['n']} | {r['p']} | {r['cols']} | {r['ours_err']} | {r['ours_s']:.2f} "
-              f"| {r['ours_status']} | {_f(r['streed_err'], 'd')} | {st} | {_f(r['dl85_err'], 'd')} | {dl} "
-              f"| {r['cart_err']} | {_f(ratio, '.1f')}x |")
+    print()
+    print(table(rows))
+    if a.plot is not None:
+        plot(rows, a.plot)
 
 
 if __name__ == "__main__":

@@ -130,3 +130,26 @@ def test_sorct_runs_on_the_runner(sorct: ModuleType, tmp_path: Path, capsys) -> 
     assert (tmp_path / "plots" / "sorct_T4_iris_split0.png").exists()
     assert sorct.main(["--summary", str(store), "--tables", "4"]) == 0
     assert "mean |difference|" in capsys.readouterr().out
+
+
+def test_depth2_benchmark_reprints_and_draws_saved_rows(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """benchmarks/exact_depth2_continuous.py --rows FILE --plot PNG: the docs' table and picture from the saved rows
+    (every optimum there equals the peers' where they finished)."""
+    import json
+    import sys
+
+    pytest.importorskip("matplotlib")
+    script = _script("exact_depth2_continuous")
+    rows_file = ROOT / "benchmarks" / "results" / "exact_depth2_continuous_2026-11-24.jsonl"
+    rows = [json.loads(line) for line in rows_file.read_text().splitlines() if line.strip()]
+    assert all(r["ours_status"] == "optimal" and r["ours_err"] == r["dl85_err"] for r in rows)
+    png = tmp_path / "times.png"
+    argv = sys.argv
+    sys.argv = ["exact_depth2_continuous.py", "--rows", str(rows_file), "--plot", str(png)]
+    try:
+        script.main()
+    finally:
+        sys.argv = argv
+    out = capsys.readouterr().out
+    assert out.count("| optimal |") == len(rows) == 10 and "out of memory" in out
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
