@@ -86,8 +86,8 @@ def summarize(rows: list[dict], time_limit: float) -> str:
             n_opt = sum(r.get("status") == "optimal" for r in rs)
             n_unc = sum(r.get("status") == "uncertified" for r in rs)  # a failed certificate is never optimal
             n_ok = sum(_no_worse(r) for r in rs)
-            out.append(f"| {f} | {c} | {n_opt}/{len(rs)} | {n_unc} | {geo:.2f} | "
-                       f"{(base / geo if base else float('nan')):.2f}x | "
+            speedup = f"{base / geo:.2f}x" if base else "-"  # "-": the paper's configuration was not run
+            out.append(f"| {f} | {c} | {n_opt}/{len(rs)} | {n_unc} | {geo:.2f} | {speedup} | "
                        f"{(np.mean(gaps) if gaps else float('nan')):.3f} | "
                        f"{(np.mean(accs) if accs else float('nan')):.3f} | {n_ok}/{len(rs)} |")
     return "\n".join(out)
