@@ -92,17 +92,16 @@ def _errors(mass: np.ndarray) -> np.ndarray:
 @dataclass
 class Layout:
     """Threshold columns grouped by feature (the rank histograms' input): each sample's rank per feature (``R``,
-    n x p), where each feature's columns start in ``Z`` and how many there are, and the columns a child split may
-    use (``child``: boundary cuts)."""
+    n x p), where each feature's columns start in ``Z`` and how many there are, the columns a child split may use
+    (``child``: boundary cuts), each sample's rank among its feature's child cuts (``Rc``, n x p) and where each
+    feature's child cuts start in ``child`` (``child_at``, p + 1 entries)."""
 
     R: np.ndarray
     start: np.ndarray
     count: np.ndarray
     child: np.ndarray
-    #: per feature, each sample's rank among the feature's child cuts only (n x p), and where each feature's
-    #: child cuts start in ``child`` (p + 1 entries)
-    Rc: np.ndarray | None = None
-    child_at: np.ndarray | None = None
+    Rc: np.ndarray
+    child_at: np.ndarray
 
     @classmethod
     def of(cls, Z: np.ndarray, groups: np.ndarray, A: np.ndarray) -> Layout:
@@ -173,7 +172,6 @@ def _rank_tables(lay: Layout, A: np.ndarray, g: int, lo: int, hi: int, dtype: ty
     """``P[c][t - lo, i]`` for the root columns ``lo..hi`` (cuts of feature ``g``) against the child columns
     ``lay.child``: the class-``c`` mass with both columns 1, from the 2-D histogram of the root feature's ranks
     and the child feature's ranks among its child cuts, summed from the top (``Z[:, t] = 1`` iff rank > t)."""
-    assert lay.Rc is not None and lay.child_at is not None
     K = A.shape[1]
     t0, t1 = lo - int(lay.start[g]), hi - int(lay.start[g])  # the block's root cuts of feature g
     code, mass = np.argmax(A, axis=1), A.sum(1)  # each row's class and weight
