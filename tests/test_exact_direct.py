@@ -171,3 +171,38 @@ def test_options_and_refusals_match_the_built_route() -> None:
     with pytest.raises(CapabilityError, match="cannot solve olct"):
         get_formulation("olct", depth=1).solve(d, solver="streed")
     assert spec.solve(d, solver="streed", max_thresholds=1).status is Status.FEASIBLE
+
+
+def test_too_many_columns_for_streed_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path, capsys) -> None:
+    """Deeper than 2 STreeD's memory grows with the square of the threshold columns (it took over 12 GB on
+    breast-cancer's 15,310): above the cap the route says so and how to go on (``max_thresholds``, a lower depth);
+    STreeD running out of memory anyway is said the same way, not a traceback."""
+    from treeopt_dsl.cli import main
+    from treeopt_dsl.errors import ModelTooLarge
+
+    rng = np.random.default_rng(11)
+    X = np.round(rng.normal(size=(40, 3)), 2)
+    y = np.where(X[:, 0] + X[:, 1] > 0, 1, -1)
+    d = Dataset.from_arrays(X, y)
+    monkeypatch.setattr(dp_module, "STREED_MAX_COLUMNS", 20)
+    with pytest.raises(ModelTooLarge, match="max_thresholds=K"):
+        get_formulation("oct", depth=3).solve(d, solver="streed")
+    coarse = get_formulation("oct", depth=3).solve(d, solver="streed", max_thresholds=4)  # 12 columns: an approximation
+    assert coarse.status is Status.FEASIBLE and coarse.certificate.ok
+    assert get_formulation("oct", depth=2).solve(d, solver="streed").status is Status.OPTIMAL  # the count: no cap
+
+    def out_of_memory(*args, **kwargs):
+        raise MemoryError("std::bad_alloc")
+
+    monkeypatch.setattr(dp_module, "_run", out_of_memory)
+    with pytest.raises(ModelTooLarge, match="ran out of memory"):
+        get_formulation("oct", depth=3).solve(d, solver="streed", max_thresholds=4)
+    monkeypatch.undo()
+    path = tmp_path / "d.csv"
+    np.savetxt(path, np.column_stack([X, y]), delimiter=",", header="a,b,c,y", comments="", fmt="%g")
+    base = ["solve", "oct", "--data", str(path), "--label", "y", "--depth", "3"]
+    assert main([*base, "--max-thresholds", "4"]) == 2  # a MILP solver has no thresholds to cap
+    assert "--max-thresholds applies to --solver streed" in capsys.readouterr().err
+    assert main([*base, "--solver", "streed", "--max-thresholds", "4", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["status"] == "feasible" and doc["n_threshold_columns"] == 12

@@ -90,6 +90,17 @@ def gap_arg(text: str) -> float:
     return _nonnegative(text, "a relative gap >= 0 (e.g. 0.01 for 1%)")
 
 
+def max_thresholds_arg(text: str) -> int:
+    """``--max-thresholds``: an integer >= 1 (threshold columns per feature for the DP route)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"needs an integer >= 1 (cuts per feature); got {text!r}")
+    return value
+
+
 def threads_arg(text: str) -> int:
     """``--threads``: an integer >= 0 (0: the solver's choice)."""
     try:
@@ -155,6 +166,11 @@ def build_parser() -> argparse.ArgumentParser:
                                 "the best solution found so far is returned")
         o.add_argument("--gap", type=gap_arg, default=None, help="relative MIP gap >= 0 at which to stop (0.01 = 1%%)")
         o.add_argument("--threads", type=threads_arg, default=None, help="solver threads >= 0 (0: the solver's choice)")
+        if name in ("solve", "fit"):
+            o.add_argument("--max-thresholds", type=max_thresholds_arg, default=None, metavar="K",
+                           help="--solver streed: at most K quantile cuts per feature (an approximation: the result "
+                                "is feasible, not optimal) instead of every midpoint; for deep trees on continuous "
+                                "data, whose exact binarization STreeD cannot hold in memory")
         o.add_argument("--warm-start", choices=WARM_STARTS, default="auto",
                        help="auto (default): the best of CART, the greedy per-node start and the exact DP tree, "
                             "a short TMO run, then TAO from the best, in the formulation's own objective (tree "
@@ -280,11 +296,18 @@ def _progress(args: argparse.Namespace) -> tuple[Any, Any]:
 
 
 def _solve(spec: Any, data: Any, args: argparse.Namespace) -> Any:
+    solver = _solver(spec, args)
+    dp_only = {}
+    if getattr(args, "max_thresholds", None) is not None:
+        if solver != "streed":
+            raise UsageError(f"--max-thresholds applies to --solver streed (the DP route), not {solver}")
+        dp_only["max_thresholds"] = args.max_thresholds
     progress, log_file = _progress(args)
     try:
-        res = spec.solve(data, solver=_solver(spec, args), backend=args.backend, time_limit=args.time_limit,
+        res = spec.solve(data, solver=solver, backend=args.backend, time_limit=args.time_limit,
                          gap=args.gap, threads=args.threads, seed=args.seed, log_callback=progress,
-                         progress=progress.event, warm_start=None if args.warm_start == "none" else args.warm_start)
+                         progress=progress.event, warm_start=None if args.warm_start == "none" else args.warm_start,
+                         **dp_only)
     finally:
         progress.close()
         if log_file is not None:

@@ -33,7 +33,8 @@ class CapabilityError(TreeoptError, ValueError):
 
 
 class ModelTooLarge(TreeoptError, RuntimeError):
-    """The model exceeds what the solver's licence allows (e.g. Gurobi's size-limited pip licence)."""
+    """The model exceeds what the solver's licence allows (e.g. Gurobi's size-limited pip licence) or what the
+    solver can hold in memory (STreeD on tens of thousands of threshold columns)."""
 
 
 class OptionError(TreeoptError, ValueError):

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import CapabilityError, FormulationError, SolverNotAvailable
+from ..errors import CapabilityError, FormulationError, ModelTooLarge, SolverNotAvailable
 from ..formulation import BuildContext, Built, Formulation
 from ..result import SolveResult, Status
 from . import depth2
@@ -257,6 +257,21 @@ def _run(Z: np.ndarray, y01: np.ndarray, depth: int, nodes: int, time_limit: flo
     return m.get_tree(), bool(m.fit_result.is_optimal())
 
 
+#: the most threshold columns the route gives STreeD (depth 3 and deeper): its memory grows with their square
+#: (breast-cancer at depth 2: 15,310 columns took over 12 GB; 960 columns at depth 3: 2.3 s)
+STREED_MAX_COLUMNS = 4000
+
+
+def _run_or_explain(Z: np.ndarray, y01: np.ndarray, depth: int, nodes: int, time_limit: float) -> tuple[Any, bool]:
+    """:func:`_run`, with STreeD running out of memory said as a :class:`ModelTooLarge`."""
+    try:
+        return _run(Z, y01, depth, nodes, time_limit)
+    except MemoryError:
+        raise ModelTooLarge(f"STreeD ran out of memory on {Z.shape[1]} threshold columns at depth {depth}: pass "
+                            "max_thresholds=K (--max-thresholds K: at most K quantile cuts per feature) or lower the "
+                            "depth") from None
+
+
 def _predict(node: Any, Z: np.ndarray) -> np.ndarray:
     """Class-code predictions (STreeD's labels: 0/1 for two classes) of a STreeD tree on 0/1 columns (left:
     column 0, right: column 1), by node masks."""
@@ -377,6 +392,13 @@ def fit_tree(data: Any, task: DPTask, b_cap: float = 1.0, time_limit: float | No
         consider(solved.node)
         optimal, runs = optimal and solved.complete, 1
     elif not trivial:  # STreeD; with alpha > 0 one run per number of branch nodes k (an exact integer trade-off)
+        if bz.n_columns > STREED_MAX_COLUMNS:
+            raise ModelTooLarge(
+                f"{'the exact binarization' if max_thresholds is None else f'max_thresholds={max_thresholds}'} "
+                f"gives {bz.n_columns} threshold columns, above {STREED_MAX_COLUMNS} for STreeD at depth "
+                f"{task.depth} (its memory grows with their square: 15,310 columns took over 12 GB at depth 2); "
+                "pass max_thresholds=K (--max-thresholds K: at most K quantile cuts per feature, an approximation) "
+                "or use depth <= 2, which counts every cut")
         rep = np.round(w).astype(np.int64)  # integer weights (checked): a row of weight k is k repeated rows
         Zr, yr = (bz.Z, y) if not data.weighted else (np.repeat(bz.Z, rep, axis=0), np.repeat(y, rep))
         for k in [max_nodes] if task.alpha == 0 else range(1, max_nodes + 1):
@@ -386,7 +408,7 @@ def fit_tree(data: Any, task: DPTask, b_cap: float = 1.0, time_limit: float | No
             if left <= 0:
                 optimal = False
                 break
-            node, proved = _run(Zr, yr.astype(np.int32), min(task.depth, k), k, left)
+            node, proved = _run_or_explain(Zr, yr.astype(np.int32), min(task.depth, k), k, left)
             runs += 1
             optimal = optimal and proved
             consider(node)
