@@ -165,24 +165,22 @@ def resolution(built: Built) -> dict[str, Any] | None:
     distinct (scaled) training values of a feature closer than ``eps / w_bound``, which no axis-aligned
     split of this model can put a cut between (``None`` when there are none or the model has no such
     split). ``oct`` with ``cuts="all"`` splits threshold columns instead and can express every cut."""
+    from .exact.binarize import unseparable_pairs
     from .warmstart import _budget
 
-    if "w" not in built.ctx or _budget(built) != 1:
+    gap = smallest_cut_gap(built.formulation, float(built.ctx.numerics.eps))
+    if gap is None or "w" not in built.ctx or _budget(built) != 1:
         return None  # (an oblique split may separate such samples by another feature)
-    return split_resolution(built.formulation, built.ctx.data, float(built.ctx.numerics.eps))
+    return resolution_of(gap, unseparable_pairs(built.ctx.data.X, gap), built.ctx.data.feature_names)
 
 
-def split_resolution(f: Any, data: Any, eps: float) -> dict[str, Any] | None:
-    """:func:`resolution` of a formulation ``f`` whose splits are axis-aligned, on ``data`` (scaled) with ``eps``,
-    read from its split block (no model needed)."""
+def smallest_cut_gap(f: Any, eps: float) -> float | None:
+    """``eps / w_bound`` of ``f``'s split block: the closest two values an axis-aligned split with margin ``eps``
+    can put a cut between (``None`` without a split block or with unbounded ``w``)."""
     from .blocks.splits import ObliqueSplit
-    from .exact.binarize import unseparable_pairs
 
     split = next((b for b in f.blocks if isinstance(b, ObliqueSplit)), None)
-    if split is None or split.w_bound is None:
-        return None
-    gap = eps / float(split.w_bound)
-    return resolution_of(gap, unseparable_pairs(data.X, gap), data.feature_names)
+    return None if split is None or split.w_bound is None else eps / float(split.w_bound)
 
 
 def resolution_of(gap: float, counts: np.ndarray, names: Sequence[str]) -> dict[str, Any] | None:

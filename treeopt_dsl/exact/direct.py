@@ -59,7 +59,8 @@ def solve_spec(spec: Any, data: Any, backend: str | None = None, time_limit: flo
     ctx = BuildContext(Model(f.name), prepared, spec.topology(), replace(f.numerics))
     from ..blocks import ObliqueSplit
 
-    if not any(isinstance(b, ObliqueSplit) for b in f.blocks):
+    split = next((b for b in f.blocks if isinstance(b, ObliqueSplit)), None)
+    if split is None:
         return None  # the flow routings: their own recognition on the built model
     task = inspect_blocks(f, ctx)
     if not isinstance(task, DPTask):
@@ -69,25 +70,24 @@ def solve_spec(spec: Any, data: Any, backend: str | None = None, time_limit: flo
 
     if task.depth > depth2.MAX_DEPTH:
         _streed()  # a missing pystreed is SolverNotAvailable with the install hint (depth 1-2 count without it)
-    split = next(b for b in f.blocks if isinstance(b, ObliqueSplit))
-    gap = None if split.w_bound is None else float(ctx.numerics.eps) / float(split.w_bound)  # solve.resolution
+    from ..solve import resolution_of, smallest_cut_gap
+
+    gap = smallest_cut_gap(f, float(ctx.numerics.eps))
     bounds = split.bounds(prepared.X)
     with one_blas_thread():  # small products (treeopt_dsl.threads)
         tree = fit_tree(prepared, task, constant_b(f, prepared, bounds[1]), time_limit, max_thresholds,
                         count_below=gap)
-        model = _model(f, ctx, tree)
+        model = _model(ctx, tree)
         cert = tree_certificate(ctx, task, tree, model, bounds)
     res = dp_result(tree, cert, cert.ok, "the tree certificate", time_limit, max_thresholds, x=None, compile_s=0.0,
                     size={"problem_class": f"DP:{f.name}", "n_samples": prepared.n_samples,
                           "n_threshold_columns": tree.n_columns},
                     model=model, built=DeferredBuilt(functools.partial(spec.build, data)))
-    from ..solve import resolution_of
-
     return with_resolution(res, None if gap is None or tree.unseparable is None else
                            resolution_of(gap, tree.unseparable, prepared.feature_names))
 
 
-def _model(f: Any, ctx: BuildContext, tree: DPTree) -> Any:
+def _model(ctx: BuildContext, tree: DPTree) -> Any:
     """The decoded tree (the formulation's decoder reads ``w`` and ``b``; here they are the DP's arrays)."""
     from ..models.tree import tree_of
 
