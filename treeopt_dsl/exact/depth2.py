@@ -199,18 +199,18 @@ def _rank_tables(lay: Layout, A: np.ndarray, g: int, lo: int, hi: int, dtype: ty
     return P
 
 
-def _product_tables(Zf: np.ndarray, Zc: np.ndarray, A: np.ndarray, mass: np.ndarray, unit: bool, lo: int,
+def _product_tables(Zf: np.ndarray, A: np.ndarray, mass: np.ndarray, unit: bool, lo: int,
                     hi: int) -> list[np.ndarray]:
-    """``P[c][t - lo, i] = sum_r A[r, c] Z[r, t] Zc[r, i]`` for the root columns ``lo..hi`` against the child
-    columns ``Zc``: one product per class but the last, which is the rest of every class at once (a symmetric
-    product when the block is the whole matrix and ``Zc`` is ``Zf``)."""
+    """``P[c][t - lo, k] = sum_r A[r, c] Z[r, t] Z[r, k]`` for the root columns ``lo..hi`` against every column:
+    one product per class but the last, which is the rest of every class at once (a symmetric product when the
+    block is the whole matrix)."""
     K = A.shape[1]
     Zb = Zf[:, lo:hi]
     if unit:
-        G = Zf.T @ Zf if (Zc is Zf and (lo, hi) == (0, Zf.shape[1])) else Zb.T @ Zc
+        G = Zf.T @ Zf if (lo, hi) == (0, Zf.shape[1]) else Zb.T @ Zf
     else:
-        G = (Zb * mass[:, None]).T @ Zc
-    P = [(Zb * A[:, c, None].astype(Zf.dtype)).T @ Zc for c in range(K - 1)]
+        G = (Zb * mass[:, None]).T @ Zf
+    P = [(Zb * A[:, c, None].astype(Zf.dtype)).T @ Zf for c in range(K - 1)]
     for Pc in P:
         G -= Pc
     return [*P, G]
@@ -251,7 +251,7 @@ def _side_errors(P: list[np.ndarray], Sj: np.ndarray, Sk: np.ndarray,
 def _blocks(m: int, n_child: int, K: int, lay: Layout | None) -> list[tuple[int, int, int]]:
     """Root-column blocks ``(feature, lo, hi)`` whose tables fit :data:`BLOCK_BYTES` (within one feature's
     columns for the rank histograms; ``feature`` is -1 for the products)."""
-    size = max(1, int(BLOCK_BYTES // (8 * K * max(1, n_child) * 4)))
+    size = max(1, int(BLOCK_BYTES // (8 * K * max(1, n_child) * 4)))  # the tables and ~3 temporaries as large
     if lay is None:
         return [(-1, lo, min(m, lo + size)) for lo in range(0, m, size)]
     return [(g, lo, min(int(lay.start[g] + lay.count[g]), lo + size))
@@ -277,8 +277,7 @@ def _solve(Z: np.ndarray, Zf: np.ndarray, A: np.ndarray, T: np.ndarray, depth: i
     leaf_r, leaf_l = C * _errors(right_mass), C * _errors(left_mass)  # (m,)
     mass = A.sum(1).astype(Zf.dtype)  # each row's weight
     unit = bool(np.all(mass == 1))
-    child = np.arange(m) if lay is None else lay.child
-    Zc = Zf if child.size == m else Zf[:, child]
+    child = np.arange(m) if lay is None else lay.child  # the products pair every column; the ranks boundary cuts
     # per root column j: the best child split of each side, in blocks of root columns
     split_r, split_l = np.full(m, np.inf), np.full(m, np.inf)
     k_r, k_l = np.zeros(m, dtype=np.int64), np.zeros(m, dtype=np.int64)
@@ -291,7 +290,7 @@ def _solve(Z: np.ndarray, Zf: np.ndarray, A: np.ndarray, T: np.ndarray, depth: i
                 complete = False  # the root columns from lo on: a leaf on each side (split cost inf), valid trees
                 break
             P = (_rank_tables(lay, A, g, lo, hi, dt) if lay is not None
-                 else _product_tables(Zf, Zc, A, mass, unit, lo, hi))
+                 else _product_tables(Zf, A, mass, unit, lo, hi))
             er, el = _side_errors(P, Sd[lo:hi], Sd[child], Td)
             ar, al = np.argmin(er, 1), np.argmin(el, 1)
             rows = np.arange(hi - lo)
