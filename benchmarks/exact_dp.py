@@ -50,7 +50,7 @@ DATASETS = ("monks-1", "monks-3", "tic-tac-toe", "breast-wisconsin-original", "v
 DL85_INSTALL = "pip install pydl8.5 (a benchmark peer, not a project dependency)"
 
 
-class StreedTimer:
+class EngineTimer:
     """Wraps the DP engines (``treeopt_dsl.exact.dp._run``: one STreeD fit; ``treeopt_dsl.exact.depth2.solve``: the
     depth-1/2 count) while active: the time spent inside them and the number of 0/1 columns they were given."""
 
@@ -60,7 +60,7 @@ class StreedTimer:
         self.columns: int | None = None
 
     @contextmanager
-    def active(self) -> Iterator[StreedTimer]:
+    def active(self) -> Iterator[EngineTimer]:
         import treeopt_dsl.exact.depth2 as depth2
         import treeopt_dsl.exact.dp as dp
 
@@ -129,7 +129,7 @@ def run(dataset: str, depth: int, time_limit: float, repeats: int = 3) -> dict[s
                            "time_limit": time_limit, "repeats": repeats}
     # ours: what a user calls, spec.solve(data, solver="streed") (no MILP built: treeopt_dsl.exact.direct), and the
     # DP engine's calls inside (the fastest of ``repeats`` runs)
-    timer = StreedTimer()
+    timer = EngineTimer()
     best: tuple[float, float, Any] | None = None
     for _ in range(max(repeats, 1)):
         with timer.active():
