@@ -211,6 +211,34 @@ def test_auto_start_on_other_trees_is_a_start_not_a_proof() -> None:
     assert res.solver == "highs" and res.objective <= res.start["objective"] + 1e-9
 
 
+def test_the_start_searches_every_cut_only_where_that_proves_the_optimum(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The DP start's budget of threshold columns: the large one (every cut, a proof) for a composition the DP
+    solves (oct), the small one (quantile cuts, a start) for any other tree (olct), where every cut buys no proof
+    and cost the default job 1.3 s."""
+    import treeopt_dsl.exact.dp as dp
+
+    rng = np.random.default_rng(2)
+    X = np.round(rng.normal(size=(60, 3)), 2)  # about 150 exact threshold columns
+    y = np.where(X[:, 0] + X[:, 1] > 0, 1, -1)
+    d = Dataset.from_arrays(X, y)
+    monkeypatch.setattr(dp, "START_COLUMNS", {1: 1000, 2: 1000})
+    monkeypatch.setattr(dp, "START_COLUMNS_ONLY_START", {1: 20, 2: 20})
+    seen: list = []
+    fit_tree = dp.fit_tree
+
+    def spy(data, task, b_cap=1.0, time_limit=None, max_thresholds=None, **kw):
+        tree = fit_tree(data, task, b_cap, time_limit, max_thresholds, **kw)
+        seen.append((max_thresholds, tree.n_columns))
+        return tree
+
+    monkeypatch.setattr(dp, "fit_tree", spy)
+    assert dp.n_exact_columns(get_formulation("oct", depth=2).prepare(d).X) > 100
+    _, proven = dp.dp_candidate(get_formulation("oct", depth=2).build(d))
+    assert proven and seen[-1][0] is None  # every cut
+    _, proven = dp.dp_candidate(get_formulation("olct", depth=2).build(d))
+    assert not proven and seen[-1][0] is not None and seen[-1][1] <= 20  # quantile cuts within the small budget
+
+
 def test_cuts_all_expresses_a_cut_closer_than_eps() -> None:
     """Two values 2e-12 apart: with the scaled features OCT's margin eps cannot put a cut between them (its
     optimum makes one error, and the result says why); with ``cuts="all"`` every distinct cut is a 0/1
