@@ -10,7 +10,9 @@ training part) x configurations:
 * ``paper``:   the papers' constant M = 100, no warm start;
 * ``derived``: per-row big-M from the bounds (OLCT: |w| <= 10, b auto; OCT: |w| <= 1, b auto);
 * ``derived+greedy``: the same with the greedy warm start (seed 000 lines 657-663);
-* ``derived+auto``: the library's default start (the best of CART, greedy, the exact DP tree and TAO).
+* ``derived+auto``: the library's default start (the best of CART, greedy, the exact DP tree and TAO);
+* ``columns+auto`` / ``expression+auto``: the same with the split values as columns (``split_columns``, OLCT's
+  default) or as an expression repeated in every row that uses them (the other trees' default).
 
 The grid runs on the experiment runner (``treeopt_dsl.experiments``): one method per formulation and
 configuration (``olct.paper``, ``oct.derived+greedy``, ...), each solve in its own process, each finished
@@ -38,10 +40,13 @@ CONFIGS = {
     "derived": {"big_m": "derived"},
     "derived+greedy": {"big_m": "derived"},
     "derived+auto": {"big_m": "derived"},  # the library's default start (CART, greedy, DP, TAO: the best)
+    "columns+auto": {"big_m": "derived", "split_columns": True},  # the split values as columns (olct's default)
+    "expression+auto": {"big_m": "derived", "split_columns": False},  # the split as an expression in every row
 }
 BOUNDS = {"olct": {"w_bound": 10.0, "b_bound": "auto"}, "oct": {"w_bound": 1.0, "b_bound": "auto"},
           "octh": {"w_bound": 1.0, "b_bound": "auto"}}
-START = {"paper": "none", "derived": "none", "derived+greedy": "greedy", "derived+auto": "auto"}
+START = {"paper": "none", "derived": "none", "derived+greedy": "greedy", "derived+auto": "auto", "columns+auto": "auto",
+         "expression+auto": "auto"}
 
 
 def grid_text(formulations: list[str], datasets: list[str], seeds: list[int], configs: list[str], time_limit: float,

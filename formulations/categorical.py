@@ -53,7 +53,7 @@ from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.formulation import Formulation, Numerics
 from treeopt_dsl.models.categorical import decode_categorical_tree
 from treeopt_dsl.shapes import NAMED, Shape
-from treeopt_dsl.spec import FormulationSpec, Param, number_or
+from treeopt_dsl.spec import FormulationSpec, Param, boolean, number_or
 
 #: the columns of Table 2: (anchor, relax, strengthen)
 TABLE2 = {
@@ -63,16 +63,6 @@ TABLE2 = {
     "No strength": dict(anchor=True, relax=True, strengthen=False),
     "All": dict(anchor=True, relax=True, strengthen=True),
 }
-
-
-def boolean(text: str) -> bool:
-    """``true/false``, ``yes/no``, ``on/off``, ``1/0``."""
-    t = str(text).strip().lower()
-    if t in ("true", "yes", "on", "1"):
-        return True
-    if t in ("false", "no", "off", "0"):
-        return False
-    raise ValueError("expected true or false")
 
 
 def optional_int(text: str) -> int | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from treeopt_dsl.spec import Param, floats, number_or, optional_float
+from treeopt_dsl.spec import Param, boolean, floats, number_or, optional_float
 
 
 def optional_bound(text: str) -> float | str | None:
@@ -11,8 +11,8 @@ def optional_bound(text: str) -> float | str | None:
 
 
 def tree_params(*, big_m: object = 100.0, w_bound: object = None, b_bound: object = None,
-                C: object = 1.0) -> tuple[Param, ...]:
-    """depth, big-M, eps, bounds, scaling and C with the given defaults."""
+                C: object = 1.0, split_columns: bool = False) -> tuple[Param, ...]:
+    """depth, big-M, eps, bounds, scaling, C and the split's columns with the given defaults."""
     return (
         Param("depth", 2, int, "number of branching levels d (1-6)"),
         Param("C", C, floats, "loss weight C_h: one number, or one per level ('0.1,1')"),
@@ -21,4 +21,6 @@ def tree_params(*, big_m: object = 100.0, w_bound: object = None, b_bound: objec
         Param("w_bound", w_bound, optional_float, "|w_jt| <= w_bound (none: free)"),
         Param("b_bound", b_bound, optional_bound, "|b_t| <= b_bound (none: free; auto: w_bound * max ||x_i||_1 + 1)"),
         Param("scaling", "standard", str, "feature scaling fitted on training data: standard | minmax | none"),
+        Param("split_columns", split_columns, boolean,
+              "a column v[i,t] = w_t x_i + b_t per sample and node, so the rows using it are sparse (same model)"),
     )

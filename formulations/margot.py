@@ -28,7 +28,7 @@ class MARGOT(FormulationSpec):
         return Formulation(
             self.name,
             [
-                B.ObliqueSplit(w_bound=v["w_bound"], b_bound=v["b_bound"]),
+                B.ObliqueSplit(w_bound=v["w_bound"], b_bound=v["b_bound"], columns=v["split_columns"]),
                 *self.sparsity(),
                 B.Routing(),
                 B.BigMForwarding(M=v["big_m"], eps=v["eps"]),

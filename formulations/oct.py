@@ -86,7 +86,7 @@ class OCT(FormulationSpec):
         return Formulation(
             self.name,
             [
-                B.ObliqueSplit(w_bound=v["w_bound"], b_bound=v["b_bound"]),
+                B.ObliqueSplit(w_bound=v["w_bound"], b_bound=v["b_bound"], columns=v["split_columns"]),
                 *self.regularizers(),
                 B.Routing(),
                 B.BigMForwarding(M=v["big_m"], eps=v["eps"]),

@@ -31,7 +31,7 @@ class OLCT(FormulationSpec):
     name = "olct"
     summary = "Optimal Logistic Classification Tree (thesis 3.17): tangent-logistic loss at every level + l1"
     params = (
-        *tree_params(),
+        *tree_params(split_columns=True),
         Param("tangents", "V0", _tangents, "tangent set V0..V3 or comma-separated points"),
     )
 
@@ -40,7 +40,7 @@ class OLCT(FormulationSpec):
         return Formulation(
             self.name,
             [
-                B.ObliqueSplit(w_bound=v["w_bound"], b_bound=v["b_bound"]),
+                B.ObliqueSplit(w_bound=v["w_bound"], b_bound=v["b_bound"], columns=v["split_columns"]),
                 *self.sparsity(),
                 B.Routing(),
                 B.BigMForwarding(M=v["big_m"], eps=v["eps"]),
@@ -66,7 +66,7 @@ class UnivariateOLCT(OLCT):
     name = "olct_univariate"
     summary = "Univariate OLCT (thesis Remark 2): OLCT with ||w_t||_0 <= 1 by l0 indicators (3.14)"
     params = (
-        *tree_params(big_m="derived", w_bound=10.0, b_bound="auto"),
+        *tree_params(big_m="derived", w_bound=10.0, b_bound="auto", split_columns=True),
         Param("tangents", "V0", _tangents, "tangent set V0..V3 or comma-separated points"),
     )
 

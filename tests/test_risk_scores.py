@@ -46,15 +46,15 @@ def brute_force_ors(X: np.ndarray, y: np.ndarray, T: int, A: range, tangents: st
 @settings(max_examples=12, deadline=None)
 @given(X=arrays(np.int64, (10, 4), elements=st.integers(0, 1)),
        y=st.lists(st.sampled_from([-1, 1]), min_size=10, max_size=10),
-       tangents=st.sampled_from(["V1", "V3"]))
-def test_ors_equals_brute_force(X, y, tangents):
+       tangents=st.sampled_from(["V1", "V3"]), epigraph=st.sampled_from(["pieces", "breakpoints"]))
+def test_ors_equals_brute_force(X, y, tangents, epigraph):
     X = X.astype(float)
     X[0], X[1] = 0.0, 1.0  # every column takes both values: minmax scaling leaves binary data as it is
     y = np.array(y)
     if np.unique(y).size < 2:
         y[0] = -y[0]
-    res = get_formulation("ors", T=2, A="-2..2", tangents=tangents).solve(Dataset.from_arrays(X, y), gap=0.0,
-                                                                          time_limit=60)
+    res = get_formulation("ors", T=2, A="-2..2", tangents=tangents, epigraph=epigraph).solve(
+        Dataset.from_arrays(X, y), gap=0.0, time_limit=60)
     assert res.status.value == "optimal"
     assert res.objective == pytest.approx(brute_force_ors(X, y, 2, range(-2, 3), tangents), rel=1e-6, abs=1e-6)
     assert res.certificate.ok
@@ -124,15 +124,16 @@ def brute_force_ogrs_one_rule(X: np.ndarray, y: np.ndarray, A: range, tangents: 
 
 @settings(max_examples=8, deadline=None)
 @given(X=arrays(np.int64, (9, 2), elements=st.integers(0, 3)),
-       y=st.lists(st.sampled_from([-1, 1]), min_size=9, max_size=9))
-def test_ogrs_one_rule_equals_brute_force(X, y):
+       y=st.lists(st.sampled_from([-1, 1]), min_size=9, max_size=9),
+       epigraph=st.sampled_from(["pieces", "breakpoints"]))
+def test_ogrs_one_rule_equals_brute_force(X, y, epigraph):
     X = X.astype(float)
     X[0], X[1] = 0.0, 3.0
     y = np.array(y)
     if np.unique(y).size < 2:
         y[0] = -y[0]
-    res = get_formulation("ogrs", T=1, A="-2..2", tangents="V1").solve(Dataset.from_arrays(X, y), gap=0.0,
-                                                                       time_limit=60)
+    res = get_formulation("ogrs", T=1, A="-2..2", tangents="V1", epigraph=epigraph).solve(
+        Dataset.from_arrays(X, y), gap=0.0, time_limit=60)
     assert res.status.value == "optimal"
     assert res.objective == pytest.approx(brute_force_ogrs_one_rule(X, y, range(-2, 3), "V1"), rel=1e-6, abs=1e-6)
     assert res.certificate.ok
@@ -193,3 +194,93 @@ def test_generalized_normal_forms_score_identically(s, beta, thr, neg, X):
     assert not m.normal_form("one_direction").negated.any()
     totals = [t for t, _ in m.risk_table()]
     assert set(np.rint(m.rules_hold(X) @ m.s).astype(int).tolist()) <= set(totals)
+
+
+# ------------------------------------------------------------------------------ the breakpoint epigraph
+@settings(max_examples=200, deadline=None)
+@given(slopes=st.lists(st.floats(-3, 3, allow_nan=False).map(lambda v: round(v, 3)), min_size=1, max_size=6),
+       inters=st.lists(st.floats(-3, 3, allow_nan=False), min_size=6, max_size=6),
+       margins=arrays(np.float64, 25, elements=st.floats(-20, 20, allow_nan=False)))
+def test_breakpoints_value_the_max_of_the_pieces(slopes, inters, margins):
+    """``envelope`` + ``interpolation`` represent ``max_k (a_k m + c_k)`` exactly: the interpolated point is
+    in the breakpoint polyhedron (lam >= 0 summing to 1, ``m = lam @ b + r - l``) and its value is the max of the
+    pieces computed densely; no point of the polyhedron with the same ``m`` is lower (LP against numpy)."""
+    from treeopt_dsl.blocks.losses import envelope, interpolation
+
+    a = np.array(slopes + [slopes[0]])  # a repeated slope: only the higher piece may count
+    c = np.array((inters + [0.5])[:a.size])
+    if np.unique(a).size < 2:
+        a = np.r_[a, a[0] + 1.0]
+        c = np.r_[c, 0.0]
+    b, g, lo, hi = envelope(a, c)
+    assert np.all(np.diff(b) > 0)
+    lam, r, left = interpolation(b, margins)
+    assert np.all(lam >= -1e-12) and np.allclose(lam.sum(1), 1.0)
+    assert np.all(r >= 0) and np.all(left >= 0)
+    np.testing.assert_allclose(lam @ b + r - left, margins, atol=1e-9)
+    dense = np.max(np.multiply.outer(margins, a) + c, axis=1)
+    np.testing.assert_allclose(lam @ g + hi * r - lo * left, dense, rtol=1e-9, atol=1e-9)
+    from scipy.optimize import linprog
+
+    m0 = float(margins[0])  # the lowest value the polyhedron gives at m0 is f(m0): the epigraph is exact
+    cost = np.r_[g, hi, -lo]
+    eq = np.vstack([np.r_[b, 1.0, -1.0], np.r_[np.ones(b.size), 0.0, 0.0]])
+    lp = linprog(cost, A_eq=eq, b_eq=[m0, 1.0], bounds=[(0, None)] * (b.size + 2), method="highs")
+    assert lp.status == 0 and lp.fun == pytest.approx(dense[0], rel=1e-7, abs=1e-7)
+
+
+def test_breakpoint_epigraph_has_three_rows_per_sample_and_completes_a_start():
+    """V3 on a score: 16 piece rows per sample become 3 (convexity, margin, value); a start given as
+    ``(s, beta)`` is completed to a feasible point with the same objective in both forms."""
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 2, size=(40, 6)).astype(float)
+    y = np.where(X[:, 0] + X[:, 1] - X[:, 2] + rng.normal(0, 0.5, 40) > 0.5, 1, -1)
+    d = Dataset.from_arrays(X, y)
+    built = {e: get_formulation("ors", T=3, epigraph=e).build(d) for e in ("pieces", "breakpoints")}
+    rows = {e: b.compile().n_rows for e, b in built.items()}
+    assert rows["pieces"] - rows["breakpoints"] == 40 * (16 - 3)
+    from treeopt_dsl.warmstart import start_point
+
+    start = {"s": np.array([2.0, 1.0, -3.0, 0.0, 0.0, 0.0]), "beta": np.array(-1.0)}
+    values = []
+    for b in built.values():
+        x = start_point(b, start)
+        assert b.model.max_violation(x) <= 1e-9
+        values.append(b.model.objective_value(x))
+    assert values[1] == pytest.approx(values[0], rel=1e-12)
+
+
+def test_breakpoints_on_a_tree_are_refused():
+    with pytest.raises(FormulationError, match="on='score'"):
+        TangentLogisticLoss("V1", epigraph="breakpoints")
+    with pytest.raises(FormulationError, match="epigraph"):
+        get_formulation("ors", epigraph="lambda")
+
+
+@pytest.mark.parametrize("epigraph", ["pieces", "breakpoints"])
+def test_one_formulation_built_twice_completes_each_model(epigraph):
+    """Blocks keep what they built on the model's context, not on themselves: a formulation built into a
+    second model (as the rule-by-rule start builds one-rule models from the full model's loss block) leaves
+    the first model's completion intact. It did not: the second build overwrote the breakpoint columns."""
+    rng = np.random.default_rng(1)
+    X = rng.integers(0, 4, size=(30, 3)).astype(float)
+    y = np.where(X[:, 0] - X[:, 1] + rng.normal(0, 1, 30) > 0, 1, -1)
+    f = get_formulation("ogrs", T=2, A="-2..2", epigraph=epigraph).formulation()
+    first = f.build(Dataset.from_arrays(X / 3.0, y))
+    f.build(Dataset.from_arrays(X[:12] / 3.0, y[:12]))  # the same block instances, a second model
+    start = {"a_rule": np.eye(3)[:, :2], "b_rule": np.array([0.5, 0.5]), "s_rule": np.array([2.0, -1.0]),
+             "beta": 0.5}
+    from treeopt_dsl.warmstart import start_point
+
+    x = start_point(first, start)
+    assert first.model.max_violation(x) <= 1e-9
+
+
+def test_the_rule_by_rule_start_is_certified_with_breakpoints():
+    rng = np.random.default_rng(2)
+    X = rng.integers(0, 5, size=(40, 3)).astype(float)
+    y = np.where(X[:, 0] + X[:, 2] + rng.normal(0, 1.5, 40) > 4, 1, -1)
+    res = get_formulation("ogrs", T=2, A="-2..2", tangents="V1", epigraph="breakpoints").solve(
+        Dataset.from_arrays(X, y), time_limit=30, warm_start="greedy")
+    assert res.certificate.ok
+    assert np.isfinite(res.start["objective"]) and res.objective <= res.start["objective"] + 1e-9

@@ -52,6 +52,7 @@ class BuildContext:
         self.model, self.data, self.topology, self.numerics = model, data, topology, numerics
         self.roles: dict[str, Any] = {}
         self.owner: dict[str, str] = {}
+        self._state: dict[int, dict[str, Any]] = {}
 
     def __getitem__(self, role: str) -> Any:
         try:
@@ -67,6 +68,12 @@ class BuildContext:
             raise FormulationError(f"role {role!r} is provided twice (by {self.owner[role]} and {by})")
         self.roles[role] = value
         self.owner[role] = by
+
+    def state(self, block: Block) -> dict[str, Any]:
+        """What ``block`` keeps from building this model for later (its own columns, to complete them): held
+        here, not on the block, so one block instance can be built into several models (a start that
+        builds a smaller model from the same blocks) without one build overwriting another's columns."""
+        return self._state.setdefault(id(block), {})
 
     @property
     def topo(self) -> Topology:

@@ -108,6 +108,16 @@ def optional_float(text: str) -> float | None:
     return None if text.lower() in ("none", "") else float(text)
 
 
+def boolean(text: str) -> bool:
+    """``true/false``, ``yes/no``, ``on/off``, ``1/0``."""
+    t = str(text).strip().lower()
+    if t in ("true", "yes", "on", "1"):
+        return True
+    if t in ("false", "no", "off", "0"):
+        return False
+    raise ValueError("expected true or false")
+
+
 class FormulationSpec:
     """Base class of the registered formulations."""
 

@@ -341,14 +341,22 @@ def fit_node(X: np.ndarray, y: np.ndarray, kind: str, C: float = 1.0, budget: in
 
 
 def _linear(X: np.ndarray, y: np.ndarray, kind: str, C: float, seed: int) -> tuple[np.ndarray, float]:
-    if kind == "hinge":
-        from sklearn.svm import LinearSVC
+    """A node's classifier for the greedy start. liblinear stopping at its iteration cap is not an error here:
+    the start is only a candidate, scored in the formulation's own objective, so its warning is not shown."""
+    import warnings
 
-        m = LinearSVC(C=C, loss="hinge", dual=True, max_iter=20000, random_state=seed).fit(X, y)
-    else:
-        from sklearn.linear_model import LogisticRegression
+    from sklearn.exceptions import ConvergenceWarning
 
-        m = LogisticRegression(l1_ratio=1.0, C=C, solver="liblinear", max_iter=2000, random_state=seed).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        if kind == "hinge":
+            from sklearn.svm import LinearSVC
+
+            m = LinearSVC(C=C, loss="hinge", dual=True, max_iter=20000, random_state=seed).fit(X, y)
+        else:
+            from sklearn.linear_model import LogisticRegression
+
+            m = LogisticRegression(l1_ratio=1.0, C=C, solver="liblinear", max_iter=2000, random_state=seed).fit(X, y)
     return m.coef_.ravel().astype(float), float(m.intercept_[0])
 
 

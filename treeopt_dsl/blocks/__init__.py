@@ -14,11 +14,13 @@ from .categorical import (
 )
 from .flow import BendersFlow, BinarySplits, FlowRouting, FlowZeroOneLoss, decode_flow_tree, flow_decisions
 from .losses import (
+    EPIGRAPHS,
     TANGENT_SETS,
     HingeLoss,
     SlackLoss,
     TangentLogisticLoss,
     ZeroOneLoss,
+    envelope,
     logistic_loss,
     logistic_tangents,
 )
@@ -36,6 +38,7 @@ _LOSS = "a loss block (e.g. TangentLogisticLoss())"
 PROVIDERS.update({"xi": _LOSS, "loss": _LOSS})
 
 __all__ = [
+    "EPIGRAPHS",
     "L0",
     "L1",
     "TANGENT_SETS",
@@ -74,6 +77,7 @@ __all__ = [
     "TotalScore",
     "ZeroOneLoss",
     "decode_flow_tree",
+    "envelope",
     "flow_decisions",
     "integer_in_set",
     "logistic_loss",

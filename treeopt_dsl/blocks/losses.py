@@ -23,6 +23,7 @@ integer weight is the same as repeating the row (docs/weights.md).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import xarray as xr
@@ -35,7 +36,41 @@ from .routing import reached_last
 from .splits import SAMPLE, derived_bound
 
 PIECE = "piece"
+BREAK = "breakpoint"
 LEAF, CLASS = "leaf", "class"
+EPIGRAPHS = ("pieces", "breakpoints")
+
+
+def envelope(a: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """The convex function ``max_k (a_k m + c_k)`` by its breakpoints: ``(b, g, a_lo, a_hi)`` with ``b``
+    increasing, ``g = f(b)``, and the slopes ``a_lo`` left of ``b[0]`` and ``a_hi`` right of ``b[-1]``.
+
+    Pieces that are never the maximum (a duplicate slope with a lower intercept, or a piece under the
+    crossing of its neighbours) are dropped. Between consecutive breakpoints ``f`` is linear, so
+    ``f(m) = sum_k lam_k g_k + a_hi r - a_lo l`` for ``m = sum_k lam_k b_k + r - l`` with ``lam`` on the two
+    breakpoints around ``m`` (or ``lam`` on an end and ``r`` or ``l`` the distance beyond it).
+
+    >>> b, g, lo, hi = envelope(np.array([0.0, -1.0]), np.array([0.0, 1.0]))  # the hinge max(0, 1 - m)
+    >>> b.tolist(), g.tolist(), lo, hi
+    ([1.0], [0.0], -1.0, 0.0)
+    """
+    order = np.lexsort((-np.asarray(c, float), np.asarray(a, float)))  # slope up, highest intercept first
+    a, c = np.asarray(a, float)[order], np.asarray(c, float)[order]
+    keep = np.r_[True, a[1:] != a[:-1]]  # one piece per slope: the highest
+    a, c = a[keep], c[keep]
+    hull: list[int] = []
+    for k in range(a.size):  # upper envelope of lines by increasing slope (a handful of pieces: a plain loop)
+        while len(hull) >= 2:
+            i, j = hull[-2], hull[-1]
+            # j is never the maximum if k overtakes i no later than j does
+            if (c[k] - c[i]) * (a[j] - a[i]) >= (c[j] - c[i]) * (a[k] - a[i]):
+                hull.pop()
+            else:
+                break
+        hull.append(k)
+    a, c = a[hull], c[hull]
+    b = (c[:-1] - c[1:]) / (a[1:] - a[:-1])
+    return b, a[:-1] * b + c[:-1], float(a[0]), float(a[-1])
 
 #: Tangent sets of Sato et al. as printed in the thesis ([aldinucci-thesis-2024] lines 503-505).
 TANGENT_SETS: dict[str, tuple[float, ...]] = {
@@ -79,6 +114,25 @@ def logistic_tangents(points: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
     return np.array(a), np.array(c)
 
 
+def interpolation(b: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(lam, r, l)`` with ``m = lam @ b + r - l``: ``lam`` on the two breakpoints around each ``m`` (sample x
+    breakpoint), or on an end with ``r`` / ``l`` the distance beyond it (the point :func:`envelope` values)."""
+    m = np.asarray(m, dtype=float)
+    lam = np.zeros((m.size, b.size))
+    rows = np.arange(m.size)
+    right, left = np.maximum(m - b[-1], 0.0), np.maximum(b[0] - m, 0.0)
+    inside = (m > b[0]) & (m < b[-1])
+    k = np.clip(np.searchsorted(b, m, side="right") - 1, 0, max(b.size - 2, 0))  # b[k] <= m < b[k + 1]
+    t = np.zeros(m.size)
+    if b.size > 1:
+        t[inside] = (m[inside] - b[k[inside]]) / (b[k[inside] + 1] - b[k[inside]])
+        lam[rows[inside], k[inside]] = 1.0 - t[inside]
+        lam[rows[inside], k[inside] + 1] = t[inside]
+    lam[rows[m <= b[0]], 0] = 1.0
+    lam[rows[(m >= b[-1]) & (m > b[0])], -1] = 1.0
+    return lam, right, left
+
+
 class SlackLoss(Block):
     """Base class: a convex piecewise-linear loss ``max_k (a_k m + c_k)`` as slack rows.
 
@@ -93,6 +147,15 @@ class SlackLoss(Block):
         ``"tree"`` (default): the margin of the split at the node each sample reaches, as above;
         ``"score"``: the margin ``y_i * score_i`` of a linear score provided by an earlier block under the
         role ``"score"`` (risk scores, (4.4)); no routing, no big-M, one slack per sample.
+    epigraph:
+        On a score, how ``xi_i >= max_k (a_k m_i + c_k)`` is written. ``"pieces"`` (default): a row per
+        piece, each holding the whole score (the thesis' (4.4): with V3, 16 rows of ``p + 2`` entries per
+        sample). ``"breakpoints"``: the same epigraph by the loss' breakpoints ``b_k`` (:func:`envelope`),
+        ``m_i = sum_k lam[i, k] b_k + r_i - l_i``, ``sum_k lam[i, k] = 1``, ``lam, r, l >= 0``,
+        ``xi_i >= sum_k lam[i, k] f(b_k) + a_hi r_i - a_lo l_i``: three rows per sample, one of them holding the
+        score. Exact for a convex loss (the minimum over ``lam`` is the interpolation between the breakpoints
+        around ``m``, which is ``f``), and the same LP relaxation; fewer rows make each node's LP cheaper
+        (ors: docs/benchmarks.md, "Risk scores").
     M:
         The big-M of the slack rows: a constant, or ``"derived"`` from the split bound ``U``:
         ``M[i, t, k] = |a_k| U[i, t] + c_k - floor``, where ``floor`` is the loss's minimum piece
@@ -105,10 +168,15 @@ class SlackLoss(Block):
     name = "loss"
 
     def __init__(self, C: float | Sequence[float] = 1.0, levels: str = "all", M: float | str = 100.0,
-                 on: str = "tree") -> None:
+                 on: str = "tree", epigraph: str = "pieces") -> None:
         if on not in ("tree", "score"):
             raise FormulationError(f"on must be 'tree' or 'score', got {on!r}")
-        self.on = on
+        if epigraph not in EPIGRAPHS:
+            raise FormulationError(f"epigraph must be one of {EPIGRAPHS}, got {epigraph!r}")
+        if epigraph == "breakpoints" and on != "score":
+            raise FormulationError("epigraph='breakpoints' is for a loss on a score (on='score'); a tree's slack "
+                                   "rows are switched by big-M and keep epigraph='pieces'")
+        self.on, self.epigraph = on, epigraph
         if on == "score":
             self.requires = ("score",)
         if levels not in ("all", "last"):
@@ -153,7 +221,9 @@ class SlackLoss(Block):
         flat = a == 0.0
         xi = m.add_variables("xi", (SAMPLE,), {SAMPLE: data.n_samples}, lower=self._floor())
         y = xr.DataArray(data.y.astype(float), dims=(SAMPLE,))
-        if (~flat).any():
+        if self.epigraph == "breakpoints" and envelope(a, c)[0].size:  # (one piece: no breakpoint, its row)
+            ctx.state(self)["breaks"] = self._build_breakpoints(ctx, xi, ctx["score"] * y)
+        elif (~flat).any():
             margin = ctx["score"] * y
             slope = xr.DataArray(a[~flat], dims=(PIECE,))
             inter = xr.DataArray(c[~flat], dims=(PIECE,))
@@ -164,6 +234,22 @@ class SlackLoss(Block):
         m.add_objective(xi * (sample_weights(ctx) * float(Cs[0])), self.name)  # C sum_i w_i xi_i
         ctx.provide("xi", xi, type(self).__name__)
         ctx.provide("loss", self, type(self).__name__)
+
+    def _build_breakpoints(self, ctx: BuildContext, xi: Any, margin: Any) -> tuple[Any, Any, Any]:
+        """The breakpoint form of the epigraph (``epigraph`` above); returns the new columns ``(lam, r, l)``."""
+        m, n = ctx.model, ctx.data.n_samples
+        b, g, a_lo, a_hi = envelope(*self.pieces())
+        coords = {SAMPLE: n, BREAK: np.arange(b.size)}
+        lam = m.add_variables("lam", (SAMPLE, BREAK), coords, lower=0.0, upper=1.0)
+        right = m.add_variables("beyond_right", (SAMPLE,), {SAMPLE: n}, lower=0.0)
+        left = m.add_variables("beyond_left", (SAMPLE,), {SAMPLE: n}, lower=0.0)
+        bk, gk = xr.DataArray(b, dims=(BREAK,)), xr.DataArray(g, dims=(BREAK,))
+        m.add_constraints(f"{self.name}_convex", lam.sum(BREAK) == 1)
+        m.add_constraints(f"{self.name}_margin", linsum((margin, 1.0), ((lam * bk).sum(BREAK), -1.0),
+                                                        (right, -1.0), (left, 1.0)) == 0)
+        value = [((lam * gk).sum(BREAK), 1.0), (left, -a_lo)] + ([(right, a_hi)] if a_hi != 0.0 else [])
+        m.add_constraints(f"{self.name}_value", linsum((xi, 1.0), *((e, -k) for e, k in value)) >= 0)
+        return lam, right, left
 
     def build(self, ctx: BuildContext) -> None:
         if self.on == "score":
@@ -209,7 +295,12 @@ class SlackLoss(Block):
         """``xi[i, h]`` = the loss at the node the sample reaches on level ``h`` (the tree's own loss);
         on a score, ``xi[i]`` = the loss of the margin ``y_i score_i``."""
         if self.on == "score":
-            x[ctx["xi"].ids] = self.surrogate(ctx.data.y * ctx["score"].evaluate(x))
+            margin = ctx.data.y * ctx["score"].evaluate(x)
+            x[ctx["xi"].ids] = self.surrogate(margin)
+            if "breaks" in ctx.state(self):
+                lam, right, left = ctx.state(self)["breaks"]
+                lv, rv, llv = interpolation(envelope(*self.pieces())[0], margin)
+                x[lam.ids], x[right.ids], x[left.ids] = lv, rv, llv
             return
         topo = ctx.topo
         path = topo.path_nodes(reached_last(ctx, x))  # sample x level (all levels)
@@ -235,8 +326,8 @@ class TangentLogisticLoss(SlackLoss):
     """
 
     def __init__(self, tangents: str | Sequence[float] = "V0", C: float | Sequence[float] = 1.0,
-                 levels: str = "all", M: float | str = 100.0, on: str = "tree") -> None:
-        super().__init__(C=C, levels=levels, M=M, on=on)
+                 levels: str = "all", M: float | str = 100.0, on: str = "tree", epigraph: str = "pieces") -> None:
+        super().__init__(C=C, levels=levels, M=M, on=on, epigraph=epigraph)
         if isinstance(tangents, str):
             if tangents not in TANGENT_SETS:
                 raise FormulationError(f"unknown tangent set {tangents!r}; choose one of {sorted(TANGENT_SETS)}")

@@ -90,8 +90,7 @@ class L0(Block):
         bound = np.maximum(np.abs(w.lower), np.abs(w.upper)) if self.M is None else np.full(w.shape, float(self.M))
         if not np.all(np.isfinite(bound)):
             raise FormulationError("L0 needs a bounded family (give w_bound) or a constant M")
-        self._own = _is_indicator(w)
-        if self._own:  # a 0/1 family (e.g. FlowOCT's splits) is its own indicator: ||w||_0 = 1ᵀw, no rows
+        if _is_indicator(w):  # a 0/1 family (e.g. FlowOCT's splits) is its own indicator: ||w||_0 = 1ᵀw, no rows
             delta = w
         else:
             delta = m.add_variables(f"{w.name}_used", w.dims, w.coords, kind=Kind.BINARY)
@@ -144,7 +143,7 @@ class L0(Block):
             missing = np.expand_dims(np.minimum(self.budget, used.shape[ax]) - used.sum(ax), ax)
             rank = np.cumsum(1.0 - used, axis=ax)
             used = np.where((used == 0) & (rank <= missing), 1.0, used)
-        if not getattr(self, "_own", False):
+        if delta is not ctx[self.of]:  # a family that is its own indicator is not written here
             x[delta.ids] = used
         if s is not None:
             x[s.ids] = np.maximum(used.sum(ctx[self.of].dims.index(self.over)),

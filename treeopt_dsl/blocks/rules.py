@@ -140,13 +140,12 @@ class BinaryTimesInteger(Block):
         m.add_constraints(f"{self.name}_le_zero", w <= z * M)             # (4.13d)
         ctx.numerics.max_big_m = max(ctx.numerics.max_big_m, M)
         ctx.provide(self.name, w, "BinaryTimesInteger")
-        self._fam = w
 
     def complete(self, ctx: BuildContext, x: np.ndarray) -> None:
         z, s = ctx[self.binary], ctx[self.value]
         zv = xr.DataArray(z.values(x), dims=z.dims)
         sv = xr.DataArray(s.values(x), dims=s.dims)
-        x[self._fam.ids] = (zv * sv).transpose(*z.dims).values
+        x[ctx[self.name].ids] = (zv * sv).transpose(*z.dims).values
 
 
 class RulePoints(Block):
@@ -160,13 +159,14 @@ class RulePoints(Block):
 
     def build(self, ctx: BuildContext) -> None:
         m, z = ctx.model, ctx["z_rule"]
-        s, self._choice = integer_in_set(m, "s_rule", (RULE,), {RULE: z.coords[RULE]}, self.A)
+        s, ctx.state(self)["choice"] = integer_in_set(m, "s_rule", (RULE,), {RULE: z.coords[RULE]}, self.A)
         ctx.provide("s_rule", s, "RulePoints")
         ctx.provide("beta", m.add_variables("beta", (), {}), "RulePoints")
 
     def complete(self, ctx: BuildContext, x: np.ndarray) -> None:
-        if self._choice is not None:
-            self._choice.complete(ctx, x)
+        choice = ctx.state(self).get("choice")
+        if choice is not None:
+            choice.complete(ctx, x)
 
 
 class TotalScore(Block):

@@ -87,7 +87,8 @@ class IntegerScores(Block):
 
     def build(self, ctx: BuildContext) -> None:
         m, data = ctx.model, ctx.data
-        s, self._choice = integer_in_set(m, "s", (FEATURE,), {FEATURE: np.arange(data.n_features)}, self.A)
+        s, ctx.state(self)["choice"] = integer_in_set(m, "s", (FEATURE,), {FEATURE: np.arange(data.n_features)},
+                                                      self.A)
         B = np.inf if self.beta_bound is None else float(self.beta_bound)
         beta = m.add_variables("beta", (), {}, lower=-B, upper=B)
         X = xr.DataArray(data.X, dims=(SAMPLE, FEATURE))
@@ -96,5 +97,6 @@ class IntegerScores(Block):
         ctx.provide("score", s.dot(X, FEATURE) + beta, "IntegerScores")
 
     def complete(self, ctx: BuildContext, x: np.ndarray) -> None:
-        if self._choice is not None:
-            self._choice.complete(ctx, x)
+        choice = ctx.state(self).get("choice")
+        if choice is not None:
+            choice.complete(ctx, x)

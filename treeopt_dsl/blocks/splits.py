@@ -25,6 +25,14 @@ class ObliqueSplit(Block):
 
     Parameters
     ----------
+    columns:
+        ``False`` (default): ``split`` is the expression ``w_t·x_i + b_t`` itself, so every row that uses it
+        (forwarding (3.7), the slack rows (3.10)-(3.15): two to four per sample and node) repeats its
+        ``p + 1`` entries. ``True``: a column ``v[i, t]`` per sample and node, bounded by ``U[i, t]``, tied
+        to the hyperplane by one equality row ``v[i, t] = w_t·x_i + b_t``; the other rows then hold one
+        entry for it. The same model projected on ``(w, b, z, xi)`` (the LP relaxation is unchanged), with a
+        constraint matrix several times sparser, so each node LP is cheaper (OLCT depth 2 on Table 3.1:
+        docs/benchmarks.md, "Split values as columns").
     w_bound, b_bound:
         ``|w_jt| <= w_bound`` and ``|b_t| <= b_bound``; ``None`` leaves them free (the paper's model).
         Finite bounds are what makes a per-row big-M derivable. ``b_bound="auto"`` is
@@ -34,13 +42,14 @@ class ObliqueSplit(Block):
 
     provides = ("w", "b", "split", "split_bound")
 
-    def __init__(self, w_bound: float | None = None, b_bound: float | str | None = None) -> None:
+    def __init__(self, w_bound: float | None = None, b_bound: float | str | None = None,
+                 columns: bool = False) -> None:
         if b_bound == "auto" and w_bound is None:
             raise FormulationError("b_bound='auto' needs a finite w_bound")
         for name, v in (("w_bound", w_bound), ("b_bound", None if b_bound == "auto" else b_bound)):
             if v is not None and not (np.isfinite(v) and v > 0):
                 raise FormulationError(f"{name} must be a positive number or None, got {v!r}")
-        self.w_bound, self.b_bound = w_bound, b_bound
+        self.w_bound, self.b_bound, self.columns = w_bound, b_bound, bool(columns)
 
     def bounds(self, X: np.ndarray) -> tuple[float, float]:
         """``(W, B)``: the bounds ``|w_jt| <= W`` and ``|b_t| <= B`` on data ``X`` (``inf`` when free)."""
@@ -60,8 +69,21 @@ class ObliqueSplit(Block):
         row = np.abs(data.X).sum(1) * W + B if finite else np.full(data.n_samples, np.inf)
         bound = xr.DataArray(np.repeat(row[:, None], topo.n_nodes, 1), dims=(SAMPLE, NODE),
                              coords={NODE: topo.nodes})
+        if self.columns:
+            U = bound.values  # inf when w or b is free
+            col = m.add_variables("split_v", (SAMPLE, NODE), {SAMPLE: np.arange(data.n_samples), NODE: topo.nodes},
+                                  lower=-U, upper=U)
+            m.add_constraints("split_value", col - v == 0)
+            ctx.state(self)["value"] = (col, v)
+            v = col.to_expr()
         for role, val in (("w", w), ("b", b), ("split", v), ("split_bound", bound)):
             ctx.provide(role, val, "ObliqueSplit")
+
+    def complete(self, ctx: BuildContext, x: np.ndarray) -> None:
+        """With ``columns``: ``v[i, t] = w_t·x_i + b_t`` from the point's ``(w, b)``."""
+        if "value" in ctx.state(self):
+            col, expr = ctx.state(self)["value"]
+            x[col.ids] = expr.evaluate(x)
 
 
 def derived_bound(ctx: BuildContext, nodes: np.ndarray) -> xr.DataArray:
