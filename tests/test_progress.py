@@ -110,3 +110,29 @@ def test_progress_true_shows_the_solve_on_stderr(capsys):
     res = built.solve(solver="highs", time_limit=30, progress=True)
     err = capsys.readouterr().err
     assert res.status.value == "optimal" and "incumbent" in err and "gap" in err
+
+
+def test_the_start_is_the_first_incumbent_before_the_solver_runs():
+    """With a warm start, ``progress`` hears of it first (``source="start"``, at time 0, its objective in the
+    model), before the solver's presolve: the start is a completed, feasible point. The solver's events follow
+    and never report worse. A callback that fails on it is warned about and not called again."""
+    from treeopt_dsl.progress import ProgressEvent
+
+    events: list[ProgressEvent] = []
+    built = get_formulation("olct", depth=2).build(load("breast-cancer").subsample(60, seed=0))
+    res = built.solve(solver="highs", time_limit=60, gap=0.0, progress=events.append, warm_start="greedy")
+    assert res.status.value == "optimal"
+    assert events[0].source == "start" and events[0].time_s == 0.0 and events[0].bound is None
+    assert events[0].incumbent == pytest.approx(res.start["objective"], rel=1e-12)
+    assert {e.source for e in events[1:]} == {"callback"}
+    _monotone(events)
+
+    calls: list = []
+
+    def boom(ev):
+        calls.append(ev)
+        raise RuntimeError("boom")
+
+    with pytest.warns(RuntimeWarning, match="boom"):
+        res = built.solve(solver="highs", time_limit=30, progress=boom, warm_start="greedy")
+    assert res.status.value == "optimal" and len(calls) == 1 and calls[0].source == "start"

@@ -86,7 +86,8 @@ def _pct(text: str) -> float | None:
 @dataclass(frozen=True)
 class ProgressEvent:
     """The incumbent and bound of a running solve (``None``: none yet), the relative gap, the solver's seconds,
-    and where they were read: ``"callback"`` (the solver's own callback) or ``"log"`` (its log)."""
+    and where they were read: ``"callback"`` (the solver's own callback), ``"log"`` (its log) or ``"start"`` (the
+    warm start the solve was given, sent once before the solver runs)."""
 
     incumbent: float | None
     bound: float | None
