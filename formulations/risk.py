@@ -24,7 +24,7 @@ while the logit they stand for is ``(s·x + beta)/m``. ``m = 1`` (the default) i
 ``epigraph``: (4.4) is a row per tangent (16 per sample with V3, each holding the whole score);
 ``"breakpoints"`` (default) writes the same epigraph by the loss' breakpoints, three rows per sample
 (:class:`~treeopt_dsl.blocks.SlackLoss`): the same feasible set on ``(s, a, beta, xi)`` and the same LP bound,
-proven 1.8-3.4x faster on the issue's three datasets (docs/benchmarks.md, "Risk scores").
+proven 2.1x faster on each of the issue's three datasets (docs/benchmarks.md, "Risk scores").
 ``epigraph="pieces"`` writes the thesis' rows as printed.
 """
 
