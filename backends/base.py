@@ -323,10 +323,9 @@ class Backend:
                 self._execute(run)
                 out = self.read_solution(run) if not run.abandoned else (run.best or Outcome("interrupted"))
             if "progress_error" in run.data:
-                import warnings
+                from treeopt_dsl.progress import warn_callback_failed
 
-                warnings.warn(f"the progress callback raised {run.data['progress_error']!r}; it was not called "
-                              "again (the solve went on)", RuntimeWarning, stacklevel=3)
+                warn_callback_failed(run.data["progress_error"], stacklevel=3)
         except Exception as exc:
             mapped = self.translate_error(run, exc)
             if mapped is not None and mapped is not exc:

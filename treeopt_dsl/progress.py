@@ -96,6 +96,15 @@ class ProgressEvent:
     source: str
 
 
+def warn_callback_failed(exc: BaseException, stacklevel: int = 2) -> None:
+    """The warning for a ``progress`` callback that raised: it is not called again and the solve goes on (the
+    backends' callbacks and the start's event both say it this way)."""
+    import warnings
+
+    warnings.warn(f"the progress callback raised {exc!r}; it was not called again (the solve went on)",
+                  RuntimeWarning, stacklevel=stacklevel + 1)
+
+
 def log_progress(progress: Callable[[ProgressEvent], Any], log_callback: Callable[[str], Any] | None = None,
                  offset: float = 0.0) -> Callable[[str], None]:
     """A log sink that turns the lines :func:`parse_progress` reads into :class:`ProgressEvent` (``source="log"``)

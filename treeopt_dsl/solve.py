@@ -102,15 +102,12 @@ def solve_built(built: Built, solver: str = "highs", backend: str | None = None,
         progress = bar.event
     if progress is not None and warm_start is not None and start_report is not None:
         # the start is a feasible, completed point: the first incumbent, shown before the solver's presolve
-        from .progress import ProgressEvent
+        from .progress import ProgressEvent, warn_callback_failed
 
         try:
             progress(ProgressEvent(float(start_report["objective"]), None, None, 0.0, "start"))
         except Exception as exc:  # as the backends do: a failing callback is not called again, the solve goes on
-            import warnings
-
-            warnings.warn(f"the progress callback raised {exc!r}; it was not called again (the solve went on)",
-                          RuntimeWarning, stacklevel=2)
+            warn_callback_failed(exc)
             progress = None
     callbacks = "progress" in (be.features_for(solver) if hasattr(be, "features_for") else ())
     if progress is not None and not callbacks:  # no progress callbacks on this route: read its log
