@@ -221,8 +221,9 @@ class SlackLoss(Block):
         flat = a == 0.0
         xi = m.add_variables("xi", (SAMPLE,), {SAMPLE: data.n_samples}, lower=self._floor())
         y = xr.DataArray(data.y.astype(float), dims=(SAMPLE,))
-        if self.epigraph == "breakpoints" and envelope(a, c)[0].size:  # (one piece: no breakpoint, its row)
-            ctx.state(self)["breaks"] = self._build_breakpoints(ctx, xi, ctx["score"] * y)
+        env = envelope(a, c) if self.epigraph == "breakpoints" else None
+        if env is not None and env[0].size:  # (a single piece has no breakpoint: its row)
+            ctx.state(self)["breaks"] = self._build_breakpoints(ctx, xi, ctx["score"] * y, env)
         elif (~flat).any():
             margin = ctx["score"] * y
             slope = xr.DataArray(a[~flat], dims=(PIECE,))
@@ -235,10 +236,12 @@ class SlackLoss(Block):
         ctx.provide("xi", xi, type(self).__name__)
         ctx.provide("loss", self, type(self).__name__)
 
-    def _build_breakpoints(self, ctx: BuildContext, xi: Any, margin: Any) -> tuple[Any, Any, Any]:
-        """The breakpoint form of the epigraph (``epigraph`` above); returns the new columns ``(lam, r, l)``."""
+    def _build_breakpoints(self, ctx: BuildContext, xi: Any, margin: Any,
+                           env: tuple[np.ndarray, np.ndarray, float, float]) -> tuple[Any, Any, Any, np.ndarray]:
+        """The breakpoint form of the epigraph (``epigraph`` above) of the loss' :func:`envelope` ``env``; returns
+        the new columns ``(lam, r, l)`` and the breakpoints (what :meth:`complete` needs)."""
         m, n = ctx.model, ctx.data.n_samples
-        b, g, a_lo, a_hi = envelope(*self.pieces())
+        b, g, a_lo, a_hi = env
         coords = {SAMPLE: n, BREAK: np.arange(b.size)}
         lam = m.add_variables("lam", (SAMPLE, BREAK), coords, lower=0.0, upper=1.0)
         right = m.add_variables("beyond_right", (SAMPLE,), {SAMPLE: n}, lower=0.0)
@@ -249,7 +252,7 @@ class SlackLoss(Block):
                                                         (right, -1.0), (left, 1.0)) == 0)
         value = [((lam * gk).sum(BREAK), 1.0), (left, -a_lo)] + ([(right, a_hi)] if a_hi != 0.0 else [])
         m.add_constraints(f"{self.name}_value", linsum((xi, 1.0), *((e, -k) for e, k in value)) >= 0)
-        return lam, right, left
+        return lam, right, left, b
 
     def build(self, ctx: BuildContext) -> None:
         if self.on == "score":
@@ -298,8 +301,8 @@ class SlackLoss(Block):
             margin = ctx.data.y * ctx["score"].evaluate(x)
             x[ctx["xi"].ids] = self.surrogate(margin)
             if "breaks" in ctx.state(self):
-                lam, right, left = ctx.state(self)["breaks"]
-                lv, rv, llv = interpolation(envelope(*self.pieces())[0], margin)
+                lam, right, left, b = ctx.state(self)["breaks"]
+                lv, rv, llv = interpolation(b, margin)
                 x[lam.ids], x[right.ids], x[left.ids] = lv, rv, llv
             return
         topo = ctx.topo
