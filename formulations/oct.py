@@ -82,6 +82,11 @@ class OCT(FormulationSpec):
         v = self.values
         routing = v.get("routing", "bigm")
         if routing in ("flow", "benders"):
+            if v.get("split_columns"):
+                from treeopt_dsl.errors import FormulationError
+
+                raise FormulationError(f"split_columns applies to routing=bigm (the hyperplane split's values); "
+                                       f"routing={routing} has binary splits and no such values")
             return self.flow_formulation(routing)
         return Formulation(
             self.name,

@@ -764,3 +764,10 @@ def test_split_columns_complete_a_start_to_the_same_point(start):
     x_plain, x_cols = start_point(plain, start), start_point(cols, start)
     assert cols.model.max_violation(x_cols) <= 1e-6
     assert cols.model.objective_value(x_cols) == pytest.approx(plain.model.objective_value(x_plain), rel=1e-9)
+
+
+def test_split_columns_with_a_flow_routing_is_refused():
+    """FlowOCT and BendersOCT split on binary columns: there is no hyperplane value to make a column of."""
+    with pytest.raises(FormulationError, match="split_columns applies to routing=bigm"):
+        get_formulation("oct", routing="flow", split_columns=True).formulation()
+    assert get_formulation("oct", routing="flow").formulation() is not None  # the default (False) still builds
