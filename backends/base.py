@@ -137,6 +137,10 @@ OUTCOMES = ("optimal", "limit", "interrupted", "infeasible", "unbounded", "infea
 #: the two are taken to belong to different points (:meth:`Backend._result`)
 OBJECTIVE_MISMATCH = 1e-6
 
+#: relative improvement below which a new incumbent is a tie with the best before it, not an improvement: its
+#: time is not the incumbent's time (HiGHS reports points 1e-14 apart from its start as "improving")
+TIE_RTOL = 1e-6
+
 #: signals that stop a solve, with the words the result's message uses
 SIGNALS = {"SIGINT": "interrupted by SIGINT (Ctrl-C)", "SIGTERM": "stopped by SIGTERM"}
 
@@ -177,8 +181,10 @@ class Run:
     guarded: bool = False
     #: when the stop signal arrived (``time.perf_counter()``)
     stop_time: float | None = None
-    #: the solver's clock when its latest improving solution was found (set by callbacks that can tell)
+    #: the solver's clock when its latest improving solution was found (set through :meth:`found`)
     incumbent_time: float | None = None
+    #: the objective of the best point so far (the loaded warm start's at first), for :meth:`found`
+    best_objective: float = math.inf
     #: the best point the solver reported through a callback so far (see :meth:`Backend.incumbent`)
     best: Outcome | None = None
     #: True when the wait was ended after a stop request while the solver still ran (its worker
@@ -200,6 +206,15 @@ class Run:
         """A whole log read after the solve, line by line."""
         for line in text.splitlines():
             self.emit(line)
+
+    def found(self, objective: float, time_s: float) -> None:
+        """A solver's callback found an incumbent of ``objective`` at ``time_s``: it becomes the incumbent's time
+        only when it improves on the best point before it (the warm start, at time 0) by more than ``TIE_RTOL``
+        relative, so the time to the final incumbent is when an answer of its quality first existed."""
+        objective, best = float(objective), self.best_objective
+        if not math.isfinite(best) or objective < best - TIE_RTOL * max(1.0, abs(best)):
+            self.best_objective = objective
+            self.incumbent_time = float(time_s)
 
     def report(self, incumbent: float | None, bound: float | None, time_s: float) -> None:
         """The solver's incumbent and bound, from one of its callbacks: passed to ``options.progress`` as a
@@ -319,7 +334,10 @@ class Backend:
                 self.load_model(run)
                 self._apply_options(run)
                 if options.warm_start is not None:
-                    run.start_loaded = self.set_start(run, np.asarray(options.warm_start, dtype=float))
+                    start = np.asarray(options.warm_start, dtype=float)
+                    run.start_loaded = self.set_start(run, start)
+                    if run.start_loaded and sf.is_mip and np.all(np.isfinite(start)):
+                        run.found(float(sf.objective(start)), 0.0)  # an answer of the start's quality exists at 0
                 self._execute(run)
                 out = self.read_solution(run) if not run.abandoned else (run.best or Outcome("interrupted"))
             if "progress_error" in run.data:
@@ -404,6 +422,9 @@ class Backend:
         if status is Status.ERROR:
             message = with_reason(message, run.log)
         when = out.incumbent_time_s if out.incumbent_time_s is not None else run.incumbent_time
+        if obj is not None and run.incumbent_time is not None and math.isfinite(run.best_objective) \
+                and obj >= run.best_objective - TIE_RTOL * max(1.0, abs(run.best_objective)):
+            when = run.incumbent_time  # the answer ties a point known earlier (the start, at 0): its time
         return RawResult(status, x, obj, bound, gap, runtime, message, self._accepted(run, out),
                          incumbent_time_s=when if x is not None else None)
 

@@ -172,10 +172,10 @@ class GurobiBackend(Backend):
                     except Exception as exc:  # Gurobi swallows callback errors: keep it and stop
                         failed.append(exc)
                         model.terminate()
-                run.incumbent_time = float(model.cbGet(GRB.Callback.RUNTIME))
+                run.found(model.cbGet(GRB.Callback.MIPSOL_OBJ), model.cbGet(GRB.Callback.RUNTIME))
                 if run.options.progress is not None:  # the new solution may not be in OBJBST yet
                     best = min(model.cbGet(GRB.Callback.MIPSOL_OBJ), model.cbGet(GRB.Callback.MIPSOL_OBJBST))
-                    run.report(best, model.cbGet(GRB.Callback.MIPSOL_OBJBND), run.incumbent_time)
+                    run.report(best, model.cbGet(GRB.Callback.MIPSOL_OBJBND), model.cbGet(GRB.Callback.RUNTIME))
             if run.stop_signal is not None:
                 model.terminate()
 

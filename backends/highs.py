@@ -142,12 +142,12 @@ class HighsBackend(Backend):
 
             def on_improved(event: Any) -> None:  # kept for a stop HiGHS is slow to honour (Run.best)
                 out = event.data_out
-                run.incumbent_time = float(out.running_time)
+                run.found(out.objective_function_value, out.running_time)
                 run.best = Outcome("interrupted", np.array(out.mip_solution, dtype=float),
                                    float(out.objective_function_value),
                                    float(out.mip_dual_bound) if np.isfinite(out.mip_dual_bound) else None,
                                    "HiGHS was still working (in a heuristic) when stopped: its last incumbent",
-                                   incumbent_time_s=float(out.running_time))
+                                   incumbent_time_s=run.incumbent_time)
 
             for cb in (h.cbSimplexInterrupt, h.cbIpmInterrupt, h.cbMipInterrupt):
                 cb.subscribe(on_interrupt)
@@ -155,7 +155,7 @@ class HighsBackend(Backend):
                 h.cbMipImprovingSolution.subscribe(on_improved)
         elif run.sf.is_mip:
             def on_time(event: Any) -> None:  # the time of the latest incumbent (proof time is the rest)
-                run.incumbent_time = float(event.data_out.running_time)
+                run.found(event.data_out.objective_function_value, event.data_out.running_time)
 
             h.cbMipImprovingSolution.subscribe(on_time)
         if run.options.progress is not None and run.sf.is_mip:

@@ -205,3 +205,35 @@ def test_time_to_the_final_incumbent_is_reported(row):
     raw = get_backend(row["solver"], row["backend"], sf).solve(sf, row["solver"], SolveOptions(time_limit=30))
     assert raw.x is not None and raw.incumbent_time_s is not None
     assert 0.0 <= raw.incumbent_time_s <= raw.runtime_s + 0.05
+
+
+@pytest.mark.parametrize("row", [r for r in available_solvers() if r["installed"] and r["backend"] == "direct"
+                                 and "MILP" in r["problem_classes"]],
+                         ids=lambda r: f"{r['backend']}-{r['solver']}")
+@pytest.mark.parametrize("progress", [False, True])
+def test_an_optimal_start_is_the_final_incumbent_at_time_zero(row, progress):
+    """Started from an optimal point, the answer existed at 0 s: the solver's later points of the same objective
+    (HiGHS reports points 1e-14 from its start as "improving") are ties and do not move the incumbent's time,
+    with and without a progress callback (both subscribe to the solver's improving-solution events)."""
+    sf = hard_knapsack(n=12, m=2)
+    be = get_backend(row["solver"], row["backend"], sf)
+    first = be.solve(sf, row["solver"], SolveOptions(time_limit=30))
+    assert first.status is Status.OPTIMAL
+    events = []
+    raw = be.solve(sf, row["solver"], SolveOptions(time_limit=30, warm_start=first.x,
+                                                   progress=events.append if progress else None))
+    assert raw.status is Status.OPTIMAL and raw.objective == pytest.approx(first.objective, rel=1e-9)
+    assert raw.incumbent_time_s == 0.0
+
+
+def test_an_incumbent_time_moves_only_on_an_improvement():
+    """``Run.found``: the first point sets the time, a tie (within ``TIE_RTOL``) does not, a better point does."""
+    from treeopt_dsl.backends.base import TIE_RTOL, Run
+
+    run = Run(hard_knapsack(n=5, m=1), "highs", SolveOptions())
+    run.found(100.0, 0.0)
+    run.found(100.0 - 0.1 * TIE_RTOL * 100.0, 3.0)  # a tie: HiGHS' "improving" point 1e-14 away
+    assert run.incumbent_time == 0.0
+    run.found(99.0, 5.0)
+    run.found(99.5, 6.0)  # worse: a heuristic's point reported late
+    assert (run.incumbent_time, run.best_objective) == (5.0, 99.0)
