@@ -60,8 +60,7 @@ def run(dataset: str, T: int, time_limit: float, multiplier: float, sample: int 
     data = load(dataset)
     if sample is not None and data.n_samples > sample:
         data = data.subsample(sample, seed=0)
-    spec = get_formulation("ors", T=T, multiplier=multiplier)
-    scaled = spec.prepare(data)  # the [0, 1] features ors fits on: FasterRisk gets the same matrix
+    scaled = get_formulation("ors", T=T, multiplier=multiplier, compress=False).prepare(data)  # every row, in [0, 1]
     X, y = np.asarray(scaled.X, dtype=float), np.asarray(scaled.y, dtype=float)
     row: dict[str, object] = {"dataset": dataset, "n": data.n_samples, "p": data.n_features, "T": T}
     with tempfile.TemporaryDirectory() as tmp:

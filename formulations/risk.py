@@ -38,7 +38,7 @@ from treeopt_dsl import blocks as B
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.formulation import Formulation, Numerics
 from treeopt_dsl.models.risk import decode_generalized_risk_score, decode_risk_score
-from treeopt_dsl.spec import FormulationSpec, Param, boolean, floats
+from treeopt_dsl.spec import COMPRESS, FormulationSpec, Param, boolean, floats
 
 from .olct import _tangents
 
@@ -91,6 +91,7 @@ class ORS(FormulationSpec):
         Param("multiplier", 1.0, float, "FasterRisk's scale m > 0: the loss and P(y|x) on (s·x + beta)/m (1: (4.5))"),
         Param("epigraph", "breakpoints", _epigraph, "the loss' rows (4.4): breakpoints (3 rows per sample) | "
               "pieces (a row per tangent, the thesis' rows): the same model"),
+        COMPRESS,
     )
 
     def topology(self) -> None:
@@ -136,6 +137,7 @@ class OGRS(FormulationSpec):
         Param("epigraph", "breakpoints", _epigraph, "the loss' rows (4.16o): breakpoints (3 rows per sample) | "
               "pieces (a row per tangent): the same model"),
         Param("scaling", "minmax", str, "feature scaling: minmax (the thesis; thresholds need [0, 1])"),
+        COMPRESS,
     )
 
     def topology(self) -> None:

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 from sklearn.preprocessing import MinMaxScaler, StandardScaler
 
 from treeopt_dsl import Dataset, Scaler
@@ -205,3 +206,29 @@ def test_models_predict_labels_of_mixed_types():
     assert set(model.predict(X).tolist()) == {"0", "1|2|3|4"}
     assert pick_labels((0, "1|2"), np.array([True, False])).tolist() == ["1|2", "0"]
     assert pick_labels((-1, 1), np.array([True, False])).tolist() == [1, -1]
+
+
+@settings(max_examples=60, deadline=None)
+@given(X=arrays(np.int64, st.tuples(st.integers(1, 25), st.integers(1, 3)), elements=st.integers(0, 2)),
+       seed=st.integers(0, 10))
+def test_compressed_merges_identical_samples_and_keeps_their_weight(X, seed):
+    """``Dataset.compressed``: one row per distinct (features, label), weighing the group's total weight, in the
+    order of the groups' first rows; every weighted sum over samples is unchanged; compressing twice is once."""
+    rng = np.random.default_rng(seed)
+    n = X.shape[0]
+    y = rng.integers(0, 2, n)
+    y[0] = 1 - y[-1] if n > 1 else y[0]
+    if np.unique(y).size < 2:
+        return
+    w = rng.integers(1, 4, n).astype(float)
+    d = Dataset.from_arrays(X.astype(float), y, sample_weight=w)
+    c = d.compressed()
+    key = [tuple(r) + (lab,) for r, lab in zip(d.X.tolist(), d.y.tolist(), strict=True)]
+    firsts = sorted({k: i for i, k in reversed(list(enumerate(key)))}.values())
+    assert c.X.tolist() == d.X[firsts].tolist() and c.y.tolist() == d.y[firsts].tolist()
+    for row, lab, weight in zip(c.X.tolist(), c.y.tolist(), c.weights.tolist(), strict=True):
+        assert weight == sum(wi for k, wi in zip(key, w, strict=True) if k == (*row, lab))
+    assert c.weights.sum() == pytest.approx(w.sum())
+    assert (c.weights[:, None] * c.X).sum(0) == pytest.approx((w[:, None] * d.X).sum(0))
+    assert c.compressed() is c
+    assert (c is d) == (len(firsts) == n)

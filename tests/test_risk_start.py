@@ -219,3 +219,23 @@ def test_estimator_multiplier_and_default_start() -> None:
     assert clf.result_.start["chosen"] == "beam" and clf.result_.objective <= clf.result_.start["objective"] + 1e-9
     with pytest.raises(FormulationError, match="multiplier"):
         RiskScoreClassifier(T=1, multiplier=0.0).fit(X, y)
+
+
+def test_beam_start_weighs_samples_as_repeated_rows():
+    """A sample of integer weight ``k`` is ``k`` copies of it: the beam start (supports, roundings, the exact
+    intercept, the descent) finds the same card on weighted rows as on the rows repeated, and the intercept's
+    minimizer with weights equals the one over the repeated rows."""
+    d = _data(7, n=50, binary=True)
+    w = np.random.default_rng(7).integers(1, 4, d.n_samples).astype(float)
+    rep = d.take(np.repeat(np.arange(d.n_samples), w.astype(int)))
+    weighted = d.with_weights(w)
+    decs = [risk_score_start(get_formulation("ors", T=3, compress=False).build(data)) for data in (weighted, rep)]
+    assert decs[0]["s"].tolist() == decs[1]["s"].tolist()
+    assert decs[0]["beta"] == pytest.approx(decs[1]["beta"], rel=1e-9, abs=1e-9)
+    built = get_formulation("ors", T=3, tangents="V2", compress=False).build(weighted)
+    y = d.y.astype(float)
+    t = np.random.default_rng(1).integers(-4, 5, size=(5, d.n_samples)).astype(float)
+    pw_w = _PiecewiseLoss(built.ctx["loss"], y, -np.inf, np.inf, w)
+    pw_r = _PiecewiseLoss(built.ctx["loss"], np.repeat(y, w.astype(int)), -np.inf, np.inf)
+    t_r = np.repeat(t, w.astype(int), axis=1)
+    assert pw_w.value(t, pw_w.best_beta(t)) == pytest.approx(pw_r.value(t_r, pw_r.best_beta(t_r)), rel=1e-12)

@@ -137,6 +137,29 @@ class Dataset:
             return np.asarray(self.classes)[np.asarray(y_pm, dtype=np.int64)]
         return pick_labels(self.classes, np.asarray(y_pm) > 0)
 
+    def compressed(self) -> Dataset:
+        """Identical samples (the same features and label) as one sample weighing their total weight.
+
+        For a model whose objective is ``sum_i w_i loss_i`` and whose rows treat identical samples alike, the
+        optimum is the same with fewer rows (``meta["compressed_from"]`` keeps the number of rows before).
+        The rows kept are each group's first, in their original order; ``self`` when no two rows are equal.
+
+        >>> d = Dataset.from_arrays([[0.0], [1.0], [0.0], [0.0]], [0, 1, 0, 1])
+        >>> c = d.compressed()
+        >>> c.X.ravel().tolist(), c.y.tolist(), c.weights.tolist(), c.meta["compressed_from"]
+        ([0.0, 1.0, 0.0], [-1, 1, 1], [2.0, 1.0, 1.0], 4)
+        """
+        key = np.ascontiguousarray(np.column_stack([self.X, self.y]))
+        _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+        if first.size == self.n_samples:
+            return self
+        order = np.argsort(first)  # groups in the order of their first row
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        weight = np.bincount(rank[inverse.ravel()], weights=self.weights, minlength=order.size)
+        kept = replace(self.take(first[order]), meta={**self.meta, "compressed_from": self.n_samples})
+        return replace(kept, sample_weight=check_sample_weight(weight, kept.n_samples))
+
     def take(self, index: np.ndarray) -> Dataset:
         sw = None if self.sample_weight is None else self.sample_weight[index]
         return replace(self, X=self.X[index], y=self.y[index], sample_weight=sw)

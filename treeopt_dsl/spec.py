@@ -118,6 +118,12 @@ def boolean(text: str) -> bool:
     raise ValueError("expected true or false")
 
 
+#: the parameter of a formulation whose objective is ``sum_i w_i loss_i`` and whose rows treat identical samples
+#: alike: identical samples are built as one row weighing their total (:meth:`Dataset.compressed`), the same optimum
+COMPRESS = Param("compress", True, boolean, "build identical samples (features and label) as one weighted row: "
+                 "the same optimum with fewer rows")
+
+
 class FormulationSpec:
     """Base class of the registered formulations."""
 
@@ -153,7 +159,8 @@ class FormulationSpec:
             data.require_binary(self.name)
         self.check_data(data)
         scaler = Scaler(self.values.get("scaling", self.scaling))
-        return replace(data, X=scaler.fit_transform(data.X, data.feature_names), meta={**data.meta, "scaler": scaler})
+        data = replace(data, X=scaler.fit_transform(data.X, data.feature_names), meta={**data.meta, "scaler": scaler})
+        return data.compressed() if self.values.get("compress") else data  # COMPRESS, where declared
 
     def check_data(self, data: Dataset) -> None:
         """Refuse parameters the data cannot honour: ``T`` (features with points, rules) above the number

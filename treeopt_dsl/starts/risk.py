@@ -71,11 +71,11 @@ def _sigmoid(z: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + np.tanh(0.5 * z))
 
 
-def _refit(X: np.ndarray, y: np.ndarray, supports: np.ndarray, w0: np.ndarray, lam: float,
+def _refit(X: np.ndarray, y: np.ndarray, supports: np.ndarray, w0: np.ndarray, lam: float, sw: np.ndarray,
            steps: int = NEWTON_STEPS) -> tuple[np.ndarray, np.ndarray]:
     """Joint logistic fits on several supports of one size, batched: ``supports`` is ``(B, k)`` feature
     indices, ``w0`` ``(B, k + 1)`` starting coefficients (the last one the intercept). Minimizes
-    ``sum_i log(1 + exp(-y_i (w·x_i + b))) + lam/2 ||w||^2`` by damped Newton steps; returns the
+    ``sum_i sw_i log(1 + exp(-y_i (w·x_i + b))) + lam/2 ||w||^2`` by damped Newton steps; returns the
     coefficients ``(B, k + 1)`` and the unpenalized losses ``(B,)``."""
     B, k = supports.shape
     Z = np.concatenate([X[:, supports].transpose(1, 0, 2), np.ones((B, X.shape[0], 1))], axis=2)  # B x n x k+1
@@ -86,46 +86,49 @@ def _refit(X: np.ndarray, y: np.ndarray, supports: np.ndarray, w0: np.ndarray, l
     for _ in range(steps):
         m = np.einsum("bnk,bk->bn", Zy, w)
         p = _sigmoid(-m)  # d/dm log(1 + e^-m) = -p
-        g = -np.einsum("bnk,bn->bk", Zy, p) + reg * w
-        h = p * (1.0 - p)
+        g = -np.einsum("bnk,bn->bk", Zy, p * sw) + reg * w
+        h = p * (1.0 - p) * sw
         H = np.einsum("bnk,bnl->bkl", Z * h[..., None], Z) + np.diag(reg)[None]
         step = np.linalg.solve(H, g[..., None])[..., 0]
         big = np.abs(step).max(1, keepdims=True)
         w -= step * np.minimum(1.0, MAX_STEP / np.maximum(big, 1e-300))
     m = np.einsum("bnk,bk->bn", Zy, w)
-    return w, np.logaddexp(0.0, -m).sum(1)
+    return w, (np.logaddexp(0.0, -m) * sw).sum(1)
 
 
-def _screen(X: np.ndarray, y: np.ndarray, margin: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For every feature ``j`` at once: the 1-D logistic fit of a new coefficient ``c_j`` with the current
-    margins ``y_i (w·x_i + b)`` fixed; returns ``c`` and the losses, both ``(p,)``."""
+def _screen(X: np.ndarray, y: np.ndarray, margin: np.ndarray, sw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For every feature ``j`` at once: the 1-D logistic fit (sample weights ``sw``) of a new coefficient ``c_j``
+    with the current margins ``y_i (w·x_i + b)`` fixed; returns ``c`` and the losses, both ``(p,)``."""
     Xy = X * y[:, None]
     c = np.zeros(X.shape[1])
+    w = sw[:, None]
     for _ in range(SCREEN_STEPS):
         m = margin[:, None] + Xy * c
         p = _sigmoid(-m)
-        g = -(Xy * p).sum(0)
-        h = (X * X * p * (1.0 - p)).sum(0) + 1e-9
+        g = -(Xy * p * w).sum(0)
+        h = (X * X * p * (1.0 - p) * w).sum(0) + 1e-9
         c -= np.clip(g / h, -MAX_STEP, MAX_STEP)
-    return c, np.logaddexp(0.0, -(margin[:, None] + Xy * c)).sum(0)
+    return c, (np.logaddexp(0.0, -(margin[:, None] + Xy * c)) * w).sum(0)
 
 
-def beam_supports(X: np.ndarray, y: np.ndarray, T: int, beam: int = 10, l2: float = 1e-3
-                  ) -> list[tuple[np.ndarray, np.ndarray, float]]:
+def beam_supports(X: np.ndarray, y: np.ndarray, T: int, beam: int = 10, l2: float = 1e-3,
+                  sw: np.ndarray | None = None) -> list[tuple[np.ndarray, np.ndarray, float]]:
     """Sparse beam search (FasterRisk's first stage): the ``beam`` best supports of ``T`` features by the
-    logistic loss, each as ``(features, coefficients with the intercept last, loss)``, best first."""
+    logistic loss (each sample weighing ``sw_i``, 1 when ``None``: an integer weight is a repeated row), each
+    as ``(features, coefficients with the intercept last, loss)``, best first."""
     n, p = X.shape
-    lam = l2 * n
+    sw = np.ones(n) if sw is None else np.asarray(sw, dtype=float)
+    lam = l2 * float(sw.sum())
     T = min(T, p)
-    pos = float(np.clip(np.mean(y > 0), 1e-6, 1 - 1e-6))
+    pos = float(np.clip(sw[y > 0].sum() / max(float(sw.sum()), 1e-300), 1e-6, 1 - 1e-6))
     b0 = np.log(pos / (1 - pos))
     pool: list[tuple[np.ndarray, np.ndarray, float]] = [
-        (np.zeros(0, dtype=np.int64), np.array([b0]), float(np.logaddexp(0.0, -y * b0).sum()))]
+        (np.zeros(0, dtype=np.int64), np.array([b0]), float((np.logaddexp(0.0, -y * b0) * sw).sum()))]
     for _ in range(T):
         ext: dict[tuple[int, ...], np.ndarray] = {}
         for feats, w, _loss in pool:
             margin = y * (X[:, feats] @ w[:-1] + w[-1])
-            c, loss = _screen(X, y, margin)
+            c, loss = _screen(X, y, margin, sw)
             loss[feats] = np.inf
             for j in np.argsort(loss)[:beam]:
                 if not np.isfinite(loss[j]):
@@ -138,7 +141,7 @@ def beam_supports(X: np.ndarray, y: np.ndarray, T: int, beam: int = 10, l2: floa
         if not ext:
             break
         supports = np.array(list(ext), dtype=np.int64)
-        W, losses = _refit(X, y, supports, np.array(list(ext.values())), lam)
+        W, losses = _refit(X, y, supports, np.array(list(ext.values())), lam, sw)
         order = np.argsort(losses)[:beam]
         pool = [(supports[i], W[i], float(losses[i])) for i in order]
     return pool
@@ -146,10 +149,10 @@ def beam_supports(X: np.ndarray, y: np.ndarray, T: int, beam: int = 10, l2: floa
 
 # --------------------------------------------------------------------------- the piecewise-linear loss
 class _PiecewiseLoss:
-    """``C sum_i max_k (a_k y_i (t_i + beta) + c_k)``, the loss block's pieces (the multiplier included),
+    """``C sum_i sw_i max_k (a_k y_i (t_i + beta) + c_k)``, the loss block's pieces (the multiplier included),
     with the exact minimizer over ``beta`` in ``[lo, hi]``."""
 
-    def __init__(self, loss: Any, y: np.ndarray, lo: float, hi: float) -> None:
+    def __init__(self, loss: Any, y: np.ndarray, lo: float, hi: float, sw: np.ndarray | None = None) -> None:
         a, c = loss.pieces()
         order = np.lexsort((-c, a))
         a, c = a[order], c[order]
@@ -162,14 +165,15 @@ class _PiecewiseLoss:
         Cs = np.atleast_1d(np.asarray(getattr(loss, "C", 1.0), dtype=float))
         self.C = float(Cs[0])
         self.y = y
+        self.sw = np.ones(y.shape[0]) if sw is None else np.asarray(sw, dtype=float)
         self.lo, self.hi = lo, hi
         # slope of the loss in beta at beta -> -inf: positives on their first piece, negatives on their last
-        self.d0 = float(np.sum(y > 0) * self.a[0] - np.sum(y < 0) * self.a[-1])
+        self.d0 = float(self.sw[y > 0].sum() * self.a[0] - self.sw[y < 0].sum() * self.a[-1])
 
     def value(self, t: np.ndarray, beta: np.ndarray) -> np.ndarray:
         """Loss of totals ``t`` (``(..., n)``) at intercepts ``beta`` (``(...)``)."""
         m = self.y * (t + np.asarray(beta)[..., None])
-        return self.C * np.max(m[..., None] * self.a + self.c, axis=-1).sum(-1)
+        return self.C * (np.max(m[..., None] * self.a + self.c, axis=-1) * self.sw).sum(-1)
 
     def best_beta(self, t: np.ndarray) -> np.ndarray:
         """The exact minimizer over ``beta`` for each row of ``t`` (``(B, n)``): at the breakpoint where the
@@ -178,7 +182,7 @@ class _PiecewiseLoss:
         if self.cross.size == 0:
             return np.clip(np.zeros(t.shape[0]), self.lo, self.hi)
         bp = (self.y[None, :, None] * self.cross[None, None, :] - t[..., None]).reshape(t.shape[0], -1)
-        inc = np.broadcast_to(self.jump, (t.shape[1], self.jump.size)).ravel()
+        inc = (self.sw[:, None] * self.jump[None, :]).ravel()  # sample-major, as bp
         order = np.argsort(bp, axis=1)
         slope = self.d0 + np.cumsum(inc[order], axis=1)
         crossed = slope >= 0
@@ -236,17 +240,18 @@ def risk_score_start(built: Built, time_limit: float = 5.0, beam: int = 10, l2: 
     deadline = t0 + float(time_limit)
     scores, l0, loss = _blocks(built)
     data = built.ctx.data
-    X, y = np.asarray(data.X, dtype=float), np.asarray(data.y, dtype=float)
+    X, y, sw = np.asarray(data.X, dtype=float), np.asarray(data.y, dtype=float), data.weights
     p = X.shape[1]
     T = int(l0.budget) if l0 is not None and np.ndim(l0.budget) == 0 else p
     T = max(0, min(T, p))
     A = np.array(scores.A, dtype=float)
     beta_fam = built.ctx["beta"]
-    pw = _PiecewiseLoss(loss, y, float(np.min(beta_fam.lower)), float(np.max(beta_fam.upper)))
+    pw = _PiecewiseLoss(loss, y, float(np.min(beta_fam.lower)), float(np.max(beta_fam.upper)), sw)
     m = float(getattr(loss, "multiplier", 1.0))
     amax = float(np.max(np.abs(A)))
 
-    pool = beam_supports(X, y, T, beam=beam, l2=l2) if T > 0 else [(np.zeros(0, dtype=np.int64), np.zeros(1), 0.0)]
+    empty = [(np.zeros(0, dtype=np.int64), np.zeros(1), 0.0)]
+    pool = beam_supports(X, y, T, beam=beam, l2=l2, sw=sw) if T > 0 else empty
     cands: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}  # distinct integer vectors: (s, support)
     for feats, w, _ in pool:
         coef = m * w[:-1]  # the logit (s·x + beta)/m wants s = m w
