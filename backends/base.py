@@ -42,7 +42,7 @@ import numpy as np
 
 from treeopt_dsl.errors import OptionError
 from treeopt_dsl.ir import StandardForm
-from treeopt_dsl.result import Status
+from treeopt_dsl.result import TIE_RTOL, Status
 
 #: the options every backend understands (the fields of :class:`SolveOptions` but ``extra``)
 COMMON_OPTIONS = ("time_limit", "gap", "threads", "seed", "verbose", "log_callback", "progress", "warm_start",
@@ -136,10 +136,6 @@ OUTCOMES = ("optimal", "limit", "interrupted", "infeasible", "unbounded", "infea
 #: relative difference between a MIP solver's reported objective and its returned point's objective beyond which
 #: the two are taken to belong to different points (:meth:`Backend._result`)
 OBJECTIVE_MISMATCH = 1e-6
-
-#: relative improvement below which a new incumbent is a tie with the best before it, not an improvement: its
-#: time is not the incumbent's time (HiGHS reports points 1e-14 apart from its start as "improving")
-TIE_RTOL = 1e-6
 
 #: signals that stop a solve, with the words the result's message uses
 SIGNALS = {"SIGINT": "interrupted by SIGINT (Ctrl-C)", "SIGTERM": "stopped by SIGTERM"}

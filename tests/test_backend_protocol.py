@@ -228,7 +228,8 @@ def test_an_optimal_start_is_the_final_incumbent_at_time_zero(row, progress):
 
 def test_an_incumbent_time_moves_only_on_an_improvement():
     """``Run.found``: the first point sets the time, a tie (within ``TIE_RTOL``) does not, a better point does."""
-    from treeopt_dsl.backends.base import TIE_RTOL, Run
+    from treeopt_dsl.backends.base import Run
+    from treeopt_dsl.result import TIE_RTOL
 
     run = Run(hard_knapsack(n=5, m=1), "highs", SolveOptions())
     run.found(100.0, 0.0)
@@ -237,3 +238,15 @@ def test_an_incumbent_time_moves_only_on_an_improvement():
     run.found(99.0, 5.0)
     run.found(99.5, 6.0)  # worse: a heuristic's point reported late
     assert (run.incumbent_time, run.best_objective) == (5.0, 99.0)
+
+
+def test_an_improvement_within_the_tie_tolerance_is_zero():
+    """``SolveResult.improvement`` says 0 for a tie with the start (not HiGHS' 1e-13), the gain otherwise."""
+    from treeopt_dsl.result import TIE_RTOL, SolveResult
+
+    res = SolveResult(status=Status.OPTIMAL, objective=46.228 - 1e-13, bound=46.228, gap=0.0, runtime_s=1.0,
+                      solver="highs", backend="direct")
+    res.start = {"objective": 46.228}
+    assert res.improvement == 0.0
+    res.objective = 46.228 * (1 - 10 * TIE_RTOL)
+    assert res.improvement == pytest.approx(46.228 * 10 * TIE_RTOL)

@@ -8,6 +8,10 @@ from typing import Any
 
 import numpy as np
 
+#: relative difference below which two objectives are a tie: a solver's "improving" point this close to the best
+#: before it (HiGHS reports points 1e-14 from its start) is not an improvement, and does not move the incumbent's time
+TIE_RTOL = 1e-6
+
 
 class Status(str, Enum):
     """What a solve proved. A contract: ``optimal`` means the solver proved it *and* the decoded model's
@@ -112,10 +116,13 @@ class SolveResult:
 
     @property
     def improvement(self) -> float | None:
-        """How much the solver improved on its start (start objective - objective), or ``None``."""
+        """How much the solver improved on its start (start objective - objective; 0 for a tie, ``TIE_RTOL``),
+        or ``None``."""
         if self.start is None or self.start.get("objective") is None or self.objective is None:
             return None
-        return float(self.start["objective"]) - float(self.objective)
+        start = float(self.start["objective"])
+        gain = start - float(self.objective)
+        return 0.0 if abs(gain) <= TIE_RTOL * max(1.0, abs(start)) else gain
 
     @property
     def values(self) -> dict[str, Any]:
