@@ -181,3 +181,53 @@ def test_scip_accepts_a_milp_start(solved):
     res = built.solve(solver="scip", gap=0.0, time_limit=20, warm_start="greedy")
     assert res.warm_start_accepted is True
     assert res.objective == pytest.approx(opt.objective, rel=1e-5)
+
+
+# ------------------------------------------------------------------------------ greedy_lp (OLCT's exact node LPs)
+@pytest.mark.parametrize(("seed", "tangents", "C"), [(0, "V0", 1.0), (1, "V1", 3.0), (2, "V2", 0.5)])
+def test_greedy_lp_at_depth_one_is_the_olct_optimum(seed, tangents, C):
+    """At depth 1 the root's LP is the whole OLCT objective (one level, no routing cost): the greedy_lp tree's
+    objective equals the MILP's proven optimum (an independent solve of the built model, its rows and eps)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(40, 4))
+    y = np.where(X[:, 0] - 0.5 * X[:, 1] + rng.normal(0, 0.7, 40) > 0, 1, -1)
+    spec = get_formulation("olct", depth=1, tangents=tangents, C=C, big_m="derived", w_bound=5.0, b_bound="auto")
+    data = Dataset.from_arrays(X, y)
+    res = spec.solve(data, warm_start=None, gap=0.0, time_limit=60)
+    assert res.status.value == "optimal"
+    x = start_point(res.built, "greedy_lp")
+    assert res.built.model.max_violation(x) <= 1e-6
+    assert res.built.model.objective_value(x) == pytest.approx(res.objective, rel=1e-6, abs=1e-6)
+
+
+def test_node_lp_weighs_samples_as_repeated_rows():
+    """``node_lp`` with integer sample weights has the objective of the rows repeated (the LP is over sum_i w_i)."""
+    from treeopt_dsl.blocks import TangentLogisticLoss
+    from treeopt_dsl.starts.node_lp import node_lp
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(30, 3))
+    y = np.where(X[:, 0] + rng.normal(0, 1, 30) > 0, 1.0, -1.0)
+    w = rng.integers(1, 4, 30).astype(float)
+    a, c = TangentLogisticLoss("V1").pieces()
+    box = (np.full(3, -10.0), np.full(3, 10.0)), (-50.0, 50.0)
+
+    def value(X_, y_, sw, wb):
+        m = y_ * (X_ @ wb[0] + wb[1])
+        return 2.0 * np.sum(sw * np.max(np.multiply.outer(m, a) + c, axis=1)) + np.abs(wb[0]).sum()
+
+    rep = np.repeat(np.arange(30), w.astype(int))
+    weighted = node_lp(X, y, w, a, c, 2.0, 1.0, *box)
+    repeated = node_lp(X[rep], y[rep], np.ones(rep.size), a, c, 2.0, 1.0, *box)
+    assert value(X, y, w, weighted) == pytest.approx(value(X[rep], y[rep], np.ones(rep.size), repeated), rel=1e-7)
+
+
+def test_auto_start_tries_greedy_lp_where_it_applies():
+    """OLCT's automatic start scores the greedy_lp candidate; MARGOT (squared l2) says why it does not apply."""
+    from treeopt_dsl.warmstart import auto_start
+
+    data = _data(5, n=30)
+    _, olct = auto_start(get_formulation("olct", depth=2).build(data))
+    _, margot = auto_start(get_formulation("margot", depth=2).build(data))
+    assert isinstance(olct["candidates"]["greedy_lp"], float)
+    assert margot["candidates"]["greedy_lp"].startswith("not used: greedy_lp needs ||w||_1")

@@ -44,7 +44,7 @@ from . import __version__
 from .errors import TreeoptError
 from .jsonable import jsonable
 
-WARM_STARTS = ("auto", "none", "greedy", "cart", "tao", "tmo", "beam")
+WARM_STARTS = ("auto", "none", "greedy", "greedy_lp", "cart", "tao", "tmo", "beam")
 #: seconds after which ``solve`` and ``fit`` stop when ``--time-limit`` is not given
 DEFAULT_TIME_LIMIT = 300.0
 #: exit status of an interrupted solve (Ctrl-C, or SIGTERM during a solve) and of SIGTERM outside one
@@ -172,9 +172,10 @@ def build_parser() -> argparse.ArgumentParser:
                                 "is feasible, not optimal) instead of every midpoint; for deep trees on continuous "
                                 "data, whose exact binarization STreeD cannot hold in memory")
         o.add_argument("--warm-start", choices=WARM_STARTS, default="auto",
-                       help="auto (default): the best of CART, the greedy per-node start and the exact DP tree, "
+                       help="auto (default): the best of CART, the greedy per-node starts and the exact DP tree, "
                             "a short TMO run, then TAO from the best, in the formulation's own objective (tree "
-                            "formulations); none: the papers' plain runs; greedy; cart; tao (TAO from CART); tmo "
+                            "formulations); none: the papers' plain runs; greedy; greedy_lp (OLCT: each node's "
+                            "part of the objective solved as an LP); cart; tao (TAO from CART); tmo "
                             "(the memetic tree: 100 trees, 5 generations); beam (risk scores: the "
                             "beam-search score card, also what auto uses for ors)")
         o.add_argument("--output", "-o", help="also write the model: FILE.lp or FILE.mps (.gz compresses; fit: the "

@@ -8,6 +8,8 @@ certificate does. Accepted forms:
   ([aldinucci-thesis-2024] lines 657-663, 713-715, 723): l1-logistic regression for logistic losses, a linear SVM for
   the hinge, a CART stump for the 0-1 loss; with an l0 budget ``k`` only the ``k`` largest weights
   are kept and the classifier is refitted on them;
+* ``"greedy_lp"``: the same greedy descent, each node solving its own part of the formulation's objective exactly
+  (an LP: the loss' tangent pieces and ``||w||_1``; OLCT, :mod:`treeopt_dsl.starts.node_lp`);
 * ``"cart"``: a scikit-learn CART tree of the same depth, converted node by node;
 * ``"tao"``: CART improved by Tree Alternating Optimization; ``"tmo"``: the memetic tree of [aldinucci-memetic]
   (:mod:`treeopt_dsl.memetic`, the paper's k = 100 trees and 5 generations), both axis-aligned;
@@ -37,14 +39,14 @@ if TYPE_CHECKING:
     from .formulation import Built
 
 FEASIBILITY_TOL = 1e-7
-STRATEGIES = ("greedy", "cart", "tao", "tmo")
+STRATEGIES = ("greedy", "greedy_lp", "cart", "tao", "tmo")
 #: starts by name for risk scores (formulations with an IntegerScores block, ``ors``): "beam" is the sparse
 #: beam search of :func:`treeopt_dsl.starts.risk.risk_score_start` (FasterRisk-style); also the auto start
 RISK_STRATEGIES = ("beam",)
 #: what ``warm_start="auto"`` tries, in this order (the best in the formulation's own objective wins);
 #: "tmo" is a short memetic run (:data:`AUTO_TMO`), "tao" improves the best of the others by Tree Alternating
 #: Optimization; neither runs once a start is proven optimal
-AUTO_CANDIDATES = ("cart", "greedy", "dp", "tmo", "tao")
+AUTO_CANDIDATES = ("cart", "greedy", "greedy_lp", "dp", "tmo", "tao")
 #: TMO as a candidate of the automatic start: a budget that keeps the start within about a second
 #: (``warm_start="tmo"`` runs the paper's k = 100, n_gen = 5)
 AUTO_TMO: dict[str, Any] = {"n_trees": 20, "n_generations": 2, "time_limit": 1.0}
@@ -198,8 +200,10 @@ def start_point(built: Built, start: Any) -> np.ndarray:
     if isinstance(start, str):
         if start not in STRATEGIES:
             raise FormulationError(f"unknown warm start {start!r}; use one of {STRATEGIES}, a TreeModel or values")
-        W, b = {"greedy": greedy_tree, "cart": cart_tree, "tao": lambda bt: tao_start(bt, *cart_tree(bt)),
-                "tmo": tmo_start}[start](built)
+        from .starts.node_lp import greedy_lp_tree
+
+        W, b = {"greedy": greedy_tree, "greedy_lp": greedy_lp_tree, "cart": cart_tree,
+                "tao": lambda bt: tao_start(bt, *cart_tree(bt)), "tmo": tmo_start}[start](built)
     elif isinstance(start, TreeModel):
         W, b = embed_tree(built, start)
     elif isinstance(start, DecisionTree):
