@@ -11,8 +11,7 @@ level ``h``, the node's part of that objective,
 is a linear program (``xi_i >= a_k y_i (w·x_i + b) + c_k`` for every non-flat piece, ``w = w+ - w-``), solved here
 by HiGHS through :func:`scipy.optimize.linprog`. :func:`greedy_lp_tree` solves it from the root down, routing
 the samples by each solved split as the greedy start does (``warm_start="greedy_lp"``, a candidate of
-``"auto"``). On the thesis' Table 3.1 data it scores 5-18% lower than the logistic greedy start in the MILP's
-objective, in hundredths of a second (docs/benchmarks.md).
+``"auto"``); the root, which also routes, is tried at a few weights of its own term (:data:`ROOT_SCALES`).
 
 It applies to trees whose loss is a slack loss with pieces (:class:`~treeopt_dsl.blocks.TangentLogisticLoss`,
 :class:`~treeopt_dsl.blocks.HingeLoss`) at every level and whose only regularizer of ``w`` is a scalar-weighted
@@ -65,10 +64,36 @@ def node_lp(X: np.ndarray, y: np.ndarray, sw: np.ndarray, a: np.ndarray, c: np.n
     return z[:p] - z[p:2 * p], float(z[2 * p])
 
 
-def greedy_lp_tree(built: Built) -> tuple[np.ndarray, np.ndarray]:
+#: the root's loss weight ``C_1`` is multiplied by each of these in turn (module docstring): the root is a router too
+ROOT_SCALES = (1.0, 0.5, 2.0, 4.0)
+
+
+def greedy_lp_tree(built: Built, root_scales: tuple[float, ...] = ROOT_SCALES) -> tuple[np.ndarray, np.ndarray]:
     """The greedy tree of :func:`node_lp` nodes, from the root down (module docstring); ``(W, b)`` in the layout
     of :func:`treeopt_dsl.warmstart.start_point`. :class:`FormulationError` when the composition is not one the
-    node LP solves (it is then reported as "not used" by the automatic start)."""
+    node LP solves (it is then reported as "not used" by the automatic start).
+
+    The root's split is both a classifier (its level's loss) and the router of every sample below it, so the root
+    that minimizes its own term alone is not always the best one: below depth 1 the descent is run with the root's
+    ``C_1`` scaled by each of ``root_scales`` (the other nodes exact), and the tree of the lowest objective of the
+    whole model wins (each descent is a few small LPs)."""
+    from ..warmstart import _feasible
+
+    scales = root_scales if built.ctx.topo.depth > 1 else (1.0,)
+    best: tuple[float, np.ndarray, np.ndarray] | None = None
+    for scale in scales:
+        W, b = _descent(built, scale)
+        if len(scales) == 1:
+            return W, b
+        obj = float(built.model.objective_value(_feasible(built, W, b)))
+        if best is None or obj < best[0]:
+            best = (obj, W, b)
+    assert best is not None
+    return best[1], best[2]
+
+
+def _descent(built: Built, root_scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """One greedy descent of node LPs, the root's loss weighted by ``root_scale * C_1``."""
     from ..blocks import L0, L1, LInf, SlackLoss, SquaredL2
     from ..warmstart import _level_weight
 
@@ -92,7 +117,8 @@ def greedy_lp_tree(built: Built) -> tuple[np.ndarray, np.ndarray]:
     for h in range(1, topo.depth + 1):
         for t in topo.nodes[topo.level == h]:
             rows = at == t
-            W[t], b[t] = node_lp(X[rows], y[rows], sw[rows], a, c, _level_weight(built, h), float(l1s[0].weight),
+            C = _level_weight(built, h) * (root_scale if h == 1 else 1.0)
+            W[t], b[t] = node_lp(X[rows], y[rows], sw[rows], a, c, C, float(l1s[0].weight),
                                  (w_lo[t], w_hi[t]), (float(b_lo[t]), float(b_hi[t])))
         if h < topo.depth:
             v = np.einsum("ij,ij->i", X, W[at]) + b[at]
