@@ -8,7 +8,8 @@ level ``h``, the node's part of that objective,
 
     min_{w, b}  C_h sum_{i at t} w_i max_k (a_k y_i (w·x_i + b) + c_k)  +  ||w||_1,   w, b within their bounds,
 
-is a linear program (``xi_i >= a_k y_i (w·x_i + b) + c_k`` for every non-flat piece, ``w = w+ - w-``), solved here
+is a linear program (``xi_i >= a_k u_i + c_k`` for every non-flat piece, the margin ``u_i = y_i (w·x_i + b)`` a
+column, ``w = w+ - w-``), solved here
 by HiGHS through :func:`scipy.optimize.linprog`. :func:`greedy_lp_tree` solves it from the root down, routing
 the samples by each solved split as the greedy start does (``warm_start="greedy_lp"``, a candidate of
 ``"auto"``); the root, which also routes, is tried at a few weights of its own term (:data:`ROOT_SCALES`).
@@ -46,18 +47,20 @@ def node_lp(X: np.ndarray, y: np.ndarray, sw: np.ndarray, a: np.ndarray, c: np.n
     floor = float(c[flat].max()) if flat.any() else -np.inf
     a, c = a[~flat], c[~flat]
     K = a.size
-    Zy = (X * y[:, None])[:, None, :] * a[None, :, None]  # n x K x p: a_k y_i x_i
-    Zy = Zy.reshape(n * K, p)
-    by = (y[:, None] * a[None, :]).reshape(n * K, 1)
-    A = sparse.hstack([sparse.csr_matrix(Zy), sparse.csr_matrix(-Zy), sparse.csr_matrix(by),
-                       -sparse.kron(sparse.identity(n, format="csr"), np.ones((K, 1)))], format="csr")
-    lo, hi = w_bounds
-    bounds = ([(0.0, max(float(h), 0.0)) for h in hi] + [(0.0, max(-float(v), 0.0)) for v in lo]
-              + [(None if not np.isfinite(b_bounds[0]) else b_bounds[0],
-                  None if not np.isfinite(b_bounds[1]) else b_bounds[1])]
-              + [(None if not np.isfinite(floor) else floor, None)] * n)
-    cost = np.r_[np.full(2 * p, float(l1)), 0.0, float(C) * sw]
-    res = linprog(cost, A_ub=A, b_ub=-np.tile(c, n), bounds=bounds, method="highs")
+    # columns: w+ (p), w- (p), b, the margins u_i = y_i (w·x_i + b) (n), xi (n); the margin is a column tied by
+    # one row per sample, so each of the K piece rows holds two entries (u_i, xi_i) instead of 2p + 2
+    Xy = X * y[:, None]
+    eye = sparse.identity(n, format="csr")
+    tie = sparse.hstack([sparse.csr_matrix(Xy), sparse.csr_matrix(-Xy), sparse.csr_matrix(y[:, None]), -eye,
+                         sparse.csr_matrix((n, n))], format="csr")
+    piece = sparse.hstack([sparse.csr_matrix((n * K, 2 * p + 1)), sparse.kron(eye, a[:, None]),
+                           -sparse.kron(eye, np.ones((K, 1)))], format="csr")
+    lo, hi = np.asarray(w_bounds[0], dtype=float), np.asarray(w_bounds[1], dtype=float)
+    lower = np.r_[np.zeros(2 * p), b_bounds[0], np.full(n, -np.inf), np.full(n, floor)]
+    upper = np.r_[np.maximum(hi, 0.0), np.maximum(-lo, 0.0), b_bounds[1], np.full(2 * n, np.inf)]
+    bounds = np.column_stack([lower, upper])
+    cost = np.r_[np.full(2 * p, float(l1)), 0.0, np.zeros(n), float(C) * sw]
+    res = linprog(cost, A_ub=piece, b_ub=-np.tile(c, n), A_eq=tie, b_eq=np.zeros(n), bounds=bounds, method="highs")
     if res.status != 0:
         raise FormulationError(f"a node's LP of the greedy_lp start ended with {res.message!r}")
     z = res.x
