@@ -175,3 +175,17 @@ def test_routings_from_the_command_line(capsys, tmp_path):
     code, _, err = run(capsys, "compile", "oct", "--data", "breast-cancer", "--param", "routing=benders",
                        "--output", str(tmp_path / "m.lp"))
     assert code == 2 and "lazily" in err and not (tmp_path / "m.lp").exists()
+
+
+def test_the_time_line_says_proof_only_for_a_proven_answer():
+    """After the final incumbent, an optimal run spent its time on the proof; a run stopped by its limit did not."""
+    from treeopt_dsl.cli import _summary
+    from treeopt_dsl.result import SolveResult, Status
+
+    def line(status):
+        res = SolveResult(status=status, objective=1.0, bound=0.5, gap=0.5, runtime_s=10.0, solver="highs",
+                          backend="direct", incumbent_time_s=2.0)
+        return next(s for s in _summary(res) if s.startswith("time"))
+
+    assert line(Status.OPTIMAL).endswith("final incumbent at 2.00 s, proof 8.00 s")
+    assert line(Status.TIME_LIMIT).endswith("final incumbent at 2.00 s, no better one in the next 8.00 s")

@@ -329,7 +329,8 @@ def _summary(res: Any) -> list[str]:
              f"time        solve {res.runtime_s:.2f} s, compile {res.compile_s:.2f} s ({res.solver} via {res.backend})"
              + ("" if res.incumbent_time_s is None else
                 f"; final incumbent at {res.incumbent_time_s:.2f} s, "
-                f"proof {max(0.0, res.runtime_s - res.incumbent_time_s):.2f} s"),
+                + ("proof" if res.status.value == "optimal" else "no better one in the next")  # unproven: no proof
+                + f" {max(0.0, res.runtime_s - res.incumbent_time_s):.2f} s"),
              _size_line(res.size)]
     if res.warm_start_accepted is not None:
         lines.append(f"warm start  {'accepted' if res.warm_start_accepted else 'NOT accepted'} by the solver")
