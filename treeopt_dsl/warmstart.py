@@ -54,8 +54,8 @@ AUTO_TMO: dict[str, Any] = {"n_trees": 20, "n_generations": 2, "time_limit": 1.0
 
 def auto_start(built: Built) -> tuple[np.ndarray | None, dict[str, Any]]:
     """``warm_start="auto"``: every start that applies to ``built`` (:data:`AUTO_CANDIDATES`: CART, the
-    papers' greedy per-node start, the exact DP tree when a DP solver is installed, then TAO from the
-    best of them), each completed to a
+    papers' greedy per-node start, ``greedy_lp`` (OLCT: each node's part of the objective as an LP), the exact DP
+    tree when a DP solver is installed, a short TMO run, then TAO from the best of them), each completed to a
     feasible point and scored in the formulation's own objective; the best one, and a report
     ``{"chosen", "objective", "proven", "candidates": {name: objective or the reason it does not apply},
     "time_s"}`` (``proven``: the chosen start is the formulation's proven optimum, e.g. the exact DP tree
