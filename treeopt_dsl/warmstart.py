@@ -27,6 +27,7 @@ hyperplane is scaled down (routing and predictions are scale-invariant) until it
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -364,23 +365,31 @@ def _linear(X: np.ndarray, y: np.ndarray, kind: str, C: float, seed: int) -> tup
     return m.coef_.ravel().astype(float), float(m.intercept_[0])
 
 
-def greedy_tree(built: Built) -> tuple[np.ndarray, np.ndarray]:
-    """Greedy top-down tree: each node's classifier fitted on the samples that reach it."""
+def descend(built: Built, fit: Callable[[int, int, np.ndarray], tuple[np.ndarray, float]]
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """A greedy top-down tree ``(W, b)``: ``fit(level, node, rows)`` gives the split of each node from the mask
+    of the training samples that reach it, level by level, each split routing its samples to the next level
+    ("right iff w·x + b > eps/2", the side the big-M rows leave open)."""
     ctx = built.ctx
-    topo, X, y = ctx.topo, ctx.data.X, ctx.data.y
-    kind, budget = _loss_kind(built), _budget(built)
+    topo, X = ctx.topo, ctx.data.X
     eps = ctx.numerics.eps
     W = np.zeros((topo.n_nodes, X.shape[1]))
     b = np.zeros(topo.n_nodes)
     at = np.zeros(X.shape[0], dtype=np.int64)  # node each sample is at, level by level
     for h in range(1, topo.depth + 1):
         for t in topo.nodes[topo.level == h]:
-            rows = at == t
-            W[t], b[t] = fit_node(X[rows], y[rows], kind, _level_weight(built, h), budget)
+            W[t], b[t] = fit(h, int(t), at == t)
         if h < topo.depth:
             v = np.einsum("ij,ij->i", X, W[at]) + b[at]
             at = 2 * at + 1 + (v > eps / 2)
     return W, b
+
+
+def greedy_tree(built: Built) -> tuple[np.ndarray, np.ndarray]:
+    """Greedy top-down tree: each node's classifier fitted on the samples that reach it."""
+    X, y = built.ctx.data.X, built.ctx.data.y
+    kind, budget = _loss_kind(built), _budget(built)
+    return descend(built, lambda h, t, rows: fit_node(X[rows], y[rows], kind, _level_weight(built, h), budget))
 
 
 def cart_tree(built: Built) -> tuple[np.ndarray, np.ndarray]:

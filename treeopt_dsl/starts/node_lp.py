@@ -80,25 +80,8 @@ def greedy_lp_tree(built: Built, root_scales: tuple[float, ...] = ROOT_SCALES) -
     that minimizes its own term alone is not always the best one: below depth 1 the descent is run with the root's
     ``C_1`` scaled by each of ``root_scales`` (the other nodes exact), and the tree of the lowest objective of the
     whole model wins (each descent is a few small LPs)."""
-    from ..warmstart import _feasible
-
-    scales = root_scales if built.ctx.topo.depth > 1 else (1.0,)
-    best: tuple[float, np.ndarray, np.ndarray] | None = None
-    for scale in scales:
-        W, b = _descent(built, scale)
-        if len(scales) == 1:
-            return W, b
-        obj = float(built.model.objective_value(_feasible(built, W, b)))
-        if best is None or obj < best[0]:
-            best = (obj, W, b)
-    assert best is not None
-    return best[1], best[2]
-
-
-def _descent(built: Built, root_scale: float) -> tuple[np.ndarray, np.ndarray]:
-    """One greedy descent of node LPs, the root's loss weighted by ``root_scale * C_1``."""
     from ..blocks import L0, L1, LInf, SlackLoss, SquaredL2
-    from ..warmstart import _level_weight
+    from ..warmstart import _feasible, _level_weight, descend
 
     ctx = built.ctx
     loss = ctx.roles.get("loss")
@@ -109,21 +92,28 @@ def _descent(built: Built, root_scale: float) -> tuple[np.ndarray, np.ndarray]:
     if len(l1s) != 1 or l1s[0].bound is not None or np.ndim(l1s[0].weight) != 0 or others:
         raise FormulationError("greedy_lp needs ||w||_1 (one scalar-weighted L1 on w) as the only regularizer")
     a, c = loss.pieces()
-    topo, X, y, sw = ctx.topo, ctx.data.X, np.asarray(ctx.data.y, dtype=float), ctx.data.weights
+    l1 = float(l1s[0].weight)
+    X, y, sw = ctx.data.X, np.asarray(ctx.data.y, dtype=float), ctx.data.weights
     w_fam, b_fam = ctx["w"], ctx["b"]
     w_lo, w_hi = np.broadcast_to(w_fam.lower, w_fam.shape), np.broadcast_to(w_fam.upper, w_fam.shape)
     b_lo, b_hi = np.broadcast_to(b_fam.lower, b_fam.shape), np.broadcast_to(b_fam.upper, b_fam.shape)
-    eps = ctx.numerics.eps
-    W = np.zeros((topo.n_nodes, X.shape[1]))
-    b = np.zeros(topo.n_nodes)
-    at = np.zeros(X.shape[0], dtype=np.int64)  # the node each sample is at, level by level
-    for h in range(1, topo.depth + 1):
-        for t in topo.nodes[topo.level == h]:
-            rows = at == t
+
+    def descent(root_scale: float) -> tuple[np.ndarray, np.ndarray]:  # the root's loss weighed root_scale * C_1
+        def fit(h: int, t: int, rows: np.ndarray) -> tuple[np.ndarray, float]:
             C = _level_weight(built, h) * (root_scale if h == 1 else 1.0)
-            W[t], b[t] = node_lp(X[rows], y[rows], sw[rows], a, c, C, float(l1s[0].weight),
-                                 (w_lo[t], w_hi[t]), (float(b_lo[t]), float(b_hi[t])))
-        if h < topo.depth:
-            v = np.einsum("ij,ij->i", X, W[at]) + b[at]
-            at = 2 * at + 1 + (v > eps / 2)
-    return W, b
+            return node_lp(X[rows], y[rows], sw[rows], a, c, C, l1, (w_lo[t], w_hi[t]),
+                           (float(b_lo[t]), float(b_hi[t])))
+
+        return descend(built, fit)
+
+    scales = root_scales if ctx.topo.depth > 1 else (1.0,)
+    best: tuple[float, np.ndarray, np.ndarray] | None = None
+    for scale in scales:
+        W, b = descent(scale)
+        if len(scales) == 1:
+            return W, b
+        obj = float(built.model.objective_value(_feasible(built, W, b)))
+        if best is None or obj < best[0]:
+            best = (obj, W, b)
+    assert best is not None
+    return best[1], best[2]
