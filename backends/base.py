@@ -42,7 +42,7 @@ import numpy as np
 
 from treeopt_dsl.errors import OptionError
 from treeopt_dsl.ir import StandardForm
-from treeopt_dsl.result import TIE_RTOL, Status
+from treeopt_dsl.result import Status, improves
 
 #: the options every backend understands (the fields of :class:`SolveOptions` but ``extra``)
 COMMON_OPTIONS = ("time_limit", "gap", "threads", "seed", "verbose", "log_callback", "progress", "warm_start",
@@ -205,11 +205,11 @@ class Run:
 
     def found(self, objective: float, time_s: float) -> None:
         """A solver's callback found an incumbent of ``objective`` at ``time_s``: it becomes the incumbent's time
-        only when it improves on the best point before it (the warm start, at time 0) by more than ``TIE_RTOL``
-        relative, so the time to the final incumbent is when an answer of its quality first existed."""
-        objective, best = float(objective), self.best_objective
-        if not math.isfinite(best) or objective < best - TIE_RTOL * max(1.0, abs(best)):
-            self.best_objective = objective
+        only when it improves on the best point before it (the warm start, at time 0) by more than a tie
+        (:func:`~treeopt_dsl.result.improves`), so the time to the final incumbent is when an answer of its
+        quality first existed."""
+        if improves(float(objective), self.best_objective):
+            self.best_objective = float(objective)
             self.incumbent_time = float(time_s)
 
     def report(self, incumbent: float | None, bound: float | None, time_s: float) -> None:
@@ -419,7 +419,7 @@ class Backend:
             message = with_reason(message, run.log)
         when = out.incumbent_time_s if out.incumbent_time_s is not None else run.incumbent_time
         if obj is not None and run.incumbent_time is not None and math.isfinite(run.best_objective) \
-                and obj >= run.best_objective - TIE_RTOL * max(1.0, abs(run.best_objective)):
+                and not improves(obj, run.best_objective):
             when = run.incumbent_time  # the answer ties a point known earlier (the start, at 0): its time
         return RawResult(status, x, obj, bound, gap, runtime, message, self._accepted(run, out),
                          incumbent_time_s=when if x is not None else None)

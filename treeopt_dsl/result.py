@@ -13,6 +13,16 @@ import numpy as np
 TIE_RTOL = 1e-6
 
 
+def improves(objective: float, than: float) -> bool:
+    """Whether ``objective`` is lower than ``than`` by more than a tie (``TIE_RTOL`` relative); anything improves
+    on ``than = inf`` (nothing yet).
+
+        >>> improves(99.0, 100.0), improves(100.0 - 1e-12, 100.0), improves(5.0, float("inf"))
+        (True, False, True)
+    """
+    return not np.isfinite(than) or objective < than - TIE_RTOL * max(1.0, abs(than))
+
+
 class Status(str, Enum):
     """What a solve proved. A contract: ``optimal`` means the solver proved it *and* the decoded model's
     certificate reproduces it; a solver's claim whose certificate fails is ``uncertified``."""
@@ -120,9 +130,8 @@ class SolveResult:
         or ``None``."""
         if self.start is None or self.start.get("objective") is None or self.objective is None:
             return None
-        start = float(self.start["objective"])
-        gain = start - float(self.objective)
-        return 0.0 if abs(gain) <= TIE_RTOL * max(1.0, abs(start)) else gain
+        start, objective = float(self.start["objective"]), float(self.objective)
+        return start - objective if improves(objective, start) or improves(start, objective) else 0.0
 
     @property
     def values(self) -> dict[str, Any]:
