@@ -231,3 +231,9 @@ def test_auto_start_tries_greedy_lp_where_it_applies():
     _, margot = auto_start(get_formulation("margot", depth=2).build(data))
     assert isinstance(olct["candidates"]["greedy_lp"], float)
     assert margot["candidates"]["greedy_lp"].startswith("not used: greedy_lp needs ||w||_1")
+
+
+def test_greedy_lp_by_name_on_a_tree_it_does_not_fit_is_a_clear_error():
+    """``warm_start="greedy_lp"`` on OCT (0-1 loss) says what the start needs instead of building something else."""
+    with pytest.raises(FormulationError, match="greedy_lp needs a slack loss"):
+        start_point(get_formulation("oct", depth=2).build(_data(5, n=30)), "greedy_lp")
