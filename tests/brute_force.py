@@ -1,9 +1,26 @@
-"""Brute force over every axis-aligned tree (shared by the exact-route tests)."""
+"""Independent references shared by tests: brute force over every axis-aligned tree (the exact-route tests) and
+the LP relaxation of a standard form by scipy's ``linprog`` (the relaxation-bound tests)."""
 
 from __future__ import annotations
 
 import numpy as np
 from hypothesis import strategies as st
+from scipy.optimize import linprog
+from scipy.sparse import vstack
+
+
+def linprog_relaxation(sf, c: np.ndarray | None = None) -> float:
+    """``min c x + c0`` over the standard form's rows and bounds with integrality dropped (``c``: its objective),
+    solved by scipy's ``linprog`` from the matrix alone (rows split into ``<=``, ``>=`` and ``=``)."""
+    eq = sf.row_lower == sf.row_upper
+    lo, hi = np.isfinite(sf.row_lower) & ~eq, np.isfinite(sf.row_upper) & ~eq
+    A = sf.A.tocsr()
+    c = sf.c if c is None else c
+    res = linprog(c, A_ub=vstack([-A[lo], A[hi]]), b_ub=np.r_[-sf.row_lower[lo], sf.row_upper[hi]],
+                  A_eq=A[eq], b_eq=sf.row_lower[eq], bounds=np.column_stack([sf.col_lower, sf.col_upper]),
+                  method="highs")
+    assert res.status == 0, res.message
+    return float(res.fun) + (float(sf.c0) if c is sf.c else 0.0)
 
 
 def brute_force(X: np.ndarray, y: np.ndarray, depth: int, alpha: float) -> float:

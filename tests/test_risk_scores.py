@@ -6,6 +6,7 @@ import itertools
 
 import numpy as np
 import pytest
+from brute_force import linprog_relaxation
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -302,3 +303,27 @@ def test_compressed_rows_give_the_same_optimum(name, kw):
     assert res[True].size["n_constraints"] < res[False].size["n_constraints"]
     if name == "ors":
         assert res[True].objective == pytest.approx(brute_force_ors(X, y, 2, range(-3, 4), "V3"), rel=1e-6)
+
+
+@settings(max_examples=25, deadline=None)
+@given(cost=arrays(np.float64, 5, elements=st.floats(-3, 3).map(lambda v: round(v, 2))),
+       T=st.integers(1, 4), cardinality=st.sampled_from(["exact", "at_most"]),
+       epigraph=st.sampled_from(["pieces", "breakpoints"]))
+def test_the_lp_relaxation_of_the_card_is_its_convex_hull(cost, T, cardinality, epigraph):
+    """(4.2)-(4.3) with ``M = max |A|`` are the convex hull of the admissible cards: the LP relaxation of ``ors``
+    minimizes any linear objective on ``s`` where the best T-sparse integer card does (``-max|A|`` times the T
+    largest ``|c_j|``). So no reformulation on ``(s, a, beta, xi)`` raises ``ors``' root bound: its gap is the
+    convex loss' over the hull, which only branching closes (docs/benchmarks.md, "Why ors' proof takes nodes").
+    A looser ``M`` than ``max |A|`` fails this."""
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 2, size=(12, 5)).astype(float)
+    X[0], X[1] = 0.0, 1.0
+    y = np.where(rng.random(12) < 0.5, 1, -1)
+    y[:2] = (-1, 1)
+    built = get_formulation("ors", T=T, A="-4..4", cardinality=cardinality, epigraph=epigraph).build(
+        Dataset.from_arrays(X, y))
+    sf = built.model.compile()
+    s = next(b for b in sf.columns if b.name == "s")
+    c = np.zeros(sf.n_cols)
+    c[s.offset:s.offset + s.size] = cost
+    assert linprog_relaxation(sf, c) == pytest.approx(-4.0 * np.sort(np.abs(cost))[::-1][:T].sum(), abs=1e-7)

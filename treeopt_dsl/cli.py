@@ -151,6 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "compile":
             c.add_argument("--output", "-o", help="write the model: FILE.lp or FILE.mps (.gz compresses)")
             c.add_argument("--no-names", action="store_true", help="write x0.., c0.. instead of readable names")
+            c.add_argument("--lp-bound", action="store_true",
+                           help="also solve the continuous relaxation (HiGHS) and print its bound: how tight the "
+                                "composition is before branching")
             continue
         o = c.add_argument_group("solver")
         o.add_argument("--solver", default=None,
@@ -435,6 +438,10 @@ def cmd_compile(args: argparse.Namespace) -> int:
     compile_s = time.perf_counter() - t
     out = {"formulation": spec.name, "params": spec.values, "data": _data_info(data), **sf.summary(),
            "compile_s": round(compile_s, 4), **_write(built, args.output, names=not args.no_names)}
+    if args.lp_bound:
+        from .relaxation import relaxation_bound
+
+        out.update(relaxation_bound(sf).to_dict())
     if args.json:
         _print_json(out)
     else:
@@ -443,6 +450,9 @@ def cmd_compile(args: argparse.Namespace) -> int:
               f"built and compiled in {compile_s:.3f} s")
         if args.output:
             print(f"wrote {out['output']} in {out['write_s']:.3f} s")
+        if args.lp_bound:
+            print(f"{'LP' if sf.problem_class.endswith('LP') else 'QP'} relaxation bound {out['lp_bound']:.6g} "
+                  f"({out['lp_bound_status']}, HiGHS, {out['lp_bound_s']:.2f} s)")
     return 0
 
 

@@ -159,7 +159,7 @@ def tmo_start(built: Built, **kw: Any) -> tuple[np.ndarray, np.ndarray]:
 def _tao_from(built: Built, x: np.ndarray) -> np.ndarray:
     """The completed point of TAO started from the decisions of the point ``x``."""
     tree = built.decode(built.polish(x))
-    return _feasible(built, *tao_start(built, tree.W.copy(), tree.b.copy()))
+    return feasible_start(built, *tao_start(built, tree.W.copy(), tree.b.copy()))
 
 
 def _candidate(built: Built, name: str) -> tuple[np.ndarray | None, bool]:
@@ -172,7 +172,7 @@ def _candidate(built: Built, name: str) -> tuple[np.ndarray | None, bool]:
             return None, False
         return dp_candidate(built)
     if name == "tmo":
-        return _feasible(built, *tmo_start(built, **AUTO_TMO)), False
+        return feasible_start(built, *tmo_start(built, **AUTO_TMO)), False
     return start_point(built, name), False
 
 
@@ -218,7 +218,7 @@ def start_point(built: Built, start: Any) -> np.ndarray:
             raise FormulationError(f"a warm start dict needs 'w' and 'b', missing {exc.args[0]!r}") from None
     else:
         raise FormulationError(f"cannot use {type(start).__name__} as a warm start")
-    return _feasible(built, W, b)
+    return feasible_start(built, W, b)
 
 
 def from_decisions(built: Built, values: dict[str, Any]) -> np.ndarray:
@@ -233,7 +233,9 @@ def from_decisions(built: Built, values: dict[str, Any]) -> np.ndarray:
     return built.complete(x)
 
 
-def _feasible(built: Built, W: np.ndarray, b: np.ndarray) -> np.ndarray:
+def feasible_start(built: Built, W: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The model's full point for the tree ``(W, b)`` (splits in the layout of :func:`start_point`): every other
+    column completed by the blocks, the splits scaled into their bounds where that keeps the routing."""
     model, ctx = built.model, built.ctx
     if is_flow(built):  # binary splits: the same tree as splits and leaf classes (predictions unchanged)
         from .blocks.flow import flow_decisions
@@ -303,7 +305,8 @@ def _budget(built: Built) -> int | None:
     return None
 
 
-def _level_weight(built: Built, level: int) -> float:
+def level_weight(built: Built, level: int) -> float:
+    """The loss weight ``C_h`` of tree level ``level`` (1 = the root's; a scalar ``C`` serves every level)."""
     loss = built.ctx.roles.get("loss")
     C = np.atleast_1d(np.asarray(getattr(loss, "C", 1.0), dtype=float))
     return float(C[0] if C.size == 1 else C[level - 1])
@@ -389,7 +392,7 @@ def greedy_tree(built: Built) -> tuple[np.ndarray, np.ndarray]:
     """Greedy top-down tree: each node's classifier fitted on the samples that reach it."""
     X, y = built.ctx.data.X, built.ctx.data.y
     kind, budget = _loss_kind(built), _budget(built)
-    return descend(built, lambda h, t, rows: fit_node(X[rows], y[rows], kind, _level_weight(built, h), budget))
+    return descend(built, lambda h, t, rows: fit_node(X[rows], y[rows], kind, level_weight(built, h), budget))
 
 
 def cart_tree(built: Built) -> tuple[np.ndarray, np.ndarray]:

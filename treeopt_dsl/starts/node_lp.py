@@ -81,7 +81,7 @@ def greedy_lp_tree(built: Built, root_scales: tuple[float, ...] = ROOT_SCALES) -
     ``C_1`` scaled by each of ``root_scales`` (the other nodes exact), and the tree of the lowest objective of the
     whole model wins (each descent is a few small LPs)."""
     from ..blocks import L0, L1, LInf, SlackLoss, SquaredL2
-    from ..warmstart import _feasible, _level_weight, descend
+    from ..warmstart import descend, feasible_start, level_weight
 
     ctx = built.ctx
     loss = ctx.roles.get("loss")
@@ -100,7 +100,7 @@ def greedy_lp_tree(built: Built, root_scales: tuple[float, ...] = ROOT_SCALES) -
 
     def descent(root_scale: float) -> tuple[np.ndarray, np.ndarray]:  # the root's loss weighed root_scale * C_1
         def fit(h: int, t: int, rows: np.ndarray) -> tuple[np.ndarray, float]:
-            C = _level_weight(built, h) * (root_scale if h == 1 else 1.0)
+            C = level_weight(built, h) * (root_scale if h == 1 else 1.0)
             return node_lp(X[rows], y[rows], sw[rows], a, c, C, l1, (w_lo[t], w_hi[t]),
                            (float(b_lo[t]), float(b_hi[t])))
 
@@ -112,7 +112,7 @@ def greedy_lp_tree(built: Built, root_scales: tuple[float, ...] = ROOT_SCALES) -
         W, b = descent(scale)
         if len(scales) == 1:
             return W, b
-        obj = float(built.model.objective_value(_feasible(built, W, b)))
+        obj = float(built.model.objective_value(feasible_start(built, W, b)))
         if best is None or obj < best[0]:
             best = (obj, W, b)
     assert best is not None
