@@ -4,7 +4,7 @@
     .venv/bin/python benchmarks/tree_solve.py --datasets haberman --seeds 0 --time-limit 10   # a taste
     treeopt experiment run experiments/tree_solve.toml --store benchmarks/results/tree_solve.sqlite   # the same grid
 
-Grid: formulations {olct, oct} x datasets x seeds (80/20 stratified split, standardized on the
+Grid: formulations {olct, oct, octh, margot} x datasets x seeds (80/20 stratified split, standardized on the
 training part) x configurations:
 
 * ``paper``:   the papers' constant M = 100, no warm start, the split repeated in every row as printed;
@@ -44,7 +44,9 @@ CONFIGS = {
     "expression+auto": {"big_m": "derived", "split_columns": False},  # the split as an expression in every row
 }
 BOUNDS = {"olct": {"w_bound": 10.0, "b_bound": "auto"}, "oct": {"w_bound": 1.0, "b_bound": "auto"},
-          "octh": {"w_bound": 1.0, "b_bound": "auto"}}
+          "octh": {"w_bound": 1.0, "b_bound": "auto"}, "margot": {"w_bound": 10.0, "b_bound": "auto"}}
+#: MARGOT is an MIQP (squared l2): HiGHS solves MILPs and continuous QPs only, so its methods run on SCIP
+SOLVERS = {"margot": "scip"}
 START = {"paper": "none", "derived": "none", "derived+greedy": "greedy", "derived+auto": "auto", "columns+auto": "auto",
          "expression+auto": "auto"}
 
@@ -63,6 +65,8 @@ def grid_text(formulations: list[str], datasets: list[str], seeds: list[int], co
             params = {"depth": 2, **CONFIGS[c], **(BOUNDS[f] if CONFIGS[c]["big_m"] == "derived" else {})}
             lines += ["", "[[method]]", f'name = "{f}.{c}"', f'formulation = "{f}"', f"params = {toml_value(params)}",
                       f'warm_start = "{START[c]}"', 'references = ["cart", "greedy"]']
+            if f in SOLVERS:
+                lines.append(f'solver = "{SOLVERS[f]}"')
     return "\n".join(lines) + "\n"
 
 
