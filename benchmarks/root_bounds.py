@@ -32,19 +32,12 @@ OLCT = {"depth": 2, "big_m": "derived", "w_bound": 10.0, "b_bound": "auto", "spl
 
 def root_lp(built) -> float:
     """The root node's own term of OLCT's objective, minimized over the root's split alone."""
-    from treeopt_dsl.starts.node_lp import node_lp
-    from treeopt_dsl.warmstart import level_weight
+    from treeopt_dsl.starts.node_lp import NodeProblems
 
-    ctx = built.ctx
-    a, c = ctx.roles.get("loss").pieces()
-    X, y, sw = ctx.data.X, np.asarray(ctx.data.y, dtype=float), ctx.data.weights
-    w_fam, b_fam = ctx["w"], ctx["b"]
-    w_lo, w_hi = np.broadcast_to(w_fam.lower, w_fam.shape)[0], np.broadcast_to(w_fam.upper, w_fam.shape)[0]
-    b_lo, b_hi = (float(np.broadcast_to(f, b_fam.shape)[0]) for f in (b_fam.lower, b_fam.upper))
-    C = level_weight(built, 1)
-    w, b = node_lp(X, y, sw, a, c, C, 1.0, (w_lo, w_hi), (b_lo, b_hi))
-    margin = y * (X @ w + b)
-    return float(C * np.sum(sw * np.max(a[:, None] * margin[None, :] + c[:, None], axis=0)) + np.abs(w).sum())
+    nodes = NodeProblems(built)
+    rows = np.arange(built.ctx.data.n_samples)
+    w, b = nodes.solve(1, 0, rows)
+    return nodes.value(1, rows, w, b)
 
 
 def grid_rows(paths: list[str]) -> dict[tuple[str, int], dict]:

@@ -198,6 +198,14 @@ def test_greedy_lp_at_depth_one_is_the_olct_optimum(seed, tangents, C):
     x = start_point(res.built, "greedy_lp")
     assert res.built.model.max_violation(x) <= 1e-6
     assert res.built.model.objective_value(x) == pytest.approx(res.objective, rel=1e-6, abs=1e-6)
+    from treeopt_dsl.relaxation import relaxation_bound
+    from treeopt_dsl.starts.node_lp import NodeProblems
+
+    nodes, rows = NodeProblems(res.built), np.arange(40)  # the root's term, valued outside the model: the same
+    w, b = nodes.solve(1, 0, rows)
+    assert nodes.value(1, rows, w, b) == pytest.approx(res.objective, rel=1e-6, abs=1e-6)
+    # at depth 1 nothing is routed below the root, so the LP relaxation is already the optimum
+    assert relaxation_bound(res.built).bound == pytest.approx(res.objective, rel=1e-6, abs=1e-6)
 
 
 def test_node_lp_weighs_samples_as_repeated_rows():

@@ -71,6 +71,49 @@ def node_lp(X: np.ndarray, y: np.ndarray, sw: np.ndarray, a: np.ndarray, c: np.n
 ROOT_SCALES = (1.0, 0.5, 2.0, 4.0)
 
 
+class NodeProblems:
+    """The node problems of a built tree whose objective :func:`node_lp` solves (module docstring): the scaled data,
+    the loss pieces, the ``l1`` weight and the split bounds, read once from the built model.
+    :class:`FormulationError` when the composition is not one the node LP solves (a slack loss with pieces at every
+    level and one scalar-weighted ``||w||_1`` as the only regularizer of ``w``)."""
+
+    def __init__(self, built: Built) -> None:
+        from ..blocks import L0, L1, LInf, SlackLoss, SquaredL2
+
+        ctx = built.ctx
+        loss = ctx.roles.get("loss")
+        if not isinstance(loss, SlackLoss) or not hasattr(loss, "pieces") or loss.on != "tree" or loss.levels != "all":
+            raise FormulationError("greedy_lp needs a slack loss (tangent-logistic or hinge) at every level of a tree")
+        l1s = [blk for blk in built.formulation.blocks if isinstance(blk, L1) and blk.of == "w"]
+        others = [blk for blk in built.formulation.blocks if isinstance(blk, (L0, LInf, SquaredL2))]
+        if len(l1s) != 1 or l1s[0].bound is not None or np.ndim(l1s[0].weight) != 0 or others:
+            raise FormulationError("greedy_lp needs ||w||_1 (one scalar-weighted L1 on w) as the only regularizer")
+        self.built = built
+        self.a, self.c = loss.pieces()
+        self.l1 = float(l1s[0].weight)
+        self.X, self.y, self.sw = ctx.data.X, np.asarray(ctx.data.y, dtype=float), ctx.data.weights
+        w_fam, b_fam = ctx["w"], ctx["b"]
+        self.w_lo, self.w_hi = np.broadcast_to(w_fam.lower, w_fam.shape), np.broadcast_to(w_fam.upper, w_fam.shape)
+        self.b_lo, self.b_hi = np.broadcast_to(b_fam.lower, b_fam.shape), np.broadcast_to(b_fam.upper, b_fam.shape)
+
+    def weight(self, level: int) -> float:
+        """``C_h`` of tree level ``level`` (1 = the root's)."""
+        from ..warmstart import level_weight
+
+        return level_weight(self.built, level)
+
+    def solve(self, level: int, node: int, rows: np.ndarray, scale: float = 1.0) -> tuple[np.ndarray, float]:
+        """Node ``node``'s split minimizing its term over the samples ``rows``, the loss weighed ``scale * C_h``."""
+        return node_lp(self.X[rows], self.y[rows], self.sw[rows], self.a, self.c, scale * self.weight(level),
+                       self.l1, (self.w_lo[node], self.w_hi[node]), (float(self.b_lo[node]), float(self.b_hi[node])))
+
+    def value(self, level: int, rows: np.ndarray, w: np.ndarray, b: float) -> float:
+        """The node's term ``C_h sum_{i in rows} sw_i max_k (a_k y_i (w·x_i + b) + c_k) + l1 ||w||_1``."""
+        margin = self.y[rows] * (self.X[rows] @ w + b)
+        pieces = np.max(self.a[:, None] * margin[None, :] + self.c[:, None], axis=0)
+        return float(self.weight(level) * np.sum(self.sw[rows] * pieces) + self.l1 * np.abs(w).sum())
+
+
 def greedy_lp_tree(built: Built, root_scales: tuple[float, ...] = ROOT_SCALES) -> tuple[np.ndarray, np.ndarray]:
     """The greedy tree of :func:`node_lp` nodes, from the root down (module docstring); ``(W, b)`` in the layout
     of :func:`treeopt_dsl.warmstart.start_point`. :class:`FormulationError` when the composition is not one the
@@ -80,33 +123,14 @@ def greedy_lp_tree(built: Built, root_scales: tuple[float, ...] = ROOT_SCALES) -
     that minimizes its own term alone is not always the best one: below depth 1 the descent is run with the root's
     ``C_1`` scaled by each of ``root_scales`` (the other nodes exact), and the tree of the lowest objective of the
     whole model wins (each descent is a few small LPs)."""
-    from ..blocks import L0, L1, LInf, SlackLoss, SquaredL2
-    from ..warmstart import descend, feasible_start, level_weight
+    from ..warmstart import descend, feasible_start
 
-    ctx = built.ctx
-    loss = ctx.roles.get("loss")
-    if not isinstance(loss, SlackLoss) or not hasattr(loss, "pieces") or loss.on != "tree" or loss.levels != "all":
-        raise FormulationError("greedy_lp needs a slack loss (tangent-logistic or hinge) at every level of a tree")
-    l1s = [blk for blk in built.formulation.blocks if isinstance(blk, L1) and blk.of == "w"]
-    others = [blk for blk in built.formulation.blocks if isinstance(blk, (L0, LInf, SquaredL2))]
-    if len(l1s) != 1 or l1s[0].bound is not None or np.ndim(l1s[0].weight) != 0 or others:
-        raise FormulationError("greedy_lp needs ||w||_1 (one scalar-weighted L1 on w) as the only regularizer")
-    a, c = loss.pieces()
-    l1 = float(l1s[0].weight)
-    X, y, sw = ctx.data.X, np.asarray(ctx.data.y, dtype=float), ctx.data.weights
-    w_fam, b_fam = ctx["w"], ctx["b"]
-    w_lo, w_hi = np.broadcast_to(w_fam.lower, w_fam.shape), np.broadcast_to(w_fam.upper, w_fam.shape)
-    b_lo, b_hi = np.broadcast_to(b_fam.lower, b_fam.shape), np.broadcast_to(b_fam.upper, b_fam.shape)
+    nodes = NodeProblems(built)
 
     def descent(root_scale: float) -> tuple[np.ndarray, np.ndarray]:  # the root's loss weighed root_scale * C_1
-        def fit(h: int, t: int, rows: np.ndarray) -> tuple[np.ndarray, float]:
-            C = level_weight(built, h) * (root_scale if h == 1 else 1.0)
-            return node_lp(X[rows], y[rows], sw[rows], a, c, C, l1, (w_lo[t], w_hi[t]),
-                           (float(b_lo[t]), float(b_hi[t])))
+        return descend(built, lambda h, t, rows: nodes.solve(h, t, rows, root_scale if h == 1 else 1.0))
 
-        return descend(built, fit)
-
-    scales = root_scales if ctx.topo.depth > 1 else (1.0,)
+    scales = root_scales if built.ctx.topo.depth > 1 else (1.0,)
     best: tuple[float, np.ndarray, np.ndarray] | None = None
     for scale in scales:
         W, b = descent(scale)
