@@ -153,3 +153,17 @@ def test_depth2_benchmark_reprints_and_draws_saved_rows(tmp_path: Path, capsys: 
     out = capsys.readouterr().out
     assert out.count("| optimal |") == len(rows) == 10 and "out of memory" in out
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_tree_solve_grid_puts_margot_on_scip(tmp_path: Path) -> None:
+    """benchmarks/tree_solve.py: the default grid is experiments/tree_solve.toml; MARGOT (an MIQP, which HiGHS
+    does not solve) runs on SCIP, the MILPs on the experiment's default (HiGHS)."""
+    ts = _script("tree_solve")
+    assert _written(ts.main, [], tmp_path / "default.toml") == (ROOT / "experiments" / "tree_solve.toml").read_text()
+    g = parse_grid(_written(ts.main, ["--formulations", "margot", "olct", "--datasets", "table31", "--seeds", "0",
+                                      "--configs", "derived", "derived+auto"], tmp_path / "grid.toml"))
+    solvers = {m.name: m.solver for m in g.methods}
+    assert solvers == {"margot.derived": "scip", "margot.derived+auto": "scip", "olct.derived": "highs",
+                       "olct.derived+auto": "highs"}
+    assert len(expand(g)) == 4 * 10
+    assert next(m for m in g.methods if m.name == "margot.derived+auto").warm_start == "auto"
