@@ -88,7 +88,7 @@ class NodeProblems:
         others = [blk for blk in built.formulation.blocks if isinstance(blk, (L0, LInf, SquaredL2))]
         if len(l1s) != 1 or l1s[0].bound is not None or np.ndim(l1s[0].weight) != 0 or others:
             raise FormulationError("greedy_lp needs ||w||_1 (one scalar-weighted L1 on w) as the only regularizer")
-        self.built = built
+        self.built, self.loss = built, loss
         self.a, self.c = loss.pieces()
         self.l1 = float(l1s[0].weight)
         self.X, self.y, self.sw = ctx.data.X, np.asarray(ctx.data.y, dtype=float), ctx.data.weights
@@ -109,9 +109,8 @@ class NodeProblems:
 
     def value(self, level: int, rows: np.ndarray, w: np.ndarray, b: float) -> float:
         """The node's term ``C_h sum_{i in rows} sw_i max_k (a_k y_i (w·x_i + b) + c_k) + l1 ||w||_1``."""
-        margin = self.y[rows] * (self.X[rows] @ w + b)
-        pieces = np.max(self.a[:, None] * margin[None, :] + self.c[:, None], axis=0)
-        return float(self.weight(level) * np.sum(self.sw[rows] * pieces) + self.l1 * np.abs(w).sum())
+        loss = self.loss.surrogate(self.y[rows] * (self.X[rows] @ w + b))
+        return float(self.weight(level) * np.sum(self.sw[rows] * loss) + self.l1 * np.abs(w).sum())
 
 
 def greedy_lp_tree(built: Built, root_scales: tuple[float, ...] = ROOT_SCALES) -> tuple[np.ndarray, np.ndarray]:
