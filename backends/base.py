@@ -127,6 +127,8 @@ class RawResult:
     warm_start_accepted: bool | None = None
     #: seconds from the solver's start to the incumbent it returned (``None``: the route cannot tell)
     incumbent_time_s: float | None = None
+    #: what the solver claimed when the route did not take it (``OPTIMAL`` for an objective that is not its point's)
+    claimed: Status | None = None
 
 
 #: what a solver's own status means, before the incumbent is looked at ("interrupted": the solver
@@ -391,6 +393,7 @@ class Backend:
         sf = run.sf
         x = out.x
         status = out.status or status_of(out.outcome, x is not None, sf)
+        claimed: Status | None = None
         message = out.message
         if run.stop_signal is not None or out.outcome == "interrupted":
             if status in (Status.TIME_LIMIT, Status.TIME_LIMIT_NO_SOLUTION, Status.ERROR) \
@@ -409,7 +412,8 @@ class Backend:
                 # what the point scores, and no proof
                 message = (f"{message}; {run.solver} reported objective {obj:.10g} but returned a point of "
                            f"objective {mine:.10g}: not proven").lstrip("; ")
-                status = Status.TIME_LIMIT if status is Status.OPTIMAL else status
+                if status is Status.OPTIMAL:  # a claim about another point: no proof of this one, and no limit
+                    claimed, status = status, Status.FEASIBLE
                 obj = mine
         bound = out.bound if out.bound is not None and math.isfinite(out.bound) else None
         if bound is None and status is Status.OPTIMAL and sf.problem_class in ("LP", "QP"):
@@ -422,7 +426,7 @@ class Backend:
                 and not improves(obj, run.best_objective):
             when = run.incumbent_time  # the answer ties a point known earlier (the start, at 0): its time
         return RawResult(status, x, obj, bound, gap, runtime, message, self._accepted(run, out),
-                         incumbent_time_s=when if x is not None else None)
+                         incumbent_time_s=when if x is not None else None, claimed=claimed)
 
     def _accepted(self, run: Run, out: Outcome) -> bool | None:
         """Whether the solver used the warm start: ``None`` without one, else what the backend or the log says."""

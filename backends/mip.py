@@ -11,15 +11,20 @@ from __future__ import annotations
 import contextlib
 import re
 import tempfile
+import time
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from treeopt_dsl.errors import SolverNotAvailable
+from treeopt_dsl.result import Status
 
 from ._files import captured_stdout, columns_by_name, mps_file
 from .base import Backend, Outcome, Run, UnknownOption, importable
+
+#: a "not optimal" end before this share of the time limit is CBC stopping on its own, not the limit
+EARLY = 0.9
 
 _ACCEPTED = re.compile(r"MIPStart provided solution with cost|mipstart provided solution", re.IGNORECASE)
 
@@ -107,8 +112,10 @@ class MipBackend(Backend):
     def run(self, run: Run) -> None:
         limit = run.options.time_limit if run.options.time_limit is not None else run.data.get("max_seconds")
         kw = {} if limit is None else {"max_seconds": float(limit)}
+        t0 = time.perf_counter()
         with captured_stdout(run.data["log_path"], echo=run.options.verbose):
             run.data["status"] = run.model.optimize(**kw)
+        run.data["elapsed"], run.data["limit"] = time.perf_counter() - t0, limit
         run.emit_text(run.data["log_path"].read_text(errors="replace"))
 
     def read_solution(self, run: Run) -> Outcome:
@@ -123,6 +130,12 @@ class MipBackend(Backend):
                    S.INT_INFEASIBLE: "infeasible", S.UNBOUNDED: "unbounded",
                    S.INF_OR_UNBD: "infeasible_or_unbounded"}.get(st, "error")
         bound = float(m.objective_bound) if has_sol and sf.is_mip else None
+        limit = run.data.get("limit")
+        if outcome == "limit" and (limit is None or run.data.get("elapsed", 0.0) < EARLY * float(limit)):
+            # CBC also ends "not optimal" well before its limit (seen after 0.7 s of 60): no limit was reached
+            return Outcome(outcome, x, obj, bound, f"cbc: {st.name}, stopped after {run.data.get('elapsed', 0):.2g} s "
+                           f"of {'no limit' if limit is None else f'{float(limit):g} s'} without a proof",
+                           status=Status.FEASIBLE if x is not None else Status.ERROR)
         return Outcome(outcome, x, obj, bound, f"cbc: {st.name}")
 
     def _accepted(self, run: Run, out: Outcome) -> bool | None:

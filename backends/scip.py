@@ -20,6 +20,7 @@ from treeopt_dsl.errors import OptionError, SolverNotAvailable
 
 from ._files import columns_by_name, mps_file
 from .base import Backend, Outcome, Run, UnknownOption, importable
+from .dialects import dialect
 
 #: what SCIP logs when a start became a solution (complete start / partial start completed by SCIP)
 ACCEPTED = ("feasible solution given by solution candidate storage", "found by completesol heuristic")
@@ -70,6 +71,11 @@ class ScipBackend(Backend):
 
     def native_options(self, run: Run) -> dict[str, Any]:
         out = super().native_options(run)
+        tol = dialect("scip").tolerances(run.sf, run.options.feasibility_tol, run.options.integrality_tol)
+        if "feasibility_tol" in tol:  # SCIP reads it relative to a row's size, and for integrality too
+            out["numerics/feastol"] = tol["feasibility_tol"]
+            if tol["feasibility_tol"] < 1e-9:  # SCIP's epsilon (1e-9 by default) may not exceed its feastol
+                out["numerics/epsilon"] = tol["feasibility_tol"]
         if "randomization/randomseedshift" in out:
             out["randomization/randomseedshift"] = int(out["randomization/randomseedshift"]) % 2**31
         if run.sf.is_quadratic or run.sf.nonlinear or run.sf.nl_constraints:

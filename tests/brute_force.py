@@ -1,7 +1,10 @@
-"""Independent references shared by tests: brute force over every axis-aligned tree (the exact-route tests) and
-the LP relaxation of a standard form by scipy's ``linprog`` (the relaxation-bound tests)."""
+"""Independent references shared by tests: brute force over every axis-aligned tree (the exact-route tests), over
+every integer score card (the risk-score tests), and the LP relaxation of a standard form by scipy's ``linprog``
+(the relaxation-bound tests)."""
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 from hypothesis import strategies as st
@@ -53,3 +56,33 @@ def small_data(draw: st.DrawFn, values: int = 4, max_n: int = 16) -> tuple[np.nd
     if np.unique(y).size < 2:
         y[0] = -y[0]
     return X, y
+
+
+def best_beta_loss(t: np.ndarray, y: np.ndarray, a: np.ndarray, c: np.ndarray) -> float:
+    """min over beta of sum_i max_k (a_k y_i (t_i + beta) + c_k): convex piecewise linear in beta,
+    so the minimum is at a breakpoint (where two pieces of one sample's loss cross)."""
+    order = np.argsort(a)
+    a, c = a[order], c[order]
+    cross = (c[1:] - c[:-1]) / (a[:-1] - a[1:])          # margins where consecutive pieces meet
+    betas = (cross[None, :] / y[:, None] - t[:, None]).ravel()
+
+    def f(beta: float) -> float:
+        m = y * (t + beta)
+        return float(np.max(np.multiply.outer(m, a) + c, axis=1).sum())
+
+    return min(f(b) for b in betas)
+
+
+def brute_force_ors(X: np.ndarray, y: np.ndarray, T: int, A: range, tangents: str) -> float:
+    """``min`` of the tangent-logistic loss (4.4) over every card of at most ``T`` nonzero points in ``A`` (and the
+    best intercept of each): the optimum of ``ors`` on scaled binary data."""
+    from treeopt_dsl.blocks import TangentLogisticLoss
+
+    a, c = TangentLogisticLoss(tangents).pieces()
+    best = np.inf
+    for s in itertools.product(A, repeat=X.shape[1]):
+        s = np.array(s, dtype=float)
+        if np.count_nonzero(s) > T:  # (4.2)-(4.3): T indicators, an indicator may carry s_j = 0
+            continue
+        best = min(best, best_beta_loss(X @ s, y.astype(float), a, c))
+    return best

@@ -82,3 +82,58 @@ def test_born_again_command_bad_input(tmp_path, capsys) -> None:
     assert main(["born-again", str(bad)]) == 2
     assert main(["born-again", str(bad), "--prune"]) == 2
     assert "--prune needs --data" in capsys.readouterr().err
+
+
+def _tiny_forest(tmp_path, body_trees: int, header_trees: int, threshold: str = "0.5"):
+    tree = ["NB_NODES: 3", f"0 IN 1 2 0 {threshold} 0 -1", "1 LN -1 -1 -1 -1 1 0", "2 LN -1 -1 -1 -1 1 1", ""]
+    lines = ["DATASET_NAME: tiny", "ENSEMBLE: RF", f"NB_TREES: {header_trees}", "NB_FEATURES: 2", "NB_CLASSES: 2",
+             "MAX_TREE_DEPTH: 1", ""]
+    for k in range(body_trees):
+        lines += [f"[TREE {k}]", *tree]
+    path = tmp_path / "forest.txt"
+    path.write_text("\n".join(lines))
+    return path
+
+
+@pytest.mark.parametrize("threshold", ["nan", "inf", "-inf"])
+def test_a_forest_with_a_non_finite_threshold_is_refused(tmp_path, capsys, threshold) -> None:
+    """A NaN threshold compares false both ways: the tree built from it disagreed with the forest on 2-3% of points
+    while the command said "faithful: yes". It is refused at the line that holds it."""
+    path = _tiny_forest(tmp_path, 2, 2, threshold)
+    assert main(["born-again", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "forest.txt:10" in err and "not a finite number" in err
+
+
+def test_a_forest_header_that_miscounts_its_trees_is_refused(tmp_path, capsys) -> None:
+    assert read_ba_forest(_tiny_forest(tmp_path, 3, 3)).n_trees == 3
+    assert main(["born-again", str(_tiny_forest(tmp_path, 10, 3))]) == 2
+    assert "announces NB_TREES: 3, the file holds 10 trees" in capsys.readouterr().err
+    assert main(["born-again", str(_tiny_forest(tmp_path, 2, 3))]) == 2
+    assert "announces NB_TREES: 3, the file holds 2" in capsys.readouterr().err
+
+
+def test_a_binary_file_is_refused(tmp_path, capsys) -> None:
+    path = tmp_path / "forest.bin"
+    path.write_bytes(bytes(range(256)) * 4)
+    assert main(["born-again", str(path)]) == 2
+    assert "not a text file" in capsys.readouterr().err
+
+
+def test_scikit_learn_forests_without_trees_or_with_a_nan_threshold_are_refused() -> None:
+    from sklearn.ensemble import RandomForestClassifier
+
+    from treeopt_dsl.bornagain import Ensemble
+    from treeopt_dsl.errors import DataError
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(int)
+    rf = RandomForestClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, y)
+    empty = RandomForestClassifier(n_estimators=3).fit(X, y)
+    empty.estimators_ = []
+    with pytest.raises(DataError, match="holds no trees"):
+        Ensemble.from_sklearn(empty)
+    rf.estimators_[1].tree_.threshold[0] = np.nan
+    with pytest.raises(DataError, match="NaN or infinite threshold"):
+        Ensemble.from_sklearn(rf)

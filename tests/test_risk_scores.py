@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
-from brute_force import linprog_relaxation
+from brute_force import best_beta_loss, brute_force_ors, linprog_relaxation
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -16,32 +14,6 @@ from treeopt_dsl.blocks import TangentLogisticLoss
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.models.risk import RiskScoreModel
-
-
-def best_beta_loss(t: np.ndarray, y: np.ndarray, a: np.ndarray, c: np.ndarray) -> float:
-    """min over beta of sum_i max_k (a_k y_i (t_i + beta) + c_k): convex piecewise linear in beta,
-    so the minimum is at a breakpoint (where two pieces of one sample's loss cross)."""
-    order = np.argsort(a)
-    a, c = a[order], c[order]
-    cross = (c[1:] - c[:-1]) / (a[:-1] - a[1:])          # margins where consecutive pieces meet
-    betas = (cross[None, :] / y[:, None] - t[:, None]).ravel()
-
-    def f(beta: float) -> float:
-        m = y * (t + beta)
-        return float(np.max(np.multiply.outer(m, a) + c, axis=1).sum())
-
-    return min(f(b) for b in betas)
-
-
-def brute_force_ors(X: np.ndarray, y: np.ndarray, T: int, A: range, tangents: str) -> float:
-    a, c = TangentLogisticLoss(tangents).pieces()
-    best = np.inf
-    for s in itertools.product(A, repeat=X.shape[1]):
-        s = np.array(s, dtype=float)
-        if np.count_nonzero(s) > T:  # (4.2)-(4.3): T indicators, an indicator may carry s_j = 0
-            continue
-        best = min(best, best_beta_loss(X @ s, y.astype(float), a, c))
-    return best
 
 
 @settings(max_examples=12, deadline=None)

@@ -347,7 +347,29 @@ def _summary(res: Any) -> list[str]:
     if res.certificate is not None:
         prefix = "certificate" if res.certificate.ok else "WARNING: certificate failed:"
         lines.append(f"{prefix} {res.certificate}")
+    lines.extend(_notes(res))
     return lines
+
+
+def _notes(res: Any) -> list[str]:
+    """The lines a status depends on: a verifier's check of a solver's claim, and the cuts the model cannot
+    express (the same facts as the JSON's ``verification`` and ``resolution``)."""
+    out = []
+    v = getattr(res, "verification", None)
+    if v is not None and v.get("objective") is not None:
+        out.append(f"verified    {res.solver} claimed {v['claimed_status']} at {v['claimed_objective']:.6g}; "
+                   f"{v['by']} ended {v['status']} at {v['objective']:.6g} in {v.get('time_s', 0.0):.2f} s "
+                   f"({res.solver}'s bound is not taken: docs/DESIGN.md, \"CBC's optimality claims\")")
+    elif v is not None:
+        out.append(f"verified    {res.solver} claimed {v['claimed_status']}; {v['status']} "
+                   f"({res.solver}'s bound is not taken)")
+    r = getattr(res, "resolution", None)
+    if r is not None:
+        feats = ", ".join(f"{k} {n}" for k, n in r["features"].items())
+        out.append(f"resolution  {r['unseparable_pairs']} pair(s) of distinct training values lie closer than "
+                   f"eps/w_bound = {r['smallest_cut_gap']:.2g} (scaled; {feats}): no split of this model separates "
+                   "them, so the optimum is over the cuts it can express (oct: --param cuts=all expresses every cut)")
+    return out
 
 
 def _size_line(size: dict[str, Any]) -> str:

@@ -76,7 +76,8 @@ def row_generation(built: Built, be: Any, sf: Any, solver: str, opts: Any) -> An
             break
         rounds += 1
         raw = be.solve(cur, solver, replace(opts, time_limit=left, warm_start=best_x))
-        if raw.status is Status.TIME_LIMIT and best_x is not None and raw.x is not None and (
+        if (raw.status is Status.TIME_LIMIT or raw.claimed is Status.OPTIMAL) and best_x is not None \
+                and raw.x is not None and (
                 left is None or time.perf_counter() - t0 < limit) and built.separate(raw.x) is None:
             # a limit that is not the time: the solver could not finish from the start (HiGHS may hand back its
             # start's vector, see backends/highs.py); this round again without it

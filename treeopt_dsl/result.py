@@ -123,6 +123,10 @@ class SolveResult:
     #: the warm start: which won (``"cart"``, ``"greedy"``, ``"dp"``, ``"given"``), its objective, every
     #: candidate's objective (``warm_start="auto"``) and the time spent on them; ``None`` without a start
     start: dict[str, Any] | None = None
+    #: a solver whose optimality claims are not taken on trust (CBC, :mod:`treeopt_dsl.backends.dialects`): what it
+    #: claimed (``claimed_status``, ``claimed_objective``, ``claimed_bound``) and what the verifier's second solve
+    #: found (``by``, ``status``, ``objective``, ``bound``, ``time_s``); ``None`` for the other solvers
+    verification: dict[str, Any] | None = None
 
     @property
     def improvement(self) -> float | None:
@@ -155,5 +159,6 @@ class SolveResult:
             **({"solver_status": self.solver_status.value} if self.solver_status is not None else {}),
             **({"start": {**self.start, "improvement": self.improvement}} if self.start is not None else {}),
             **({"resolution": self.resolution} if self.resolution is not None else {}),
+            **({"verification": self.verification} if self.verification is not None else {}),
             **({"starts": self.starts, "won": self.won} if self.starts else {}),
         }

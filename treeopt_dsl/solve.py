@@ -10,7 +10,7 @@ import numpy as np
 
 from .errors import SolveError
 from .formulation import Built
-from .result import Certificate, SolveResult, Status
+from .result import Certificate, SolveResult, Status, improves
 
 #: relative tolerance of the certificate's objective check (LP, MILP, QP, MIQP)
 CERTIFICATE_TOL = 1e-5
@@ -42,6 +42,7 @@ def solve_built(built: Built, solver: str = "highs", backend: str | None = None,
     """
     from treeopt_dsl.backends import SolveOptions, get_backend
     from treeopt_dsl.backends.base import RawResult
+    from treeopt_dsl.backends.dialects import dialect
 
     if solver == "streed":  # the exact DP route (treeopt_dsl.exact): no MILP, no solver options
         from .errors import OptionError
@@ -133,12 +134,19 @@ def solve_built(built: Built, solver: str = "highs", backend: str | None = None,
     finally:
         if bar is not None:
             bar.close()
+    verification = None
+    if sf.is_mip and not dialect(solver).proves_mip and raw.status.has_solution:
+        left = None if time_limit is None else max(0.0, float(time_limit) - (time.perf_counter() - t0))
+        raw, verification = verify_claim(built, sf, solver, raw, opts, left)
     result = SolveResult(
         status=raw.status, objective=raw.objective, bound=raw.bound, gap=raw.gap, runtime_s=raw.runtime_s,
         solver=solver, backend=be.name, x=raw.x, compile_s=compile_s, size=sf.summary(), message=raw.message,
         options={k: v for k, v in {"time_limit": time_limit, "gap": gap, "threads": threads, "seed": seed,
                                    **tol}.items() if v is not None},
-        built=built, warm_start_accepted=raw.warm_start_accepted, incumbent_time_s=raw.incumbent_time_s)
+        built=built, warm_start_accepted=raw.warm_start_accepted, incumbent_time_s=raw.incumbent_time_s,
+        verification=verification)
+    if verification is not None and verification.get("claimed_status") != raw.status.value:
+        result.solver_status = Status(verification["claimed_status"])
     if warm_start is not None and start_report is not None and _worse_than_start(raw, start_report["objective"]):
         raw = _start_as_result(raw, model, warm_start, start_report)  # never worse than the start
         _take(result, raw)
@@ -155,6 +163,71 @@ def solve_built(built: Built, solver: str = "highs", backend: str | None = None,
     if not result.status.has_solution and raise_on_failure:
         raise SolveError(failure_message(result), result)
     return result
+
+
+def verify_claim(built: Built, sf: Any, solver: str, raw: Any, opts: Any, time_left: float | None
+                 ) -> tuple[Any, dict[str, Any]]:
+    """The answer of a solver whose MILP claims are not taken on trust (:class:`~treeopt_dsl.backends.dialects.
+    Dialect` ``proves_mip=False``, CBC), made into what can be backed: its bound is dropped whatever its status (it
+    has been measured above the true optimum); an ``optimal`` claim is checked by the dialect's ``verifier``
+    (HiGHS) in a second solve started from the claimed point, within ``time_left`` seconds. The verifier's proof
+    makes the answer ``optimal`` (its point and bound, the better of the two points); a verifier stopped by its
+    limit leaves ``time_limit`` with its own bound; no time left or no answer leaves ``feasible``. Returns the
+    new raw result and the report kept as ``SolveResult.verification``."""
+    from dataclasses import replace
+
+    from treeopt_dsl.backends import get_backend
+    from treeopt_dsl.backends.base import relative_gap
+    from treeopt_dsl.backends.dialects import dialect
+
+    d = dialect(solver)
+    report: dict[str, Any] = {"by": d.verifier, "claimed_status": (raw.claimed or raw.status).value,
+                              "claimed_objective": raw.objective,
+                              "claimed_bound": raw.bound, "why": d.why}
+    note = f"{solver}'s bound {raw.bound:.10g} is not taken ({d.why})" if raw.bound is not None else ""
+    raw = replace(raw, bound=None, gap=None, message=f"{raw.message}; {note}".strip("; "))
+    if Status.OPTIMAL not in (raw.status, raw.claimed):
+        report["status"] = "not asked: no optimality claim"
+        return raw, report
+    if d.verifier is None or (time_left is not None and time_left <= 0):
+        report["status"] = "not run: no time left" if d.verifier is not None else "not run: no verifier"
+        return replace(raw, status=Status.FEASIBLE, message=f"{raw.message}; {solver} claimed optimal; "
+                       f"not verified ({report['status']})"), report
+    be = get_backend(d.verifier, None, sf)
+    vopts = replace(opts, time_limit=time_left, warm_start=np.asarray(raw.x, dtype=float), progress=None,
+                    log_callback=None)
+    if built.lazy:
+        from .lazy import solve_lazy
+
+        v = solve_lazy(built, be, sf, d.verifier, vopts)
+    else:
+        v = be.solve(sf, d.verifier, vopts)
+    report.update(status=v.status.value, objective=v.objective, bound=v.bound, time_s=round(v.runtime_s, 4))
+    runtime = raw.runtime_s + v.runtime_s
+    best = raw
+    if v.status.has_solution and v.x is not None and v.objective is not None and v.objective <= raw.objective:
+        best = v  # the verifier started from the claim: its point is no worse
+    claim = float(raw.objective)
+    refuted = v.objective is not None and improves(float(v.objective), claim)
+    verdict = (f"{d.verifier} refuted it: the optimum is below, at {v.objective:.10g}" if refuted and
+               v.status is Status.OPTIMAL else f"{d.verifier} found a better point, {v.objective:.10g}" if refuted
+               else f"{d.verifier} proved it" if v.status is Status.OPTIMAL
+               else f"{d.verifier} ended with {v.status.value} before proving it")
+    message = f"{raw.message}; {solver} claimed optimal at {claim:.10g}; {verdict}".strip("; ")
+    bound = v.bound if v.bound is not None and best.objective is not None and \
+        v.bound <= float(best.objective) + 1e-9 * max(1.0, abs(float(best.objective))) else None
+    if v.status is Status.OPTIMAL:
+        status = Status.OPTIMAL
+    elif v.status in (Status.INTERRUPTED, Status.INTERRUPTED_NO_SOLUTION):
+        status = Status.INTERRUPTED
+    elif v.status in (Status.TIME_LIMIT, Status.TIME_LIMIT_NO_SOLUTION):
+        status = Status.TIME_LIMIT
+    else:
+        status, bound = Status.FEASIBLE, None
+    out = replace(best, status=status, bound=bound, gap=relative_gap(best.objective, bound), runtime_s=runtime,
+                  message=message, warm_start_accepted=raw.warm_start_accepted,
+                  incumbent_time_s=None if best is v else raw.incumbent_time_s)
+    return out, report
 
 
 def _worse_than_start(raw: Any, start_objective: float) -> bool:

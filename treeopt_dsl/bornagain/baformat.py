@@ -67,9 +67,11 @@ def read_ba_forest(path: str | os.PathLike[str], feature_names: Sequence[str] | 
     """
     path = Path(path)
     try:
-        lines = path.read_text().splitlines()
+        lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as e:
-        raise DataError(f"cannot read forest file {path}: {e}") from None
+        raise DataError(f"cannot read forest file {path}: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise DataError(f"{path} is not a text file: a forest in the BA-Trees text format is expected") from None
     header: dict[str, tuple[str, int]] = {}
     i = 0
     while i < len(lines) and not lines[i].strip().startswith("[TREE"):
@@ -113,6 +115,8 @@ def read_ba_forest(path: str | os.PathLike[str], feature_names: Sequence[str] | 
                 thr = float(f[5])
             except ValueError:
                 raise DataError(f"{path}:{lineno}: non-numeric field in node line {row.strip()!r}") from None
+            if f[1] == "IN" and not np.isfinite(thr):
+                raise DataError(f"{path}:{lineno}: threshold {f[5]} of internal node {node} is not a finite number")
             if not 0 <= node < n_nodes or seen[node]:
                 raise DataError(f"{path}:{lineno}: node id {node} out of range 0..{n_nodes - 1} or repeated")
             seen[node] = True
@@ -138,6 +142,10 @@ def read_ba_forest(path: str | os.PathLike[str], feature_names: Sequence[str] | 
         except DataError as e:
             raise DataError(f"{path}: tree {len(trees)}: {e}") from None
         trees.append(tree)
+    extra = sum(1 for ln in lines[i:] if ln.strip().startswith("[TREE"))
+    if extra:
+        raise DataError(f"{path}: the header announces NB_TREES: {n_trees}, the file holds {n_trees + extra} trees "
+                        "(correct the header)")
     return Ensemble.hard_vote(trees, n_classes=n_classes, n_features=n_features, feature_names=feature_names)
 
 

@@ -131,6 +131,9 @@ class Ensemble:
             raise DataError("only single-output scikit-learn classifiers can be converted")
         if not hasattr(model, "classes_") or np.ndim(model.classes_) != 1:
             raise DataError(f"{type(model).__name__} is not a single-output classifier (no 1-d classes_)")
+        if len(estimators) == 0:
+            raise DataError(f"{type(model).__name__} holds no trees (estimators_ is empty): fit it with "
+                            "n_estimators >= 1")
         if any(not hasattr(e, "tree_") for e in estimators):
             raise DataError(f"{type(model).__name__}: every member must be a decision tree")
         if feature_names is None and hasattr(model, "feature_names_in_"):

@@ -107,6 +107,11 @@ class DecisionTree:
             raise DataError("DecisionTree: a node is the child of two parents")
         if np.any(self.feature[~leaf] < 0):
             raise DataError("DecisionTree: an internal node has a negative feature index")
+        bad = np.flatnonzero(~leaf & ~np.isfinite(self.threshold))
+        if bad.size:  # NaN compares false both ways: such a node sends everything right, whatever x is
+            raise DataError(f"DecisionTree: node {int(bad[0])} splits at threshold {self.threshold[bad[0]]} "
+                            f"({bad.size} internal node(s) with a NaN or infinite threshold); a split needs a finite "
+                            "threshold")
         if np.any(self.value[leaf] < 0):
             raise DataError("DecisionTree: a leaf has no class (value < 0)")
         self.feature = np.where(leaf, -1, self.feature)
