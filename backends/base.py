@@ -525,7 +525,7 @@ def status_of(outcome: str, has_solution: bool, sf: StandardForm) -> Status:
     if outcome == "unbounded":
         return Status.UNBOUNDED
     if outcome == "infeasible_or_unbounded":
-        from .highs import _disambiguate
+        from treeopt_dsl.backends.highs import _disambiguate
 
         return _disambiguate(sf)
     return Status.ERROR
@@ -546,7 +546,7 @@ def check_native_option(solver: str, name: str, value: Any) -> None:
     if solver == "highs" and importable("highspy"):
         import highspy
 
-        from .highs import new_highs
+        from treeopt_dsl.backends.highs import new_highs
 
         h = new_highs()
         if h.getOptionType(name)[0] != highspy.HighsStatus.kOk:
@@ -576,7 +576,7 @@ def native_option_names(solver: str) -> list[str]:
     """The option names ``solver``'s library lists (for suggestions), or none."""
     with contextlib.suppress(Exception):
         if solver == "highs":
-            from .highs import new_highs
+            from treeopt_dsl.backends.highs import new_highs
 
             h = new_highs()
             return [n for n in dir(h.getOptions()) if not n.startswith("_")]

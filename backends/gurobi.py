@@ -15,10 +15,9 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
+from treeopt_dsl.backends.base import Backend, Outcome, Run, UnknownOption, importable
 from treeopt_dsl.errors import ModelTooLarge, OptionError, SolverNotAvailable
 from treeopt_dsl.ir import StandardForm
-
-from .base import Backend, Outcome, Run, UnknownOption, importable
 
 #: limits of the restricted licence that ships with the pip wheel
 SIZE_LIMIT = 2000

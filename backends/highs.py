@@ -21,10 +21,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from treeopt_dsl.backends.base import Backend, Outcome, Run, UnknownOption, importable, silent_stdout
 from treeopt_dsl.ir import StandardForm
 from treeopt_dsl.result import Status
-
-from .base import Backend, Outcome, Run, UnknownOption, importable, silent_stdout
 
 #: HiGHS' log line for a MIP start that became the incumbent
 _ACCEPTED = re.compile(r"MIP start solution is feasible")

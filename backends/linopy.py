@@ -43,11 +43,10 @@ from typing import Any
 
 import numpy as np
 
+from treeopt_dsl.backends._exe import find_executable
+from treeopt_dsl.backends.base import Backend, Outcome, Run, SolveOptions, check_native_option, native_option_names
 from treeopt_dsl.errors import CapabilityError, ModelError, ModelTooLarge, SolverNotAvailable
 from treeopt_dsl.ir import StandardForm
-
-from ._exe import find_executable
-from .base import Backend, Outcome, Run, SolveOptions, check_native_option, native_option_names
 
 _ALL = ("highs", "gurobi", "scip", "cbc")
 _CLASSES = {"highs": frozenset({"LP", "MILP", "QP"}), "gurobi": frozenset({"LP", "MILP", "QP", "MIQP"}),

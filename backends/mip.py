@@ -17,11 +17,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from treeopt_dsl.backends._files import captured_stdout, columns_by_name, mps_file
+from treeopt_dsl.backends.base import Backend, Outcome, Run, UnknownOption, importable
 from treeopt_dsl.errors import SolverNotAvailable
 from treeopt_dsl.result import Status
-
-from ._files import captured_stdout, columns_by_name, mps_file
-from .base import Backend, Outcome, Run, UnknownOption, importable
 
 #: a "not optimal" end before this share of the time limit is CBC stopping on its own, not the limit
 EARLY = 0.9

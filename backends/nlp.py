@@ -40,13 +40,12 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
+from treeopt_dsl.backends.base import Backend, Outcome, Run, UnknownOption, importable
+from treeopt_dsl.backends.linopy import row_activity
 from treeopt_dsl.errors import CapabilityError, SolveError
 from treeopt_dsl.ir import StandardForm
 from treeopt_dsl.ir.labels import expand, shape_of
 from treeopt_dsl.result import Status
-
-from .base import Backend, Outcome, Run, UnknownOption, importable
-from .linopy import row_activity
 
 _LIMITS = {"Maximum_Iterations_Exceeded", "Maximum_CpuTime_Exceeded", "Maximum_WallTime_Exceeded"}
 _OPTIMAL = {"Solve_Succeeded", "Solved_To_Acceptable_Level"}

@@ -35,13 +35,20 @@ from typing import Any
 
 import numpy as np
 
+from treeopt_dsl.backends._exe import find_executable
+from treeopt_dsl.backends.base import (
+    Backend,
+    Outcome,
+    Run,
+    SolveOptions,
+    check_native_option,
+    native_option_names,
+    status_of,
+)
+from treeopt_dsl.backends.linopy import _feasible, check_empty_rows, column_families, families, row_activity
 from treeopt_dsl.errors import CapabilityError, ModelTooLarge, SolverNotAvailable
 from treeopt_dsl.ir import StandardForm
 from treeopt_dsl.result import Status
-
-from ._exe import find_executable
-from .base import Backend, Outcome, Run, SolveOptions, check_native_option, native_option_names, status_of
-from .linopy import _feasible, check_empty_rows, column_families, families, row_activity
 
 _ALL = ("highs", "gurobi", "scip", "cbc", "ipopt")
 _CLASSES = {"highs": frozenset({"LP", "MILP", "QP"}), "gurobi": frozenset({"LP", "MILP", "QP", "MIQP"}),
@@ -498,7 +505,7 @@ class PyomoBackend(Backend):
         elif tc == T.unbounded:
             status = Status.UNBOUNDED
         elif tc == T.infeasibleOrUnbounded:
-            from .highs import _disambiguate
+            from treeopt_dsl.backends.highs import _disambiguate
 
             status = _disambiguate(sf)
         else:

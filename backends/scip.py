@@ -16,11 +16,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from treeopt_dsl.backends._files import columns_by_name, mps_file
+from treeopt_dsl.backends.base import Backend, Outcome, Run, UnknownOption, importable
+from treeopt_dsl.backends.dialects import dialect
 from treeopt_dsl.errors import OptionError, SolverNotAvailable
-
-from ._files import columns_by_name, mps_file
-from .base import Backend, Outcome, Run, UnknownOption, importable
-from .dialects import dialect
 
 #: what SCIP logs when a start became a solution (complete start / partial start completed by SCIP)
 ACCEPTED = ("feasible solution given by solution candidate storage", "found by completesol heuristic")

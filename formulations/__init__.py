@@ -5,14 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from treeopt_dsl.errors import FormulationError
+from treeopt_dsl.formulations.categorical import ODTCategorical
+from treeopt_dsl.formulations.margot import MARGOT, MARGOT_HFS, MARGOT_SFS
+from treeopt_dsl.formulations.oct import OCT, OCTH
+from treeopt_dsl.formulations.olct import OLCT, UnivariateOLCT
+from treeopt_dsl.formulations.risk import OGRS, ORS
+from treeopt_dsl.formulations.sorct import SORCT
 from treeopt_dsl.spec import FormulationSpec
-
-from .categorical import ODTCategorical
-from .margot import MARGOT, MARGOT_HFS, MARGOT_SFS
-from .oct import OCT, OCTH
-from .olct import OLCT, UnivariateOLCT
-from .risk import OGRS, ORS
-from .sorct import SORCT
 
 REGISTRY: dict[str, type[FormulationSpec]] = {
     cls.name: cls for cls in (OLCT, UnivariateOLCT, OCT, OCTH, MARGOT, MARGOT_HFS, MARGOT_SFS, ORS, OGRS, SORCT,

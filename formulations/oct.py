@@ -19,10 +19,9 @@ from typing import Any
 
 from treeopt_dsl import blocks as B
 from treeopt_dsl.formulation import Formulation, Numerics
+from treeopt_dsl.formulations.common import tree_params
 from treeopt_dsl.models.tree import decode_tree
 from treeopt_dsl.spec import FormulationSpec, Param
-
-from .common import tree_params
 
 #: the largest samples x threshold columns x branch nodes that ``cuts="all"`` builds (the split rows are dense
 #: in the columns: breast-cancer, 100 samples, 3000 columns, depth 1 takes 0.8 GB to build)

@@ -5,9 +5,9 @@
 ...                                  B.TangentLogisticLoss("V1"), B.L1()])
 """
 
-from . import blocks
-from .data import Dataset, Scaler
-from .errors import (
+from treeopt_dsl import blocks
+from treeopt_dsl.data import Dataset, Scaler
+from treeopt_dsl.errors import (
     CapabilityError,
     DataError,
     FormulationError,
@@ -17,10 +17,10 @@ from .errors import (
     SolverNotAvailable,
     TreeoptError,
 )
-from .formulation import Block, BuildContext, Built, Formulation, Numerics
-from .ir import Model, StandardForm
-from .result import Certificate, SolveResult, Status
-from .topology import Topology
+from treeopt_dsl.formulation import Block, BuildContext, Built, Formulation, Numerics
+from treeopt_dsl.ir import Model, StandardForm
+from treeopt_dsl.result import Certificate, SolveResult, Status
+from treeopt_dsl.topology import Topology
 
 __version__ = "0.1.0"
 

@@ -45,8 +45,8 @@ from typing import Any
 
 import numpy as np
 
-from .data import Dataset
-from .errors import DataError
+from treeopt_dsl.data import Dataset
+from treeopt_dsl.errors import DataError
 
 NONE_LEVEL = "(none)"
 

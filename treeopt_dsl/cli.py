@@ -40,9 +40,9 @@ from typing import Any
 
 import numpy as np
 
-from . import __version__
-from .errors import TreeoptError
-from .jsonable import jsonable
+from treeopt_dsl import __version__
+from treeopt_dsl.errors import TreeoptError
+from treeopt_dsl.jsonable import jsonable
 
 WARM_STARTS = ("auto", "none", "greedy", "greedy_lp", "cart", "tao", "tmo", "beam")
 #: seconds after which ``solve`` and ``fit`` stop when ``--time-limit`` is not given
@@ -201,10 +201,10 @@ def build_parser() -> argparse.ArgumentParser:
                            help="new random points at every later pair besides the chained ones (default: "
                                 "--n-starts; 0: the paper's chain alone)")
             c.add_argument("--plot", help="save sparsity and accuracy along the path to this image (matplotlib)")
-    from .bornagain.command import add_parser as add_born_again
+    from treeopt_dsl.bornagain.command import add_parser as add_born_again
 
     add_born_again(sub)
-    from .experiments.command import add_parser as add_experiment
+    from treeopt_dsl.experiments.command import add_parser as add_experiment
 
     add_experiment(sub)
     return p
@@ -234,7 +234,7 @@ def parse_param_items(items: list[str] | None, parsers: dict[str, Any], who: str
 
 
 def _params(args: argparse.Namespace) -> dict[str, Any]:
-    from .formulations import REGISTRY, get_formulation
+    from treeopt_dsl.formulations import REGISTRY, get_formulation
 
     spec_cls = get_formulation(args.formulation).__class__ if args.formulation else None
     known = {p.name: p for p in spec_cls.params} if spec_cls else {}
@@ -252,7 +252,7 @@ def _params(args: argparse.Namespace) -> dict[str, Any]:
 def _data(args: argparse.Namespace, spec: Any = None) -> Any:
     """The dataset of ``--data``; every class kept when the formulation handles several (``--positive``
     makes it binary)."""
-    from .datasets import load
+    from treeopt_dsl.datasets import load
 
     multiclass = bool(getattr(spec, "multiclass", False)) and args.positive is None
     d = load(args.data, data_dir=args.data_dir, label=args.label, positive=args.positive, variant=args.variant,
@@ -270,7 +270,7 @@ def _data_info(d: Any) -> dict[str, Any]:
 
 def _check_paths(args: argparse.Namespace) -> None:
     """Refuse unwritable ``--output``, ``--log`` and ``--plot`` paths before any work (exit 2)."""
-    from .io import check_writable, file_format
+    from treeopt_dsl.io import check_writable, file_format
 
     if getattr(args, "output", None):
         try:
@@ -279,7 +279,7 @@ def _check_paths(args: argparse.Namespace) -> None:
             raise UsageError(f"--output: {exc}") from None
         check_writable(args.output, "the model (--output)")
         if any(str(kv).replace(" ", "") == "routing=benders" for kv in (getattr(args, "param", None) or [])):
-            from .io import LAZY_EXPORT
+            from treeopt_dsl.io import LAZY_EXPORT
 
             raise UsageError(f"--output: {LAZY_EXPORT}")
     if getattr(args, "log", None):
@@ -289,7 +289,7 @@ def _check_paths(args: argparse.Namespace) -> None:
 
 
 def _progress(args: argparse.Namespace) -> tuple[Any, Any]:
-    from .progress import Progress
+    from treeopt_dsl.progress import Progress
 
     try:
         log_file = open(args.log, "w", encoding="utf-8") if args.log else None
@@ -398,7 +398,7 @@ def metrics(model: Any, data: Any) -> dict[str, float]:
 def _write(built: Any, output: str | None, names: bool = True) -> dict[str, Any]:
     if not output:
         return {}
-    from .io import write_model
+    from treeopt_dsl.io import write_model
 
     t = time.perf_counter()
     path = write_model(built, output, names=names)
@@ -407,7 +407,7 @@ def _write(built: Any, output: str | None, names: bool = True) -> dict[str, Any]
 
 # ---------------------------------------------------------------------------------------------- commands
 def cmd_formulations(args: argparse.Namespace) -> int:
-    from .formulations import REGISTRY
+    from treeopt_dsl.formulations import REGISTRY
 
     rows = [cls.describe() for cls in REGISTRY.values()]
     if args.json:
@@ -421,8 +421,8 @@ def cmd_formulations(args: argparse.Namespace) -> int:
 
 
 def cmd_solvers(args: argparse.Namespace) -> int:
-    from .backends import available_solvers
-    from .exact.dp import route
+    from treeopt_dsl.backends import available_solvers
+    from treeopt_dsl.exact.dp import route
 
     rows = [*available_solvers(), route()]  # the MILP routes, then the exact DP route (axis-aligned 0-1 trees)
     if args.json:
@@ -436,7 +436,7 @@ def cmd_solvers(args: argparse.Namespace) -> int:
 
 
 def cmd_datasets(args: argparse.Namespace) -> int:
-    from .datasets import list_datasets
+    from treeopt_dsl.datasets import list_datasets
 
     rows = list_datasets(args.data_dir)
     if args.json:
@@ -449,7 +449,7 @@ def cmd_datasets(args: argparse.Namespace) -> int:
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
-    from .formulations import get_formulation
+    from treeopt_dsl.formulations import get_formulation
 
     spec = get_formulation(args.formulation, **_params(args))
     _check_paths(args)
@@ -461,7 +461,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     out = {"formulation": spec.name, "params": spec.values, "data": _data_info(data), **sf.summary(),
            "compile_s": round(compile_s, 4), **_write(built, args.output, names=not args.no_names)}
     if args.lp_bound:
-        from .relaxation import relaxation_bound
+        from treeopt_dsl.relaxation import relaxation_bound
 
         out.update(relaxation_bound(sf).to_dict())
     if args.json:
@@ -486,8 +486,8 @@ def _result_dict(res: Any, spec: Any, data: Any, args: argparse.Namespace) -> di
 
 def _finish(res: Any, spec: Any, data: Any, args: argparse.Namespace, extra: dict[str, Any]) -> int:
     """Print the JSON document (with ``--json``) and one stderr line for an unusual ending; the exit status."""
-    from .result import Status
-    from .solve import failure_message
+    from treeopt_dsl.result import Status
+    from treeopt_dsl.solve import failure_message
 
     out = {**_result_dict(res, spec, data, args), **extra}
     if args.json:
@@ -510,7 +510,7 @@ def _finish(res: Any, spec: Any, data: Any, args: argparse.Namespace, extra: dic
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
-    from .formulations import get_formulation
+    from treeopt_dsl.formulations import get_formulation
 
     spec = get_formulation(args.formulation, **_params(args))
     _check_paths(args)
@@ -542,7 +542,7 @@ def _heuristic_fit(args: argparse.Namespace) -> int:
 
 
 def cmd_fit(args: argparse.Namespace) -> int:
-    from .formulations import get_formulation
+    from treeopt_dsl.formulations import get_formulation
 
     if args.formulation in HEURISTIC_FITS:
         return _heuristic_fit(args)
@@ -580,8 +580,8 @@ def _grid(text: str, kind: str) -> list[float] | str:
 
 
 def cmd_path(args: argparse.Namespace) -> int:
-    from .formulations import get_formulation
-    from .multistart import plot_path, run_path
+    from treeopt_dsl.formulations import get_formulation
+    from treeopt_dsl.multistart import plot_path, run_path
 
     params = _params(args)
     spec = get_formulation(args.formulation, **params)
@@ -625,13 +625,13 @@ def cmd_path(args: argparse.Namespace) -> int:
 
 
 def cmd_born_again(args: argparse.Namespace) -> int:
-    from .bornagain.command import run
+    from treeopt_dsl.bornagain.command import run
 
     return run(args)
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
-    from .experiments.command import run
+    from treeopt_dsl.experiments.command import run
 
     return run(args)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import DataError
+from treeopt_dsl.errors import DataError
 
 
 @dataclass(frozen=True)

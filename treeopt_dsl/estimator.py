@@ -41,10 +41,10 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from .data import Dataset, check_labels, require_numeric
-from .errors import DataError, FormulationError, SolveError, UncertifiedWarning
-from .models.tree import TreeModel, sigmoid
-from .result import Status
+from treeopt_dsl.data import Dataset, check_labels, require_numeric
+from treeopt_dsl.errors import DataError, FormulationError, SolveError, UncertifiedWarning
+from treeopt_dsl.models.tree import TreeModel, sigmoid
+from treeopt_dsl.result import Status
 
 #: formulation parameters that are estimator parameters of OptimalTreeClassifier: every tree formulation
 #: declares them with these same defaults, so an estimator default never hides a formulation's own default
@@ -156,7 +156,7 @@ class _SolvedClassifier(ClassifierMixin, BaseEstimator):
         A solve stopped by the time limit with a feasible tree keeps it and warns with a
         :class:`~sklearn.exceptions.ConvergenceWarning` that states the optimality gap.
         """
-        from .solve import failure_message
+        from treeopt_dsl.solve import failure_message
 
         previous = getattr(self, "model_", None)
         for name in _FITTED:

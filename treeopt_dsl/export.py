@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ModelError
-from .io import as_standard_form, write_mps
+from treeopt_dsl.errors import ModelError
+from treeopt_dsl.io import as_standard_form, write_mps
 
 
 def to_linopy(obj: Any) -> Any:
@@ -58,8 +58,7 @@ def to_gurobi(obj: Any) -> Any:
 def to_highs(obj: Any) -> Any:
     """A ``highspy.Highs`` holding the model (passed as flat arrays), column and row names set."""
     from treeopt_dsl.backends.highs import HighsBackend
-
-    from .io._text import names
+    from treeopt_dsl.io._text import names
 
     sf = as_standard_form(obj)
     h = HighsBackend.load(sf)
@@ -96,7 +95,7 @@ def to_mip(obj: Any, solver_name: str = "CBC") -> Any:
     it :class:`~treeopt_dsl.errors.SolverNotAvailable` says what to install."""
     import mip
 
-    from .errors import SolverNotAvailable
+    from treeopt_dsl.errors import SolverNotAvailable
 
     if solver_name.upper() == "HIGHS" and not mip_highs_available():
         raise SolverNotAvailable("python-mip cannot find HiGHS' C library (highspy's wheel does not export it): "
@@ -120,7 +119,7 @@ def values_from_names(obj: Any, values: Mapping[str, float]) -> np.ndarray:
 
     Names are those of :func:`to_highs`, :func:`to_mip` and :func:`to_gurobi` (the LP/MPS writers'
     names: ``StandardForm.col_names()`` made safe for every file format)."""
-    from .io._text import names
+    from treeopt_dsl.io._text import names
 
     sf = as_standard_form(obj)
     cn, _ = names(sf, True)

@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .result import Status
+from treeopt_dsl.result import Status
 
 if TYPE_CHECKING:
-    from .formulation import Built
+    from treeopt_dsl.formulation import Built
 
 #: rounds of row generation before giving up (each round adds every violated row of the master's answer)
 MAX_ROUNDS = 500

@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from .data import Dataset
-from .errors import SolveError
-from .formulation import Built
-from .result import SolveResult
+from treeopt_dsl.data import Dataset
+from treeopt_dsl.errors import SolveError
+from treeopt_dsl.formulation import Built
+from treeopt_dsl.result import SolveResult
 
 
 def random_start(built: Built, rng: np.random.Generator) -> np.ndarray:
@@ -82,7 +82,7 @@ def solve_from(built: Built, n_starts: int = 20, seed: Any = 0, starts: Sequence
     Each start's result is never worse than the start itself (:func:`treeopt_dsl.solve.solve_built`
     keeps a start the solver ends worse than), so the best is never worse than any start tried.
     """
-    from .solve import solve_built
+    from treeopt_dsl.solve import solve_built
 
     if fresh < 0:
         raise SolveError(f"fresh must be at least 0, got {fresh}")
@@ -228,7 +228,7 @@ def run_path(formulation: str, data: Dataset, lambdas_l: Sequence[float] | str,
     >>> [p.to_dict()["n_starts"] for p in path], train.n_samples + test.n_samples
     ([2, 3], 150)
     """
-    from .formulations import get_formulation
+    from treeopt_dsl.formulations import get_formulation
 
     params = dict(params or {})
     spec = get_formulation(formulation, **params)
@@ -266,7 +266,7 @@ def plot_path(path: Sequence[PathPoint], over: str = "lambda_l", ax: Any = None)
         matplotlib.use("Agg", force=False)
         import matplotlib.pyplot as plt
     except ImportError:
-        from .errors import TreeoptError
+        from treeopt_dsl.errors import TreeoptError
 
         raise TreeoptError("plotting needs matplotlib: `pip install treeopt-dsl[plot]`") from None
     rows = [p.to_dict() for p in path]

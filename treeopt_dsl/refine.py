@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from .blocks.losses import logistic_loss
-from .errors import FormulationError
-from .models.tree import TreeModel
+from treeopt_dsl.blocks.losses import logistic_loss
+from treeopt_dsl.errors import FormulationError
+from treeopt_dsl.models.tree import TreeModel
 
 
 def exact_objective(tree: TreeModel, Xs: np.ndarray, y: np.ndarray, C: Any = 1.0) -> float:
@@ -83,7 +83,7 @@ def refine_last_layer(tree: TreeModel, Xs: np.ndarray, y: np.ndarray, C_last: fl
 
 def refine(result: Any) -> TreeModel:
     """Refine the tree of a solved logistic formulation, using its training data and ``C_d``."""
-    from .blocks import TangentLogisticLoss
+    from treeopt_dsl.blocks import TangentLogisticLoss
 
     built = result.built
     loss = built.ctx.roles.get("loss")

@@ -26,11 +26,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .errors import CapabilityError, OptionError
+from treeopt_dsl.errors import CapabilityError, OptionError
 
 if TYPE_CHECKING:
-    from .formulation import Built
-    from .ir.standard_form import StandardForm
+    from treeopt_dsl.formulation import Built
+    from treeopt_dsl.ir.standard_form import StandardForm
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ def relaxation_bound(model: Built | StandardForm, time_limit: float | None = Non
     LP relaxation: :class:`~treeopt_dsl.errors.CapabilityError`. At ``time_limit`` seconds the status says so and
     the bound is ``nan`` (a simplex stopped early bounds nothing).
     """
-    from .backends.highs import HighsBackend
+    from treeopt_dsl.backends.highs import HighsBackend
 
     if time_limit is not None and not (np.isfinite(time_limit) and time_limit > 0):
         raise OptionError(f"time_limit must be a positive number of seconds, got {time_limit!r}")

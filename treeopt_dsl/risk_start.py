@@ -13,15 +13,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from .formulation import Built
+    from treeopt_dsl.formulation import Built
 
 #: seconds allowed to each one-rule problem
 RULE_TIME_LIMIT = 10.0
 
 
 def rule_by_rule(built: Built, time_limit: float = RULE_TIME_LIMIT) -> dict[str, Any]:
-    from . import blocks as B
-    from .formulation import Formulation
+    from treeopt_dsl import blocks as B
+    from treeopt_dsl.formulation import Formulation
 
     blocks = {type(b).__name__: b for b in built.formulation.blocks}
     T = blocks["RuleSelection"].T

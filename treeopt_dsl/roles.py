@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import FormulationError
+from treeopt_dsl.errors import FormulationError
 
 KINDS = ("variables", "expression", "constraints", "loss", "data")
 DOMAINS = ("binary", "integer", "continuous", "any")
@@ -147,9 +147,9 @@ def describe(name: str) -> str:
 
 def check_value(name: str, value: Any) -> str | None:
     """Why a built ``value`` does not match the declaration of role ``name`` (``None``: it matches)."""
-    from .ir.expr import LinExpr, QuadExpr
-    from .ir.nonlinear import NLConstraint, NLExpr
-    from .ir.variables import VarFamily
+    from treeopt_dsl.ir.expr import LinExpr, QuadExpr
+    from treeopt_dsl.ir.nonlinear import NLConstraint, NLExpr
+    from treeopt_dsl.ir.variables import VarFamily
 
     r = role(name)
     expr_types = (LinExpr, QuadExpr, NLExpr)
@@ -160,7 +160,7 @@ def check_value(name: str, value: Any) -> str | None:
     elif r.kind == "constraints":
         ok = isinstance(value, NLConstraint) or type(value).__name__.endswith("Constraint")
     elif r.kind == "loss":
-        from .formulation import Block
+        from treeopt_dsl.formulation import Block
 
         ok = isinstance(value, (Block, *expr_types))
     else:

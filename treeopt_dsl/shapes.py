@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from .errors import FormulationError
+from treeopt_dsl.errors import FormulationError
 
 NODE, LEAF = "node", "leaf"
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from .errors import SolveError
-from .formulation import Built
-from .result import Certificate, SolveResult, Status, improves
+from treeopt_dsl.errors import SolveError
+from treeopt_dsl.formulation import Built
+from treeopt_dsl.result import Certificate, SolveResult, Status, improves
 
 #: relative tolerance of the certificate's objective check (LP, MILP, QP, MIQP)
 CERTIFICATE_TOL = 1e-5
@@ -45,8 +45,8 @@ def solve_built(built: Built, solver: str = "highs", backend: str | None = None,
     from treeopt_dsl.backends.dialects import dialect
 
     if solver == "streed":  # the exact DP route (treeopt_dsl.exact): no MILP, no solver options
-        from .errors import OptionError
-        from .exact.dp import maybe_solve_dp
+        from treeopt_dsl.errors import OptionError
+        from treeopt_dsl.exact.dp import maybe_solve_dp
 
         unknown = sorted(set(extra) - {"max_thresholds"})
         if unknown:
@@ -56,7 +56,7 @@ def solve_built(built: Built, solver: str = "highs", backend: str | None = None,
     be = get_backend(solver, backend, model)  # the solver can take this class of model: said before any work
     start_report: dict[str, Any] | None = None
     if isinstance(warm_start, str) and warm_start == "auto":
-        from .warmstart import auto_start
+        from treeopt_dsl.warmstart import auto_start
 
         warm_start, start_report = auto_start(built)
         if start_report.get("interrupted"):  # Ctrl-C while the starts were computed: the best start is the answer
@@ -83,7 +83,7 @@ def solve_built(built: Built, solver: str = "highs", backend: str | None = None,
             return result
     elif warm_start is not None and not (isinstance(warm_start, np.ndarray) and warm_start.size == model.n_vars
                                          and np.all(np.isfinite(warm_start))):
-        from .warmstart import start_point
+        from treeopt_dsl.warmstart import start_point
 
         name = warm_start if isinstance(warm_start, str) else "given"  # a strategy says its name
         warm_start = start_point(built, warm_start)
@@ -97,13 +97,13 @@ def solve_built(built: Built, solver: str = "highs", backend: str | None = None,
     tol = built.ctx.numerics.solver_tolerances()
     bar = None
     if progress is True:  # a bar for Python users: terminal or notebook
-        from .progress import Progress
+        from treeopt_dsl.progress import Progress
 
         bar = Progress()
         progress = bar.event
     if progress is not None and warm_start is not None and start_report is not None:
         # the start is a feasible, completed point: the first incumbent, shown before the solver's presolve
-        from .progress import ProgressEvent, warn_callback_failed
+        from treeopt_dsl.progress import ProgressEvent, warn_callback_failed
 
         try:
             progress(ProgressEvent(float(start_report["objective"]), None, None, 0.0, "start"))
@@ -112,7 +112,7 @@ def solve_built(built: Built, solver: str = "highs", backend: str | None = None,
             progress = None
     callbacks = "progress" in (be.features_for(solver) if hasattr(be, "features_for") else ())
     if progress is not None and not callbacks:  # no progress callbacks on this route: read its log
-        from .progress import log_progress
+        from treeopt_dsl.progress import log_progress
 
         log_callback = log_progress(progress, log_callback,
                                     offset=float(sf.c0) if getattr(be, "log_omits_constant", False) else 0.0)
@@ -121,7 +121,7 @@ def solve_built(built: Built, solver: str = "highs", backend: str | None = None,
                         log_callback=log_callback, progress=progress, warm_start=warm_start, extra=extra, **tol)
     try:
         if built.lazy:  # a master: its blocks add rows lazily (Benders cuts)
-            from .lazy import solve_lazy
+            from treeopt_dsl.lazy import solve_lazy
 
             raw = solve_lazy(built, be, sf, solver, opts)
         else:
@@ -197,7 +197,7 @@ def verify_claim(built: Built, sf: Any, solver: str, raw: Any, opts: Any, time_l
     vopts = replace(opts, time_limit=time_left, warm_start=np.asarray(raw.x, dtype=float), progress=None,
                     log_callback=None)
     if built.lazy:
-        from .lazy import solve_lazy
+        from treeopt_dsl.lazy import solve_lazy
 
         v = solve_lazy(built, be, sf, d.verifier, vopts)
     else:
@@ -247,8 +247,8 @@ def resolution(built: Built) -> dict[str, Any] | None:
     distinct (scaled) training values of a feature closer than ``eps / w_bound``, which no axis-aligned
     split of this model can put a cut between (``None`` when there are none or the model has no such
     split). ``oct`` with ``cuts="all"`` splits threshold columns instead and can express every cut."""
-    from .exact.binarize import unseparable_pairs
-    from .warmstart import _budget
+    from treeopt_dsl.exact.binarize import unseparable_pairs
+    from treeopt_dsl.warmstart import _budget
 
     gap = smallest_cut_gap(built.formulation, float(built.ctx.numerics.eps))
     if gap is None or "w" not in built.ctx or _budget(built) != 1:
@@ -259,7 +259,7 @@ def resolution(built: Built) -> dict[str, Any] | None:
 def smallest_cut_gap(f: Any, eps: float) -> float | None:
     """``eps / w_bound`` of ``f``'s split block: the closest two values an axis-aligned split with margin ``eps``
     can put a cut between (``None`` without a split block or with unbounded ``w``)."""
-    from .blocks.splits import ObliqueSplit
+    from treeopt_dsl.blocks.splits import ObliqueSplit
 
     split = next((b for b in f.blocks if isinstance(b, ObliqueSplit)), None)
     return None if split is None or split.w_bound is None else eps / float(split.w_bound)

@@ -13,11 +13,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .data import Dataset, Scaler
-from .errors import FormulationError
-from .formulation import Built, Formulation
-from .result import SolveResult
-from .topology import Topology
+from treeopt_dsl.data import Dataset, Scaler
+from treeopt_dsl.errors import FormulationError
+from treeopt_dsl.formulation import Built, Formulation
+from treeopt_dsl.result import SolveResult
+from treeopt_dsl.topology import Topology
 
 
 @dataclass(frozen=True)
@@ -177,7 +177,7 @@ class FormulationSpec:
 
     def solve(self, data: Dataset, solver: str = "highs", backend: str | None = None, **options: Any) -> SolveResult:
         if solver == "streed":  # the exact DP route answers a recognized composition without building the MILP
-            from .exact.direct import solve_spec
+            from treeopt_dsl.exact.direct import solve_spec
 
             res = solve_spec(self, data, backend=backend, **options)
             if res is not None:

@@ -15,7 +15,7 @@ from functools import cached_property, lru_cache
 import numpy as np
 import xarray as xr
 
-from .errors import FormulationError
+from treeopt_dsl.errors import FormulationError
 
 NODE, LAST, LEVEL = "node", "last", "level"
 

@@ -32,12 +32,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import FormulationError
-from .models.decision_tree import DecisionTree
-from .models.tree import TreeModel
+from treeopt_dsl.errors import FormulationError
+from treeopt_dsl.models.decision_tree import DecisionTree
+from treeopt_dsl.models.tree import TreeModel
 
 if TYPE_CHECKING:
-    from .formulation import Built
+    from treeopt_dsl.formulation import Built
 
 FEASIBILITY_TOL = 1e-7
 STRATEGIES = ("greedy", "greedy_lp", "cart", "tao", "tmo")
@@ -120,7 +120,7 @@ def is_flow(built: Built) -> bool:
 
 def _is_risk_score(built: Built) -> bool:
     """Whether ``built`` is a risk score on integer points per feature (it has an IntegerScores block)."""
-    from .blocks import IntegerScores
+    from treeopt_dsl.blocks import IntegerScores
 
     return any(isinstance(b, IntegerScores) for b in built.formulation.blocks)
 
@@ -129,7 +129,7 @@ def tao_start(built: Built, W: np.ndarray, b: np.ndarray, max_iter: int = 10) ->
     """TAO (Carreira-Perpinan & Tavallali 2018; :mod:`treeopt_dsl.starts.tao`) from ``(W, b)`` on the
     formulation's scaled training data: axis-aligned node refits when the formulation allows one feature
     per split (an l0 budget of 1), sparse oblique ones otherwise; the training error never increases."""
-    from .starts.tao import tao
+    from treeopt_dsl.starts.tao import tao
 
     ctx = built.ctx
     loss = ctx.roles.get("loss")
@@ -144,7 +144,7 @@ def tmo_start(built: Built, **kw: Any) -> tuple[np.ndarray, np.ndarray]:
     decision rules (``eps``, the loss' leaf threshold): an axis-aligned tree, a start for the axis-aligned
     and the oblique formulations alike. ``kw`` go to :func:`~treeopt_dsl.memetic.tmo.tmo` (default: the
     paper's k = 100, n_gen = 5, CR = 0.75, seed 0)."""
-    from .memetic.tmo import tmo
+    from treeopt_dsl.memetic.tmo import tmo
 
     ctx = built.ctx
     loss = ctx.roles.get("loss")
@@ -167,7 +167,7 @@ def _candidate(built: Built, name: str) -> tuple[np.ndarray | None, bool]:
     formulation's proven optimum (the exact DP tree of a composition the DP solves)."""
     if name == "dp":
         try:
-            from .exact.dp import dp_candidate
+            from treeopt_dsl.exact.dp import dp_candidate
         except ImportError:
             return None, False
         return dp_candidate(built)
@@ -184,12 +184,12 @@ def start_point(built: Built, start: Any) -> np.ndarray:
         return x
     if not is_tree(built):  # not a tree: risk scores take their decisions, or a strategy of their own
         if start == "greedy" and "a_rule" in built.ctx:
-            from .risk_start import rule_by_rule
+            from treeopt_dsl.risk_start import rule_by_rule
 
             start = rule_by_rule(built)
         risk = _is_risk_score(built)
         if isinstance(start, str) and start in RISK_STRATEGIES and risk:  # "beam": sparse beam search
-            from .starts.risk import risk_score_start
+            from treeopt_dsl.starts.risk import risk_score_start
 
             start = risk_score_start(built)
         if isinstance(start, dict):
@@ -201,7 +201,7 @@ def start_point(built: Built, start: Any) -> np.ndarray:
     if isinstance(start, str):
         if start not in STRATEGIES:
             raise FormulationError(f"unknown warm start {start!r}; use one of {STRATEGIES}, a TreeModel or values")
-        from .starts.node_lp import greedy_lp_tree
+        from treeopt_dsl.starts.node_lp import greedy_lp_tree
 
         W, b = {"greedy": greedy_tree, "greedy_lp": greedy_lp_tree, "cart": cart_tree,
                 "tao": lambda bt: tao_start(bt, *cart_tree(bt)), "tmo": tmo_start}[start](built)
@@ -238,7 +238,7 @@ def feasible_start(built: Built, W: np.ndarray, b: np.ndarray) -> np.ndarray:
     column completed by the blocks, the splits scaled into their bounds where that keeps the routing."""
     model, ctx = built.model, built.ctx
     if is_flow(built):  # binary splits: the same tree as splits and leaf classes (predictions unchanged)
-        from .blocks.flow import flow_decisions
+        from treeopt_dsl.blocks.flow import flow_decisions
 
         half = ctx.numerics.eps / 2
         S, C = flow_decisions(ctx.topo, np.asarray(W, dtype=float), np.asarray(b, dtype=float), half, half)
@@ -248,7 +248,7 @@ def feasible_start(built: Built, W: np.ndarray, b: np.ndarray) -> np.ndarray:
         raise FormulationError(f"warm start shapes {W.shape}/{b.shape} do not match w {w_fam.shape} / b {b_fam.shape}")
     budget = _budget(built)
     if budget is not None:  # scaling cannot repair an l0 budget (3.14): refuse, do not shrink to a constant
-        from .blocks.regularizers import ZERO_TOL
+        from treeopt_dsl.blocks.regularizers import ZERO_TOL
 
         used = (np.abs(W) > ZERO_TOL).sum(1)
         if np.any(used > budget):
@@ -281,7 +281,7 @@ def feasible_start(built: Built, W: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 # --------------------------------------------------------------------------- strategies
 def _loss_kind(built: Built) -> str:
-    from .blocks import HingeLoss, TangentLogisticLoss, ZeroOneLoss
+    from treeopt_dsl.blocks import HingeLoss, TangentLogisticLoss, ZeroOneLoss
 
     loss = built.ctx.roles.get("loss")
     if isinstance(loss, TangentLogisticLoss):
@@ -294,7 +294,7 @@ def _loss_kind(built: Built) -> str:
 
 
 def _budget(built: Built) -> int | None:
-    from .blocks import L0
+    from treeopt_dsl.blocks import L0
 
     if is_flow(built):
         return 1  # one binary column per split
@@ -440,7 +440,7 @@ def cart_tree(built: Built) -> tuple[np.ndarray, np.ndarray]:
 def _fill_constant(topo: Any, t: int, b: np.ndarray, value: float) -> None:
     """The subtree of ``t`` predicts the class of ``value`` (+-1): :func:`~treeopt_dsl.starts.tao.constant_subtree`
     with the unit offsets of these starts (inner nodes ``b = -1``, last layer ``b = value``)."""
-    from .starts.tao import constant_subtree
+    from treeopt_dsl.starts.tao import constant_subtree
 
     constant_subtree(b, topo, t, value > 0, 0.0, 0.0)
 

@@ -1,7 +1,6 @@
 """Blocks: the pieces formulations are composed of. Each reads like its equation in the paper."""
 
-from ..formulation import PROVIDERS, Block
-from .categorical import (
+from treeopt_dsl.blocks.categorical import (
     AnchorFeatures,
     BranchIndicators,
     ClassWeightedAccuracy,
@@ -12,8 +11,15 @@ from .categorical import (
     PathRouting,
     RateConstraint,
 )
-from .flow import BendersFlow, BinarySplits, FlowRouting, FlowZeroOneLoss, decode_flow_tree, flow_decisions
-from .losses import (
+from treeopt_dsl.blocks.flow import (
+    BendersFlow,
+    BinarySplits,
+    FlowRouting,
+    FlowZeroOneLoss,
+    decode_flow_tree,
+    flow_decisions,
+)
+from treeopt_dsl.blocks.losses import (
     EPIGRAPHS,
     TANGENT_SETS,
     HingeLoss,
@@ -24,12 +30,19 @@ from .losses import (
     logistic_loss,
     logistic_tangents,
 )
-from .randomized import ClassPerformance, ExpectedMisclassification, LeafClasses, LeafProbabilities, RandomizedSplit
-from .regularizers import L0, L1, LInf, SquaredL2
-from .routing import BigMForwarding, Routing
-from .rules import BinaryTimesInteger, RulePoints, RuleSelection, ThresholdRules, TotalScore
-from .scores import IntegerScores, integer_in_set, score_set
-from .splits import ObliqueSplit
+from treeopt_dsl.blocks.randomized import (
+    ClassPerformance,
+    ExpectedMisclassification,
+    LeafClasses,
+    LeafProbabilities,
+    RandomizedSplit,
+)
+from treeopt_dsl.blocks.regularizers import L0, L1, LInf, SquaredL2
+from treeopt_dsl.blocks.routing import BigMForwarding, Routing
+from treeopt_dsl.blocks.rules import BinaryTimesInteger, RulePoints, RuleSelection, ThresholdRules, TotalScore
+from treeopt_dsl.blocks.scores import IntegerScores, integer_in_set, score_set
+from treeopt_dsl.blocks.splits import ObliqueSplit
+from treeopt_dsl.formulation import PROVIDERS, Block
 
 for _cls in (ObliqueSplit, Routing, BigMForwarding, HingeLoss, L1, BinarySplits, FlowRouting):
     for _role in _cls.provides:

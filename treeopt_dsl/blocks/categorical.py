@@ -45,12 +45,12 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
-from ..categorical import GroupStructure, structure
-from ..errors import DataError, FormulationError
-from ..formulation import Block, BuildContext
-from ..ir import Kind, LinExpr, VarFamily
-from ..shapes import LEAF, NODE, Shape
-from .splits import FEATURE, SAMPLE
+from treeopt_dsl.blocks.splits import FEATURE, SAMPLE
+from treeopt_dsl.categorical import GroupStructure, structure
+from treeopt_dsl.errors import DataError, FormulationError
+from treeopt_dsl.formulation import Block, BuildContext
+from treeopt_dsl.ir import Kind, LinExpr, VarFamily
+from treeopt_dsl.shapes import LEAF, NODE, Shape
 
 GROUP, PAIR = "group", "pair"
 

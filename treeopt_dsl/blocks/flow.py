@@ -27,12 +27,12 @@ import numpy as np
 import scipy.sparse as sp
 import xarray as xr
 
-from ..errors import FormulationError
-from ..formulation import Block, BuildContext, Cuts
-from ..ir import Kind, affine
-from ..topology import NODE, Topology
-from .losses import sample_weights
-from .splits import FEATURE, SAMPLE
+from treeopt_dsl.blocks.losses import sample_weights
+from treeopt_dsl.blocks.splits import FEATURE, SAMPLE
+from treeopt_dsl.errors import FormulationError
+from treeopt_dsl.formulation import Block, BuildContext, Cuts
+from treeopt_dsl.ir import Kind, affine
+from treeopt_dsl.topology import NODE, Topology
 
 FNODE, LEAF, CLASS = "fnode", "leaf", "class"
 
@@ -296,8 +296,8 @@ def decode_flow_tree(ctx: BuildContext, x: np.ndarray) -> object:
     columns: a node testing ``f`` is the hyperplane ``x_f - 1/2`` (right iff ``x_f = 1``), a node testing
     nothing is ``-1/2`` (all left); a last-level node classifies by ``±(x_f - 1/2)`` when its leaves differ,
     by the constant ``±1/2`` when they agree."""
-    from ..data import Scaler
-    from ..models.tree import TreeModel
+    from treeopt_dsl.data import Scaler
+    from treeopt_dsl.models.tree import TreeModel
 
     topo = ctx.topo
     S = np.round(ctx["select"].values(x))

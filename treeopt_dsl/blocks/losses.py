@@ -28,12 +28,12 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ..errors import FormulationError
-from ..formulation import Block, BuildContext
-from ..ir import linsum
-from ..topology import LEVEL, NODE
-from .routing import reached_last
-from .splits import SAMPLE, derived_bound
+from treeopt_dsl.blocks.routing import reached_last
+from treeopt_dsl.blocks.splits import SAMPLE, derived_bound
+from treeopt_dsl.errors import FormulationError
+from treeopt_dsl.formulation import Block, BuildContext
+from treeopt_dsl.ir import linsum
+from treeopt_dsl.topology import LEVEL, NODE
 
 PIECE = "piece"
 BREAK = "breakpoint"

@@ -20,12 +20,12 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ..errors import FormulationError
-from ..formulation import Block, BuildContext
-from ..ir import affine
-from ..ir import nonlinear as nl
-from ..topology import NODE
-from .splits import FEATURE, SAMPLE
+from treeopt_dsl.blocks.splits import FEATURE, SAMPLE
+from treeopt_dsl.errors import FormulationError
+from treeopt_dsl.formulation import Block, BuildContext
+from treeopt_dsl.ir import affine
+from treeopt_dsl.ir import nonlinear as nl
+from treeopt_dsl.topology import NODE
 
 LEAF, CLASS = "leaf", "class"
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from ..errors import FormulationError
-from ..formulation import Block, BuildContext
-from ..ir import Kind
-from ..topology import LAST
-from .splits import SAMPLE, derived_bound
+from treeopt_dsl.blocks.splits import SAMPLE, derived_bound
+from treeopt_dsl.errors import FormulationError
+from treeopt_dsl.formulation import Block, BuildContext
+from treeopt_dsl.ir import Kind
+from treeopt_dsl.topology import LAST
 
 
 class Routing(Block):

@@ -23,11 +23,11 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ..errors import FormulationError
-from ..formulation import Block, BuildContext
-from ..ir import Kind
-from .scores import integer_in_set, score_set
-from .splits import FEATURE, SAMPLE
+from treeopt_dsl.blocks.scores import integer_in_set, score_set
+from treeopt_dsl.blocks.splits import FEATURE, SAMPLE
+from treeopt_dsl.errors import FormulationError
+from treeopt_dsl.formulation import Block, BuildContext
+from treeopt_dsl.ir import Kind
 
 RULE = "rule"
 
@@ -123,7 +123,7 @@ class BinaryTimesInteger(Block):
         self.binary, self.value, self.name = binary, value, name
         self.requires = (binary, value)
         self.provides = (name,)
-        from ..roles import ROLES, Role, register_role
+        from treeopt_dsl.roles import ROLES, Role, register_role
 
         if name not in ROLES:  # the product is a role named by the caller: declare it
             register_role(Role(name, "variables", (), "continuous", f"{binary} times {value} (4.13)"))

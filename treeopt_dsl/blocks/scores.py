@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ..errors import FormulationError
-from ..formulation import Block, BuildContext
-from ..ir import Kind
-from .splits import FEATURE, SAMPLE
+from treeopt_dsl.blocks.splits import FEATURE, SAMPLE
+from treeopt_dsl.errors import FormulationError
+from treeopt_dsl.formulation import Block, BuildContext
+from treeopt_dsl.ir import Kind
 
 VALUE = "value"
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from ..errors import FormulationError
-from ..formulation import Block, BuildContext
-from ..ir import affine
-from ..topology import NODE
+from treeopt_dsl.errors import FormulationError
+from treeopt_dsl.formulation import Block, BuildContext
+from treeopt_dsl.ir import affine
+from treeopt_dsl.topology import NODE
 
 SAMPLE, FEATURE = "sample", "feature"
 

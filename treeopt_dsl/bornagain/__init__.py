@@ -15,16 +15,16 @@ Modules: :mod:`.ensemble` (the ensemble and its vote), :mod:`.baformat` (the BA-
 library's IR), :mod:`.estimator` (``BornAgainClassifier``), :mod:`.command` (``treeopt born-again``).
 """
 
-from ..models.decision_tree import DecisionTree
-from .baformat import read_ba_forest, write_ba_forest
-from .cells import CellSpace
-from .dp import OBJECTIVES, BornAgainResult, born_again
-from .ensemble import Ensemble
-from .estimator import BornAgainClassifier
-from .faithful import FaithfulResult, check_faithful
-from .heuristic import born_again_heuristic
-from .homogeneity import violating_cell
-from .prune import node_counts, prune_empty_splits
+from treeopt_dsl.bornagain.baformat import read_ba_forest, write_ba_forest
+from treeopt_dsl.bornagain.cells import CellSpace
+from treeopt_dsl.bornagain.dp import OBJECTIVES, BornAgainResult, born_again
+from treeopt_dsl.bornagain.ensemble import Ensemble
+from treeopt_dsl.bornagain.estimator import BornAgainClassifier
+from treeopt_dsl.bornagain.faithful import FaithfulResult, check_faithful
+from treeopt_dsl.bornagain.heuristic import born_again_heuristic
+from treeopt_dsl.bornagain.homogeneity import violating_cell
+from treeopt_dsl.bornagain.prune import node_counts, prune_empty_splits
+from treeopt_dsl.models.decision_tree import DecisionTree
 
 __all__ = ["OBJECTIVES", "BornAgainClassifier", "BornAgainResult", "CellSpace", "DecisionTree", "Ensemble",
            "FaithfulResult", "born_again", "born_again_heuristic", "check_faithful", "node_counts",

@@ -36,9 +36,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import DataError
-from ..models.decision_tree import DecisionTree
-from .ensemble import Ensemble
+from treeopt_dsl.bornagain.ensemble import Ensemble
+from treeopt_dsl.errors import DataError
+from treeopt_dsl.models.decision_tree import DecisionTree
 
 __all__ = ["read_ba_forest", "write_ba_forest"]
 

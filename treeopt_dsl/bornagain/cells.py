@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .ensemble import Ensemble
+from treeopt_dsl.bornagain.ensemble import Ensemble
 
 __all__ = ["CellSpace", "cell_scores"]
 

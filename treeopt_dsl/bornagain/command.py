@@ -21,13 +21,13 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DataError, TreeoptError
-from .baformat import read_ba_forest, write_ba_forest
-from .dp import OBJECTIVES, born_again
-from .ensemble import Ensemble
-from .faithful import check_faithful
-from .heuristic import born_again_heuristic
-from .prune import prune_empty_splits
+from treeopt_dsl.bornagain.baformat import read_ba_forest, write_ba_forest
+from treeopt_dsl.bornagain.dp import OBJECTIVES, born_again
+from treeopt_dsl.bornagain.ensemble import Ensemble
+from treeopt_dsl.bornagain.faithful import check_faithful
+from treeopt_dsl.bornagain.heuristic import born_again_heuristic
+from treeopt_dsl.bornagain.prune import prune_empty_splits
+from treeopt_dsl.errors import DataError, TreeoptError
 
 __all__ = ["add_parser", "load_ensemble", "read_csv", "run", "scores"]
 

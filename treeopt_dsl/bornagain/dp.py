@@ -72,10 +72,10 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ModelTooLarge, OptionError
-from ..models.decision_tree import DecisionTree
-from .cells import CellSpace
-from .ensemble import Ensemble
+from treeopt_dsl.bornagain.cells import CellSpace
+from treeopt_dsl.bornagain.ensemble import Ensemble
+from treeopt_dsl.errors import ModelTooLarge, OptionError
+from treeopt_dsl.models.decision_tree import DecisionTree
 
 __all__ = ["OBJECTIVES", "BornAgainResult", "born_again", "solve_cells"]
 

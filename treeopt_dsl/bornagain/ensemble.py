@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DataError
-from ..models.decision_tree import DecisionTree, feature_matrix
+from treeopt_dsl.errors import DataError
+from treeopt_dsl.models.decision_tree import DecisionTree, feature_matrix
 
 __all__ = ["Ensemble"]
 

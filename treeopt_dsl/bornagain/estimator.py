@@ -20,12 +20,12 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..errors import ModelTooLarge, SolveError
-from .dp import OBJECTIVES, born_again
-from .ensemble import Ensemble
-from .faithful import check_faithful
-from .heuristic import born_again_heuristic
-from .prune import prune_empty_splits
+from treeopt_dsl.bornagain.dp import OBJECTIVES, born_again
+from treeopt_dsl.bornagain.ensemble import Ensemble
+from treeopt_dsl.bornagain.faithful import check_faithful
+from treeopt_dsl.bornagain.heuristic import born_again_heuristic
+from treeopt_dsl.bornagain.prune import prune_empty_splits
+from treeopt_dsl.errors import ModelTooLarge, SolveError
 
 __all__ = ["BornAgainClassifier"]
 
@@ -85,7 +85,7 @@ class BornAgainClassifier(ClassifierMixin, BaseEstimator):
 
             forest = (clone(self.estimator) if self.estimator is not None else
                       RandomForestClassifier(n_estimators=10, max_depth=3, random_state=self.random_state))
-            from ..estimator import fit_weights
+            from treeopt_dsl.estimator import fit_weights
 
             sw = fit_weights(self, X, y, sample_weight)
             if sw is None:

@@ -35,10 +35,10 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import OptionError
-from ..models.decision_tree import DecisionTree
-from .ensemble import Ensemble
-from .homogeneity import middle, violating_cell
+from treeopt_dsl.bornagain.ensemble import Ensemble
+from treeopt_dsl.bornagain.homogeneity import middle, violating_cell
+from treeopt_dsl.errors import OptionError
+from treeopt_dsl.models.decision_tree import DecisionTree
 
 __all__ = ["born_again_heuristic"]
 

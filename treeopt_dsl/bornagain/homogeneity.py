@@ -44,12 +44,12 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import SolveError
-from ..ir import Model
-from ..ir.constraints import Constraint
-from ..ir.expr import LinExpr
-from ..result import Status
-from .ensemble import Ensemble
+from treeopt_dsl.bornagain.ensemble import Ensemble
+from treeopt_dsl.errors import SolveError
+from treeopt_dsl.ir import Model
+from treeopt_dsl.ir.constraints import Constraint
+from treeopt_dsl.ir.expr import LinExpr
+from treeopt_dsl.result import Status
 
 __all__ = ["cell_point", "middle", "tree_bound", "violating_cell"]
 

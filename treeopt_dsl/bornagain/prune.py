@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ..models.decision_tree import DecisionTree
+from treeopt_dsl.models.decision_tree import DecisionTree
 
 __all__ = ["node_counts", "prune_empty_splits"]
 

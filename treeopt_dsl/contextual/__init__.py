@@ -16,9 +16,9 @@ Figure 5.2-like training plot), :mod:`.command` (``treeopt fit cct`` / ``treeopt
 Importing this package does not import PyTorch.
 """
 
-from .estimator import ContextualTreeClassifier, ContextualTreeRegressor, Explanation
-from .plots import plot_training
-from .rewards import (
+from treeopt_dsl.contextual.estimator import ContextualTreeClassifier, ContextualTreeRegressor, Explanation
+from treeopt_dsl.contextual.plots import plot_training
+from treeopt_dsl.contextual.rewards import (
     classification_rewards,
     normalized_squared_error,
     regression_rewards,

@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DataError, OptionError
-from ..jsonable import jsonable
-from .estimator import ContextualTreeClassifier, ContextualTreeRegressor
+from treeopt_dsl.contextual.estimator import ContextualTreeClassifier, ContextualTreeRegressor
+from treeopt_dsl.errors import DataError, OptionError
+from treeopt_dsl.jsonable import jsonable
 
 __all__ = ["PARAMS", "fit_command", "load_regression", "parse_params"]
 
@@ -75,7 +75,7 @@ PARAMS: dict[str, Callable[[str], Any]] = {
 
 def parse_params(items: list[str], formulation: str) -> dict[str, Any]:
     """``["KEY=VALUE", ...]`` as estimator parameters (:data:`PARAMS`); an error (exit 2) names the allowed keys."""
-    from ..cli import parse_param_items
+    from treeopt_dsl.cli import parse_param_items
 
     return parse_param_items(items, PARAMS, formulation)
 
@@ -127,7 +127,7 @@ def load_regression(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, l
 
 
 def _load_classification(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, list[str], str, list[Any]]:
-    from ..datasets import load
+    from treeopt_dsl.datasets import load
 
     d = load(args.data, data_dir=args.data_dir, label=args.label, positive=args.positive, variant=args.variant,
              multiclass=args.positive is None)

@@ -34,8 +34,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..models.decision_tree import DecisionTree
-from .forest import (
+from treeopt_dsl.contextual.forest import (
     fit_forest,
     path_texts,
     to_decision_tree,
@@ -43,13 +42,14 @@ from .forest import (
     tree_probabilities,
     validate_depth,
 )
-from .policy import ENTROPIES, METHODS, PolicyConfig, PolicyFit, policy_logits, train_policy
-from .rewards import (
+from treeopt_dsl.contextual.policy import ENTROPIES, METHODS, PolicyConfig, PolicyFit, policy_logits, train_policy
+from treeopt_dsl.contextual.rewards import (
     classification_rewards,
     regression_rewards,
     supervised_labels_classification,
     supervised_labels_regression,
 )
+from treeopt_dsl.models.decision_tree import DecisionTree
 
 __all__ = ["ContextualTreeClassifier", "ContextualTreeRegressor", "Explanation"]
 
@@ -300,7 +300,7 @@ class _ContextualTree(BaseEstimator):
     def plot_training(self, title: str | None = None, **kw: Any) -> Any:
         """Reward and tree-selection histograms per epoch (the thesis' Figure 5.2); returns the Figure."""
         check_is_fitted(self, "history_")
-        from .plots import plot_training
+        from treeopt_dsl.contextual.plots import plot_training
 
         return plot_training(self.history_, title=title, best_epoch=self.best_epoch_, **kw)
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..models.decision_tree import DecisionTree
+from treeopt_dsl.models.decision_tree import DecisionTree
 
 __all__ = ["fit_forest", "path_texts", "to_decision_tree", "tree_predictions", "tree_probabilities",
            "validate_depth"]

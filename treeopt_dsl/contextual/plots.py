@@ -27,7 +27,7 @@ def plot_training(history: dict[str, Any], title: str | None = None, best_epoch:
         matplotlib.use("Agg", force=False)
         import matplotlib.pyplot as plt
     except ImportError:
-        from ..errors import TreeoptError
+        from treeopt_dsl.errors import TreeoptError
 
         raise TreeoptError("plotting needs matplotlib: `pip install treeopt-dsl[plot]`") from None
     reward = np.asarray(history["reward"], dtype=float)

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import SolverNotAvailable
+from treeopt_dsl.errors import SolverNotAvailable
 
 __all__ = ["PolicyConfig", "PolicyFit", "policy_logits", "train_policy"]
 

@@ -31,12 +31,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..data import Dataset
-from ..errors import DataError
-from .bundled import BUNDLED, breast_cancer
-from .csvfile import load_csv
-from .frames import ALL_CLASSES, label_key
-from .manifest import MANIFEST, describe, entry_spec, load_entry, read_manifest
+from treeopt_dsl.data import Dataset
+from treeopt_dsl.datasets.bundled import BUNDLED, breast_cancer
+from treeopt_dsl.datasets.csvfile import load_csv
+from treeopt_dsl.datasets.frames import ALL_CLASSES, label_key
+from treeopt_dsl.datasets.manifest import MANIFEST, describe, entry_spec, load_entry, read_manifest
+from treeopt_dsl.errors import DataError
 
 ENV = "TREEOPT_DATA_DIR"
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..data import Dataset
+from treeopt_dsl.data import Dataset
 
 BUNDLED: dict[str, dict[str, Any]] = {
     "breast-cancer": {"name": "breast-cancer", "title": "Breast Cancer Wisconsin (Diagnostic), scikit-learn's copy",

@@ -7,9 +7,9 @@ from typing import Any
 
 import pandas as pd
 
-from ..data import Dataset
-from ..errors import DataError
-from .frames import frame_to_dataset
+from treeopt_dsl.data import Dataset
+from treeopt_dsl.datasets.frames import frame_to_dataset
+from treeopt_dsl.errors import DataError
 
 
 def load_csv(path: str | Path, label: Any, positive: Any = None) -> Dataset:

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..data import Dataset
-from ..errors import DataError
+from treeopt_dsl.data import Dataset
+from treeopt_dsl.errors import DataError
 
 #: A text column that is not declared categorical is one-hot encoded unless it looks like an identifier:
 #: more than this many distinct values, and more distinct values than half the rows.

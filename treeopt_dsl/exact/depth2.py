@@ -49,7 +49,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..threads import one_blas_thread
+from treeopt_dsl.threads import one_blas_thread
 
 #: the largest depth this module solves
 MAX_DEPTH = 2

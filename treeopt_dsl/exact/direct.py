@@ -33,12 +33,21 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import OptionError
-from ..formulation import BuildContext, DeferredBuilt
-from ..ir import Model
-from ..result import Certificate, SolveResult
-from ..threads import one_blas_thread
-from .dp import BACKEND, DPTask, DPTree, constant_b, dp_result, fit_tree, inspect_blocks, with_resolution
+from treeopt_dsl.errors import OptionError
+from treeopt_dsl.exact.dp import (
+    BACKEND,
+    DPTask,
+    DPTree,
+    constant_b,
+    dp_result,
+    fit_tree,
+    inspect_blocks,
+    with_resolution,
+)
+from treeopt_dsl.formulation import BuildContext, DeferredBuilt
+from treeopt_dsl.ir import Model
+from treeopt_dsl.result import Certificate, SolveResult
+from treeopt_dsl.threads import one_blas_thread
 
 #: MIP options the DP route accepts and ignores (as the built route does: no MILP, no solver to pass them to)
 IGNORED = frozenset({"gap", "threads", "seed", "verbose", "log_callback", "warm_start", "raise_on_failure",
@@ -57,7 +66,7 @@ def solve_spec(spec: Any, data: Any, backend: str | None = None, time_limit: flo
     prepared = spec.prepare(data)
     f = spec.formulation()
     ctx = BuildContext(Model(f.name), prepared, spec.topology(), replace(f.numerics))
-    from ..blocks import ObliqueSplit
+    from treeopt_dsl.blocks import ObliqueSplit
 
     split = next((b for b in f.blocks if isinstance(b, ObliqueSplit)), None)
     if split is None:
@@ -65,12 +74,12 @@ def solve_spec(spec: Any, data: Any, backend: str | None = None, time_limit: flo
     task = inspect_blocks(f, ctx)
     if not isinstance(task, DPTask):
         return None
-    from . import depth2
-    from .dp import _streed
+    from treeopt_dsl.exact import depth2
+    from treeopt_dsl.exact.dp import _streed
 
     if task.depth > depth2.MAX_DEPTH:
         _streed()  # a missing pystreed is SolverNotAvailable with the install hint (depth 1-2 count without it)
-    from ..solve import resolution_of, smallest_cut_gap
+    from treeopt_dsl.solve import resolution_of, smallest_cut_gap
 
     gap = smallest_cut_gap(f, float(ctx.numerics.eps))
     bounds = split.bounds(prepared.X)
@@ -89,7 +98,7 @@ def solve_spec(spec: Any, data: Any, backend: str | None = None, time_limit: flo
 
 def _model(ctx: BuildContext, tree: DPTree) -> Any:
     """The decoded tree (the formulation's decoder reads ``w`` and ``b``; here they are the DP's arrays)."""
-    from ..models.tree import tree_of
+    from treeopt_dsl.models.tree import tree_of
 
     data = ctx.data
     leaf = float(ctx.numerics.eps) / 2  # the 0-1 loss' leaf threshold (ZeroOneLoss.leaf_threshold)

@@ -31,11 +31,11 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import CapabilityError, FormulationError, ModelTooLarge, SolverNotAvailable
-from ..formulation import BuildContext, Built, Formulation
-from ..result import SolveResult, Status
-from . import depth2
-from .binarize import Binarization, binarize
+from treeopt_dsl.errors import CapabilityError, FormulationError, ModelTooLarge, SolverNotAvailable
+from treeopt_dsl.exact import depth2
+from treeopt_dsl.exact.binarize import Binarization, binarize
+from treeopt_dsl.formulation import BuildContext, Built, Formulation
+from treeopt_dsl.result import SolveResult, Status
 
 #: the solver name that selects this route (``treeopt solve oct --solver streed``)
 SOLVER = "streed"
@@ -93,7 +93,7 @@ class DPTree:
 # --------------------------------------------------------------------------- recognition
 def _inspect(built: Built) -> DPTask | str:
     """The task, or the reason the composition is not one a DP solver takes exactly."""
-    from ..warmstart import is_flow
+    from treeopt_dsl.warmstart import is_flow
 
     if built.ctx.topology is not None and is_flow(built):
         weights = _weights_reason(built.ctx.data, built.ctx.topo.depth)
@@ -110,7 +110,7 @@ def inspect_blocks(f: Formulation, ctx: BuildContext) -> DPTask | str:
     :func:`recognize` decides before the model is built (``ctx`` needs the data, topology and numerics, no
     variables). These blocks add only their own rows and objective terms, so a model built from nothing else
     is the DP's problem; rows added to a built model are checked on it (:func:`recognize`)."""
-    from ..blocks import L0, BigMForwarding, ObliqueSplit, Routing, ZeroOneLoss
+    from treeopt_dsl.blocks import L0, BigMForwarding, ObliqueSplit, Routing, ZeroOneLoss
 
     if ctx.topology is None:
         return "it is not a tree formulation (no depth)"
@@ -171,7 +171,7 @@ def _weights_reason(data: Any, depth: int | None = None) -> str | None:
 
 def _inspect_flow(built: Built) -> DPTask | str:
     """The flow routings (FlowOCT, BendersOCT) of ``oct``: the same trees on 0/1 columns."""
-    from ..blocks import L0, BendersFlow, BinarySplits, FlowRouting, FlowZeroOneLoss
+    from treeopt_dsl.blocks import L0, BendersFlow, BinarySplits, FlowRouting, FlowZeroOneLoss
 
     f = built.formulation
     allowed = (BinarySplits, L0, FlowRouting, FlowZeroOneLoss, BendersFlow)
@@ -342,7 +342,7 @@ def fit_dp(built: Built, task: DPTask, time_limit: float | None = None,
 def constant_b(f: Formulation, data: Any, B: float | None = None) -> float:
     """The ``|b|`` a constant node uses (at most 1, within the split block's bound ``B`` on ``b``: read from the
     block when not given)."""
-    from ..blocks import ObliqueSplit
+    from treeopt_dsl.blocks import ObliqueSplit
 
     if B is None:
         split = next((b for b in f.blocks if isinstance(b, ObliqueSplit)), None)
@@ -445,8 +445,8 @@ def solve_dp(built: Built, time_limit: float | None = None, max_thresholds: int 
     certified tree as ``time_limit``; ``uncertified`` only when the formulation's certificate does not
     reproduce the DP tree.
     """
-    from ..solve import certify
-    from ..warmstart import from_decisions
+    from treeopt_dsl.solve import certify
+    from treeopt_dsl.warmstart import from_decisions
 
     task = _inspect(built)
     if not isinstance(task, DPTask):
@@ -456,7 +456,7 @@ def solve_dp(built: Built, time_limit: float | None = None, max_thresholds: int 
     size = built.model.size()
     compile_s = time.perf_counter() - t0
     tree = fit_dp(built, task, time_limit=time_limit, max_thresholds=max_thresholds)
-    from ..warmstart import is_flow, start_point
+    from treeopt_dsl.warmstart import is_flow, start_point
 
     flow = is_flow(built)
     x = (start_point if flow else from_decisions)(built, {"w": tree.W, "b": tree.b})
@@ -524,7 +524,7 @@ def maybe_solve_dp(built: Built, solver: str, **options: Any) -> SolveResult | N
     if built.ctx.topo.depth > depth2.MAX_DEPTH:
         _streed()  # a missing pystreed is SolverNotAvailable with the install hint (depth 1-2 count without it)
     res = solve_dp(built, time_limit=options.get("time_limit"), max_thresholds=options.get("max_thresholds"))
-    from ..solve import resolution
+    from treeopt_dsl.solve import resolution
 
     return with_resolution(res, resolution(built))  # cuts the model's margin cannot express, as on the MILP route
 
@@ -581,7 +581,7 @@ def dp_candidate(built: Built, time_limit: float = 5.0,
     that budget over the features) keep it fast, and the start is not proven. ``time_limit`` bounds the
     DP's own time.
     """
-    from ..warmstart import is_tree, start_point
+    from treeopt_dsl.warmstart import is_tree, start_point
 
     ctx = built.ctx
     if ctx.topology is not None and ctx.topo.depth > depth2.MAX_DEPTH:

@@ -14,10 +14,10 @@ Example:
 
 from __future__ import annotations
 
-from .grid import Grid, GridError, load_grid, parse_grid, toml_value
-from .runner import RunSummary, run_grid_text, run_tasks
-from .store import ResultStore, load_rows
-from .tasks import expand, task_id
+from treeopt_dsl.experiments.grid import Grid, GridError, load_grid, parse_grid, toml_value
+from treeopt_dsl.experiments.runner import RunSummary, run_grid_text, run_tasks
+from treeopt_dsl.experiments.store import ResultStore, load_rows
+from treeopt_dsl.experiments.tasks import expand, task_id
 
 __all__ = ["Grid", "GridError", "ResultStore", "RunSummary", "expand", "load_grid", "load_rows", "parse_grid",
            "run_grid_text", "run_tasks", "task_id", "toml_value"]

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import OptionError
+from treeopt_dsl.errors import OptionError
 
 __all__ = ["add_parser", "run"]
 
@@ -58,10 +58,10 @@ def add_parser(sub: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .grid import load_grid
-    from .runner import run_tasks
-    from .store import ResultStore
-    from .tasks import apply_overrides, expand
+    from treeopt_dsl.experiments.grid import load_grid
+    from treeopt_dsl.experiments.runner import run_tasks
+    from treeopt_dsl.experiments.store import ResultStore
+    from treeopt_dsl.experiments.tasks import apply_overrides, expand
 
     grid = load_grid(args.grid)
     tasks = expand(grid)
@@ -85,8 +85,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _tasks(args: argparse.Namespace) -> int:
-    from .grid import load_grid
-    from .tasks import expand
+    from treeopt_dsl.experiments.grid import load_grid
+    from treeopt_dsl.experiments.tasks import expand
 
     tasks = expand(load_grid(args.grid))
     if args.json:
@@ -99,7 +99,7 @@ def _tasks(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from .report import write_report
+    from treeopt_dsl.experiments.report import write_report
 
     out = write_report(args.store, by=args.by, profiles=args.profile, out=args.out, fmt=args.format,
                        paper=args.paper, experiment=args.experiment)

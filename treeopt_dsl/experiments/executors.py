@@ -17,8 +17,8 @@ from __future__ import annotations
 import concurrent.futures as cf
 from typing import Any
 
-from ..errors import OptionError, SolverNotAvailable
-from .worker import run_isolated
+from treeopt_dsl.errors import OptionError, SolverNotAvailable
+from treeopt_dsl.experiments.worker import run_isolated
 
 __all__ = ["DaskExecutor", "LocalExecutor", "make_executor"]
 

@@ -21,7 +21,7 @@ import json
 import re
 from typing import Any
 
-from .grid import Grid, MethodSpec
+from treeopt_dsl.experiments.grid import Grid, MethodSpec
 
 __all__ = ["expand", "task_id"]
 

@@ -19,10 +19,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..errors import ModelError
-from ..ir import Model, StandardForm
-from .lp import lp_lines, write_lp
-from .mps import mps_lines, write_mps
+from treeopt_dsl.errors import ModelError
+from treeopt_dsl.io.lp import lp_lines, write_lp
+from treeopt_dsl.io.mps import mps_lines, write_mps
+from treeopt_dsl.ir import Model, StandardForm
 
 WRITERS = {".lp": write_lp, ".mps": write_mps}
 
@@ -40,7 +40,7 @@ def as_standard_form(obj: Any) -> StandardForm:
     if isinstance(obj, Model):
         return obj.compile()
     if getattr(obj, "lazy", False):
-        from ..errors import CapabilityError
+        from treeopt_dsl.errors import CapabilityError
 
         raise CapabilityError(LAZY_EXPORT)
     if hasattr(obj, "compile") and callable(obj.compile):

@@ -35,8 +35,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ..ir import StandardForm
-from ._text import (
+from treeopt_dsl.io._text import (
     Coded,
     as_bytes,
     atomic_binary,
@@ -50,6 +49,7 @@ from ._text import (
     text_lines,
     unique_names,
 )
+from treeopt_dsl.ir import StandardForm
 
 
 def _terms(coef: np.ndarray, var_names: np.ndarray | Coded) -> np.ndarray:

@@ -30,8 +30,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ..ir import StandardForm
-from ._text import (
+from treeopt_dsl.io._text import (
     as_bytes,
     atomic_binary,
     byte_lines,
@@ -43,6 +42,7 @@ from ._text import (
     pack,
     text_lines,
 )
+from treeopt_dsl.ir import StandardForm
 
 OBJ = "OBJ"
 INTORG = b"    MARKER 'MARKER' 'INTORG'"

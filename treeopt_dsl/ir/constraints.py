@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ModelError
-from .expr import LinExpr, as_operand
-from .labels import Coords, expand, shape_of
+from treeopt_dsl.errors import ModelError
+from treeopt_dsl.ir.expr import LinExpr, as_operand
+from treeopt_dsl.ir.labels import Coords, expand, shape_of
 
 
 class Constraint:
@@ -66,7 +66,7 @@ class Constraint:
 
     def where(self, mask: Any) -> Constraint:
         """Keep only the rows where ``mask`` (broadcast by name) is true; the others are dropped at compile."""
-        from .labels import labeled
+        from treeopt_dsl.ir.labels import labeled
 
         e = self.expr.where(mask)
         arr, d_dims, _ = labeled(mask, e.dims, e.coords)

@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import ModelError
-from .labels import Coords, expand, labeled, shape_of, union
+from treeopt_dsl.errors import ModelError
+from treeopt_dsl.ir.labels import Coords, expand, labeled, shape_of, union
 
 if TYPE_CHECKING:
-    from .constraints import Constraint
+    from treeopt_dsl.ir.constraints import Constraint
 
 
 class ExprOps:
@@ -72,17 +72,17 @@ class ExprOps:
         return self.to_expr()._scale(inv)
 
     def __le__(self, other: Any) -> Constraint:
-        from .constraints import Constraint
+        from treeopt_dsl.ir.constraints import Constraint
 
         return Constraint.from_sides(self.to_expr(), other, "<=")
 
     def __ge__(self, other: Any) -> Constraint:
-        from .constraints import Constraint
+        from treeopt_dsl.ir.constraints import Constraint
 
         return Constraint.from_sides(self.to_expr(), other, ">=")
 
     def __eq__(self, other: Any) -> Constraint:  # type: ignore[override]
-        from .constraints import Constraint
+        from treeopt_dsl.ir.constraints import Constraint
 
         return Constraint.from_sides(self.to_expr(), other, "==")
 
@@ -135,7 +135,7 @@ class ExprOps:
     def expand_dims(self, **coords: Any) -> LinExpr:
         """Add new dimensions (broadcast copies), placed first."""
         e = self.to_expr()
-        from .labels import as_coords
+        from treeopt_dsl.ir.labels import as_coords
 
         new_dims, new_coords = as_coords(tuple(coords), coords)
         dims = new_dims + e.dims

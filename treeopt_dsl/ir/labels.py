@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ..errors import ModelError
+from treeopt_dsl.errors import ModelError
 
 Coords = dict[str, np.ndarray]
 

@@ -7,12 +7,12 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ModelError
-from .constraints import Constraint
-from .expr import ExprOps, LinExpr, QuadExpr
-from .labels import as_coords
-from .nonlinear import NLConstraint, NLExpr
-from .variables import Kind, VarFamily
+from treeopt_dsl.errors import ModelError
+from treeopt_dsl.ir.constraints import Constraint
+from treeopt_dsl.ir.expr import ExprOps, LinExpr, QuadExpr
+from treeopt_dsl.ir.labels import as_coords
+from treeopt_dsl.ir.nonlinear import NLConstraint, NLExpr
+from treeopt_dsl.ir.variables import Kind, VarFamily
 
 
 class Model:
@@ -160,7 +160,7 @@ class Model:
         return where, worst
 
     def compile(self) -> StandardForm:  # noqa: F821 - imported lazily to keep modules small
-        from .standard_form import compile_model
+        from treeopt_dsl.ir.standard_form import compile_model
 
         return compile_model(self)
 

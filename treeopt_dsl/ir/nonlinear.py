@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ModelError
-from .expr import ExprOps, QuadExpr
-from .labels import Coords, expand, labeled, shape_of, union
+from treeopt_dsl.errors import ModelError
+from treeopt_dsl.ir.expr import ExprOps, QuadExpr
+from treeopt_dsl.ir.labels import Coords, expand, labeled, shape_of, union
 
 UNARY = {
     "exp": np.exp,

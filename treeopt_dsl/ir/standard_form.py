@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import ModelError
-from .constraints import Constraint
-from .expr import LinExpr, QuadExpr
-from .labels import Coords
-from .model import Model
-from .variables import Kind
+from treeopt_dsl.errors import ModelError
+from treeopt_dsl.ir.constraints import Constraint
+from treeopt_dsl.ir.expr import LinExpr, QuadExpr
+from treeopt_dsl.ir.labels import Coords
+from treeopt_dsl.ir.model import Model
+from treeopt_dsl.ir.variables import Kind
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,6 @@
 * :mod:`~treeopt_dsl.memetic.command`: ``treeopt fit tmo`` / ``treeopt fit tao``.
 """
 
-from .tmo import TMOResult, tmo
+from treeopt_dsl.memetic.tmo import TMOResult, tmo
 
 __all__ = ["TMOResult", "tmo"]

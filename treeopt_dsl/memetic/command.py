@@ -17,8 +17,17 @@ import sys
 import time
 from typing import Any
 
-from ..cli import EXIT_INTERRUPTED, UsageError, _check_paths, _data, _data_info, _print_json, metrics, parse_param_items
-from .estimator import TAOClassifier, TMOClassifier
+from treeopt_dsl.cli import (
+    EXIT_INTERRUPTED,
+    UsageError,
+    _check_paths,
+    _data,
+    _data_info,
+    _print_json,
+    metrics,
+    parse_param_items,
+)
+from treeopt_dsl.memetic.estimator import TAOClassifier, TMOClassifier
 
 #: ``--param`` keys per command and how to read them (``depth`` also comes from ``--depth``)
 PARAMS: dict[str, dict[str, Any]] = {

@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..starts.tao import AxisBins
-from .encoding import LEAF, NIL, Genome
+from treeopt_dsl.memetic.encoding import LEAF, NIL, Genome
+from treeopt_dsl.starts.tao import AxisBins
 
 
 class RandomSplits:

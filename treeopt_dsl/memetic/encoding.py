@@ -20,10 +20,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import DataError
-from ..models.decision_tree import DecisionTree
-from ..starts.tao import CONSTANT_OFFSET, _thresholds, constant_subtree
-from ..topology import Topology
+from treeopt_dsl.errors import DataError
+from treeopt_dsl.models.decision_tree import DecisionTree
+from treeopt_dsl.starts.tao import CONSTANT_OFFSET, _thresholds, constant_subtree
+from treeopt_dsl.topology import Topology
 
 #: feature code of a leaf, ``(-1, -1)`` in [aldinucci-memetic] §3.1
 LEAF = -1

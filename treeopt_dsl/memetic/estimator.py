@@ -29,9 +29,9 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from ..errors import OptionError
-from ..starts.tao import from_sklearn, tao, to_decision_tree
-from ..topology import Topology
+from treeopt_dsl.errors import OptionError
+from treeopt_dsl.starts.tao import from_sklearn, tao, to_decision_tree
+from treeopt_dsl.topology import Topology
 
 __all__ = ["TAOClassifier", "TMOClassifier"]
 
@@ -182,7 +182,7 @@ class TMOClassifier(_AxisTreeClassifier):
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None, callback: Any = None) -> TMOClassifier:
         """Run TMO on ``(X, y)``; ``callback`` receives a dict after the initial population and each generation."""
-        from .tmo import tmo
+        from treeopt_dsl.memetic.tmo import tmo
 
         X, ypm, sw = self._prepare(X, y, sample_weight)
         res = tmo(X, ypm, int(self.depth), n_trees=self.n_trees, n_generations=self.n_generations,

@@ -34,11 +34,11 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DataError, OptionError
-from ..starts.tao import AxisBins, from_sklearn, tao, to_decision_tree
-from ..topology import Topology
-from .crossover import RandomSplits, crossover
-from .encoding import decode, encode
+from treeopt_dsl.errors import DataError, OptionError
+from treeopt_dsl.memetic.crossover import RandomSplits, crossover
+from treeopt_dsl.memetic.encoding import decode, encode
+from treeopt_dsl.starts.tao import AxisBins, from_sklearn, tao, to_decision_tree
+from treeopt_dsl.topology import Topology
 
 SCHEDULES = ("sequential", "generational")
 
@@ -72,7 +72,7 @@ class TMOResult:
 
 def _accuracy(X: np.ndarray, y: np.ndarray, W: np.ndarray, b: np.ndarray, topo: Topology, thr: float, lt: float,
               sw: np.ndarray, total: float) -> float:
-    from ..starts.tao import _sides, _subtree_predictions, scores
+    from treeopt_dsl.starts.tao import _sides, _subtree_predictions, scores
 
     P = _subtree_predictions(_sides(scores(X, W, b), topo, thr, lt), topo)
     return float(sw[P[:, 0] == (y > 0)].sum()) / total  # as accuracy_score: the weight classified right

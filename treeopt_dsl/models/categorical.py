@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from ..categorical import NONE_LEVEL, GroupEncoder
-from ..data import pick_labels
-from ..errors import FormulationError, SolverNotAvailable
-from ..shapes import Shape
+from treeopt_dsl.categorical import NONE_LEVEL, GroupEncoder
+from treeopt_dsl.data import pick_labels
+from treeopt_dsl.errors import FormulationError, SolverNotAvailable
+from treeopt_dsl.shapes import Shape
 
 _TINY = float(np.finfo(float).smallest_normal)
 
@@ -197,7 +197,7 @@ class CategoricalTreeModel:
 
     def to_dot(self) -> str:
         """The tree as Graphviz DOT text: set tests (``yes`` = left), leaves with class and training counts."""
-        from ..viz import categorical_graph, to_dot
+        from treeopt_dsl.viz import categorical_graph, to_dot
 
         return to_dot(categorical_graph(self), name="categorical_tree")
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DataError
+from treeopt_dsl.errors import DataError
 
 __all__ = ["DecisionTree"]
 
@@ -257,7 +257,7 @@ class DecisionTree:
             >>> t = DecisionTree([0, -1, -1], [1.5, 0, 0], [1, -1, -1], [2, -1, -1], [-1, 0, 1])
             >>> t.plot().savefig("/tmp/tree.png")  # doctest: +SKIP
         """
-        from ..viz import decision_tree_graph, draw
+        from treeopt_dsl.viz import decision_tree_graph, draw
 
         return draw(decision_tree_graph(self, decimals), ax=ax, max_leaves=max_leaves)
 
@@ -270,7 +270,7 @@ class DecisionTree:
             >>> t.to_dot().count("->")
             2
         """
-        from ..viz import decision_tree_graph, to_dot
+        from treeopt_dsl.viz import decision_tree_graph, to_dot
 
         return to_dot(decision_tree_graph(self, decimals))
 

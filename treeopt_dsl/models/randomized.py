@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from ..data import Scaler
-from ..errors import DataError
-from ..topology import Topology
+from treeopt_dsl.data import Scaler
+from treeopt_dsl.errors import DataError
+from treeopt_dsl.topology import Topology
 
 #: coefficients at most this large count as zero in the sparsity measures (Ipopt is an interior-point
 #: method: a coefficient the l1 term drives to its bound 0 ends near 1e-9, not at 0)
@@ -47,7 +47,7 @@ class RandomizedTreeModel:
 
     def leaf_probabilities(self, X: Any) -> np.ndarray:
         """``P[i, t]``: probability that sample ``i`` reaches leaf ``t`` (sample x leaf)."""
-        from ..blocks.randomized import leaf_probabilities, logistic_cdf
+        from treeopt_dsl.blocks.randomized import leaf_probabilities, logistic_cdf
 
         Xs = self._scaled(X)
         v = Xs @ self.A.T / self.A.shape[1] - self.mu
@@ -118,13 +118,13 @@ class RandomizedTreeModel:
 
             >>> model.plot().savefig("sorct.png")  # doctest: +SKIP
         """
-        from ..viz import draw, randomized_graph
+        from treeopt_dsl.viz import draw, randomized_graph
 
         return draw(randomized_graph(self, max_terms), ax=ax, fontsize=fontsize)
 
     def to_dot(self, max_terms: int = 3) -> str:
         """The tree of :meth:`plot` as Graphviz DOT text."""
-        from ..viz import randomized_graph, to_dot
+        from treeopt_dsl.viz import randomized_graph, to_dot
 
         return to_dot(randomized_graph(self, max_terms), name="sorct")
 

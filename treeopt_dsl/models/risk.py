@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from ..data import Scaler, pick_labels
-from ..errors import DataError
-from .tree import sigmoid
+from treeopt_dsl.data import Scaler, pick_labels
+from treeopt_dsl.errors import DataError
+from treeopt_dsl.models.tree import sigmoid
 
 
 def risk_table(s: np.ndarray, beta: float, multiplier: float = 1.0) -> list[tuple[int, float]]:
@@ -118,7 +118,7 @@ class RiskScoreModel:
 
             >>> model.plot().savefig("card.png")  # doctest: +SKIP
         """
-        from ..viz import plot_score_card
+        from treeopt_dsl.viz import plot_score_card
 
         return plot_score_card(self, ax=ax)
 
@@ -205,7 +205,7 @@ class GeneralizedRiskScoreModel:
 
             >>> model.plot().savefig("card.png")  # doctest: +SKIP
         """
-        from ..viz import plot_score_card
+        from treeopt_dsl.viz import plot_score_card
 
         return plot_score_card(self, ax=ax)
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from ..data import Scaler, pick_labels
-from ..errors import DataError
-from ..topology import Topology
+from treeopt_dsl.data import Scaler, pick_labels
+from treeopt_dsl.errors import DataError
+from treeopt_dsl.topology import Topology
 
 
 def sigmoid(v: np.ndarray) -> np.ndarray:
@@ -248,7 +248,7 @@ class TreeModel:
 
             >>> model.plot().savefig("tree.png")  # doctest: +SKIP
         """
-        from ..viz import draw, tree_model_graph
+        from treeopt_dsl.viz import draw, tree_model_graph
 
         return draw(tree_model_graph(self, max_terms, X, y), ax=ax, fontsize=fontsize)
 
@@ -259,7 +259,7 @@ class TreeModel:
 
             >>> open("tree.dot", "w").write(model.to_dot())  # doctest: +SKIP
         """
-        from ..viz import to_dot, tree_model_graph
+        from treeopt_dsl.viz import to_dot, tree_model_graph
 
         return to_dot(tree_model_graph(self, max_terms, X, y))
 

@@ -10,6 +10,6 @@ The results are plain ``(W, b)`` arrays, accepted by :func:`treeopt_dsl.warmstar
 ``{"w": W, "b": b}``.
 """
 
-from .tao import AxisBins, from_sklearn, tao, tao_tree, training_error
+from treeopt_dsl.starts.tao import AxisBins, from_sklearn, tao, tao_tree, training_error
 
 __all__ = ["AxisBins", "from_sklearn", "tao", "tao_tree", "training_error"]

@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy import sparse
 
-from ..errors import FormulationError
+from treeopt_dsl.errors import FormulationError
 
 if TYPE_CHECKING:
-    from ..formulation import Built
+    from treeopt_dsl.formulation import Built
 
 
 def node_lp(X: np.ndarray, y: np.ndarray, sw: np.ndarray, a: np.ndarray, c: np.ndarray, C: float, l1: float,
@@ -78,7 +78,7 @@ class NodeProblems:
     level and one scalar-weighted ``||w||_1`` as the only regularizer of ``w``)."""
 
     def __init__(self, built: Built) -> None:
-        from ..blocks import L0, L1, LInf, SlackLoss, SquaredL2
+        from treeopt_dsl.blocks import L0, L1, LInf, SlackLoss, SquaredL2
 
         ctx = built.ctx
         loss = ctx.roles.get("loss")
@@ -98,7 +98,7 @@ class NodeProblems:
 
     def weight(self, level: int) -> float:
         """``C_h`` of tree level ``level`` (1 = the root's)."""
-        from ..warmstart import level_weight
+        from treeopt_dsl.warmstart import level_weight
 
         return level_weight(self.built, level)
 
@@ -122,7 +122,7 @@ def greedy_lp_tree(built: Built, root_scales: tuple[float, ...] = ROOT_SCALES) -
     that minimizes its own term alone is not always the best one: below depth 1 the descent is run with the root's
     ``C_1`` scaled by each of ``root_scales`` (the other nodes exact), and the tree of the lowest objective of the
     whole model wins (each descent is a few small LPs)."""
-    from ..warmstart import descend, feasible_start
+    from treeopt_dsl.warmstart import descend, feasible_start
 
     nodes = NodeProblems(built)
 

@@ -37,10 +37,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import FormulationError
+from treeopt_dsl.errors import FormulationError
 
 if TYPE_CHECKING:
-    from ..formulation import Built
+    from treeopt_dsl.formulation import Built
 
 #: how many of the best roundings get the discrete coordinate descent
 POLISHED = 3
@@ -53,7 +53,7 @@ MAX_STEP = 5.0
 
 def _blocks(built: Built) -> tuple[Any, Any, Any]:
     """The IntegerScores, L0 (on ``s``) and loss blocks of a risk-score formulation."""
-    from ..blocks import L0, IntegerScores
+    from treeopt_dsl.blocks import L0, IntegerScores
 
     scores = next((b for b in built.formulation.blocks if isinstance(b, IntegerScores)), None)
     if scores is None:
@@ -234,7 +234,7 @@ def risk_score_start(built: Built, time_limit: float = 5.0, beam: int = 10, l2: 
     L0 block completes the rest) and ``"at_most"``. Feasible by construction: points in ``A``, at most ``T``
     of them nonzero, ``beta`` within its bounds.
     """
-    from ..warmstart import from_decisions
+    from treeopt_dsl.warmstart import from_decisions
 
     t0 = time.perf_counter()
     deadline = t0 + float(time_limit)

@@ -42,10 +42,10 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DataError
-from ..models.decision_tree import DecisionTree
-from ..models.tree import TreeModel
-from ..topology import Topology
+from treeopt_dsl.errors import DataError
+from treeopt_dsl.models.decision_tree import DecisionTree
+from treeopt_dsl.models.tree import TreeModel
+from treeopt_dsl.topology import Topology
 
 #: offset of a constant split's bias from the node's threshold (``W[t] = 0``)
 CONSTANT_OFFSET = 1.0
