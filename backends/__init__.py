@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import importlib
 
-from treeopt_dsl.backends.base import Backend, RawResult, SolveOptions, relative_gap
+from treeopt_dsl.backends.base import Backend, RawResult, SolveOptions
 from treeopt_dsl.backends.highs import HighsBackend
 from treeopt_dsl.errors import CapabilityError, SolverNotAvailable
 from treeopt_dsl.ir import Model, StandardForm
+from treeopt_dsl.result import relative_gap
 
 #: backend modules in order of preference (fastest route first for each solver). A module that
 #: does not exist in this version is skipped; a module whose *solver* is not installed still

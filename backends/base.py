@@ -42,7 +42,7 @@ import numpy as np
 
 from treeopt_dsl.errors import OptionError
 from treeopt_dsl.ir import StandardForm
-from treeopt_dsl.result import Status, improves
+from treeopt_dsl.result import Status, improves, relative_gap
 
 #: the options every backend understands (the fields of :class:`SolveOptions` but ``extra``)
 COMMON_OPTIONS = ("time_limit", "gap", "threads", "seed", "verbose", "log_callback", "progress", "warm_start",
@@ -503,13 +503,6 @@ class Backend:
 
 
 # ---------------------------------------------------------------------- shared machinery
-def relative_gap(objective: float | None, bound: float | None) -> float | None:
-    """``|obj - bound| / max(1e-10, |obj|)``, the convention HiGHS and Gurobi report."""
-    if objective is None or bound is None or not np.isfinite(objective) or not np.isfinite(bound):
-        return None
-    return abs(objective - bound) / max(1e-10, abs(objective))
-
-
 def status_of(outcome: str, has_solution: bool, sf: StandardForm) -> Status:
     """The common :class:`Status` of a solver outcome: a limit with an incumbent is ``TIME_LIMIT``,
     without one ``TIME_LIMIT_NO_SOLUTION``; a user interrupt ``INTERRUPTED`` (with or without one);

@@ -11,7 +11,7 @@ from treeopt_dsl.formulations.oct import OCT, OCTH
 from treeopt_dsl.formulations.olct import OLCT, UnivariateOLCT
 from treeopt_dsl.formulations.risk import OGRS, ORS
 from treeopt_dsl.formulations.sorct import SORCT
-from treeopt_dsl.spec import FormulationSpec
+from treeopt_dsl.formulations.spec import FormulationSpec
 
 REGISTRY: dict[str, type[FormulationSpec]] = {
     cls.name: cls for cls in (OLCT, UnivariateOLCT, OCT, OCTH, MARGOT, MARGOT_HFS, MARGOT_SFS, ORS, OGRS, SORCT,
@@ -27,7 +27,7 @@ ENTRY_POINT_GROUP = "treeopt_dsl.formulations"
 def register_formulation(cls: type[FormulationSpec] | None = None, *, replace: bool = False) -> Any:
     """Add a formulation to :data:`REGISTRY` without editing the package; usable as a decorator.
 
-    ``cls`` is a :class:`~treeopt_dsl.spec.FormulationSpec` subclass with a ``name`` (lower case, ``_`` for
+    ``cls`` is a :class:`~treeopt_dsl.formulations.spec.FormulationSpec` subclass with a ``name`` (lower case, ``_`` for
     ``-``), a ``summary``, its ``params`` and a ``formulation()`` composing blocks (the library's or your own
     :class:`~treeopt_dsl.blocks.Block` subclasses). Its name must be new unless ``replace=True``. Then
     ``get_formulation(name)``, the estimators (``OptimalTreeClassifier(formulation=name)``) and, when the class

@@ -9,7 +9,7 @@
     -> ClassWeightedAccuracy (8a)  or  RateConstraint (15)-(16)
 
 on a fixed tree shape ("2", "2.5", "3", "imbalanced": Figures 2-3). The data are encoded first
-(``treeopt_dsl.categorical.GroupEncoder``): one group per categorical attribute, numeric attributes
+(``treeopt_dsl.datasets.encoding.GroupEncoder``): one group per categorical attribute, numeric attributes
 binned by deciles (§4.4). The switches ``anchor``, ``relax`` and ``strengthen`` reproduce the
 columns of Table 2: Nothing (all off), No anchor, No relax, No strength, All (all on, the default).
 ``drop_c`` (14) is not a column of Table 2: the paper left the deletion to CPLEX's presolve ("so we
@@ -47,13 +47,13 @@ from treeopt_dsl.blocks.categorical import (
     PathRouting,
     RateConstraint,
 )
-from treeopt_dsl.categorical import GroupEncoder
 from treeopt_dsl.data import Dataset
+from treeopt_dsl.datasets.encoding import GroupEncoder
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.formulation import Formulation, Numerics
+from treeopt_dsl.formulations.spec import FormulationSpec, Param, boolean, number_or
 from treeopt_dsl.models.categorical import decode_categorical_tree
-from treeopt_dsl.shapes import NAMED, Shape
-from treeopt_dsl.spec import FormulationSpec, Param, boolean, number_or
+from treeopt_dsl.topology.shapes import NAMED, Shape
 
 #: the columns of Table 2: (anchor, relax, strengthen)
 TABLE2 = {

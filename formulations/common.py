@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from treeopt_dsl.spec import Param, boolean, floats, number_or, optional_float
+from treeopt_dsl.formulations.spec import Param, boolean, floats, number_or, optional_float
 
 
 def optional_bound(text: str) -> float | str | None:

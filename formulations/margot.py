@@ -10,8 +10,8 @@ from __future__ import annotations
 from treeopt_dsl import blocks as B
 from treeopt_dsl.formulation import Formulation, Numerics
 from treeopt_dsl.formulations.common import tree_params
+from treeopt_dsl.formulations.spec import FormulationSpec, Param
 from treeopt_dsl.models.tree import decode_tree
-from treeopt_dsl.spec import FormulationSpec, Param
 
 
 class MARGOT(FormulationSpec):

@@ -20,8 +20,8 @@ from typing import Any
 from treeopt_dsl import blocks as B
 from treeopt_dsl.formulation import Formulation, Numerics
 from treeopt_dsl.formulations.common import tree_params
-from treeopt_dsl.models.tree import decode_tree
-from treeopt_dsl.spec import FormulationSpec, Param
+from treeopt_dsl.formulations.spec import FormulationSpec, Param
+from treeopt_dsl.models.tree import decode_flow_tree, decode_tree
 
 #: the largest samples x threshold columns x branch nodes that ``cuts="all"`` builds (the split rows are dense
 #: in the columns: breast-cancer, 100 samples, 3000 columns, depth 1 takes 0.8 GB to build)
@@ -112,7 +112,7 @@ class OCT(FormulationSpec):
         alpha = float(v["alpha"])
         reg = [B.L0(of="select", penalty=alpha)] if alpha > 0 else []
         tail = [B.FlowRouting(), B.FlowZeroOneLoss(C=C)] if routing == "flow" else [B.BendersFlow(C=C)]
-        return Formulation(f"{self.name}-{routing}", [B.BinarySplits(), *reg, *tail], decoder=B.decode_flow_tree,
+        return Formulation(f"{self.name}-{routing}", [B.BinarySplits(), *reg, *tail], decoder=decode_flow_tree,
                            numerics=Numerics(eps=v["eps"]), decisions=("select", "leaf_class"))
 
 

@@ -38,8 +38,8 @@ from treeopt_dsl import blocks as B
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.formulation import Formulation, Numerics
 from treeopt_dsl.formulations.olct import _tangents
+from treeopt_dsl.formulations.spec import COMPRESS, FormulationSpec, Param, boolean, floats
 from treeopt_dsl.models.risk import decode_generalized_risk_score, decode_risk_score
-from treeopt_dsl.spec import COMPRESS, FormulationSpec, Param, boolean, floats
 
 
 class ScaledTangentLogisticLoss(B.TangentLogisticLoss):

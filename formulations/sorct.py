@@ -23,9 +23,9 @@ import numpy as np
 from treeopt_dsl import blocks as B
 from treeopt_dsl.data import Dataset
 from treeopt_dsl.formulation import Formulation
+from treeopt_dsl.formulations.spec import FormulationSpec, Param, floats, optional_float
 from treeopt_dsl.models.randomized import decode_randomized
 from treeopt_dsl.result import SolveResult
-from treeopt_dsl.spec import FormulationSpec, Param, floats, optional_float
 
 
 def _rho(text: str) -> Any:
@@ -92,7 +92,8 @@ def lambda_l_threshold(data: Dataset, cost: Any = 0.5, gamma: float = 512.0) -> 
     test suite checks that this value equals the largest ``||grad_a g(0, mu, C)||_inf`` computed by
     automatic differentiation over ``mu in {-1, 1}`` and the two feasible ``C``.
     """
-    from treeopt_dsl.blocks.randomized import cost_matrix, logistic_cdf
+    from treeopt_dsl.blocks.randomized import cost_matrix
+    from treeopt_dsl.numeric import logistic_cdf
 
     if data.n_classes != 2:
         raise ValueError("Theorem 3 is stated for two classes")

@@ -19,12 +19,12 @@ from hypothesis import strategies as st
 
 from treeopt_dsl import Dataset
 from treeopt_dsl.backends import SolveOptions, get_backend
-from treeopt_dsl.categorical import NONE_LEVEL, GroupEncoder, encode_groups, structure
 from treeopt_dsl.datasets import data_dir, load_dataset
+from treeopt_dsl.datasets.encoding import NONE_LEVEL, GroupEncoder, encode_groups, structure
 from treeopt_dsl.errors import DataError, FormulationError
 from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.formulations.categorical import TABLE2
-from treeopt_dsl.shapes import Shape
+from treeopt_dsl.topology.shapes import Shape
 
 SHARED = data_dir()
 needs_shared = pytest.mark.skipif(SHARED is None, reason="the shared data directory (../shared/data) is absent")

@@ -11,9 +11,10 @@ import highspy
 import numpy as np
 import pytest
 
-from treeopt_dsl.cli import main, metrics
+from treeopt_dsl.cli import main
 from treeopt_dsl.datasets import load
 from treeopt_dsl.formulations import REGISTRY, get_formulation
+from treeopt_dsl.models.metrics import metrics
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:

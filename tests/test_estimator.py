@@ -17,7 +17,7 @@ from treeopt_dsl import Dataset
 from treeopt_dsl.errors import DataError, FormulationError, SolveError
 from treeopt_dsl.estimator import OptimalTreeClassifier, RiskScoreClassifier
 from treeopt_dsl.formulations import get_formulation
-from treeopt_dsl.models.tree import sigmoid
+from treeopt_dsl.numeric import sigmoid
 from treeopt_dsl.result import Status
 
 

@@ -18,7 +18,7 @@ from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.formulation import Formulation
 from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.lazy import recomplete
-from treeopt_dsl.models.tree import TreeModel
+from treeopt_dsl.models.tree import TreeModel, decode_flow_tree
 from treeopt_dsl.result import Status
 from treeopt_dsl.topology import Topology
 from treeopt_dsl.warmstart import from_decisions, start_point
@@ -90,7 +90,7 @@ def test_benders_cuts_are_valid_and_cut_off_the_tree(seed: int, depth: int) -> N
     y = np.where(rng.random(25) > 0.5, 1, -1)
     if np.unique(y).size < 2:
         y[0] = -y[0]
-    f = Formulation("benders", [B.BinarySplits(symmetry=False), B.BendersFlow()], decoder=B.decode_flow_tree,
+    f = Formulation("benders", [B.BinarySplits(symmetry=False), B.BendersFlow()], decoder=decode_flow_tree,
                     decisions=("select", "leaf_class"))
     built = f.build(dataset(X, y), Topology(depth))
     S, C = random_tree(built.ctx.topo, 4, rng)

@@ -12,7 +12,7 @@ from treeopt_dsl.cli import main
 from treeopt_dsl.data import Dataset
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.formulations import OCT, REGISTRY, get_formulation, register_formulation
-from treeopt_dsl.spec import Param
+from treeopt_dsl.formulations.spec import Param
 
 
 def _data() -> Dataset:

@@ -11,13 +11,14 @@ import scipy.optimize as so
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from treeopt_dsl.blocks.randomized import cost_matrix, leaf_probabilities, logistic_cdf
+from treeopt_dsl.blocks.randomized import cost_matrix
 from treeopt_dsl.cli import main
 from treeopt_dsl.data import Dataset
 from treeopt_dsl.errors import DataError
 from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.formulations.sorct import lambda_l_threshold
 from treeopt_dsl.multistart import regularization_path, solve_from
+from treeopt_dsl.numeric import leaf_probabilities, logistic_cdf
 
 casadi = pytest.importorskip("casadi", reason="the NLP route needs `pip install treeopt-dsl[nlp]`")
 from treeopt_dsl.backends.nlp import compiled  # noqa: E402

@@ -12,10 +12,10 @@ import pytest
 
 from treeopt_dsl import Dataset, Scaler, Topology
 from treeopt_dsl.models.decision_tree import DecisionTree
+from treeopt_dsl.models.pictures import linear_rule
 from treeopt_dsl.models.randomized import RandomizedTreeModel
 from treeopt_dsl.models.risk import GeneralizedRiskScoreModel, RiskScoreModel
 from treeopt_dsl.models.tree import TreeModel
-from treeopt_dsl.viz import linear_rule
 
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")

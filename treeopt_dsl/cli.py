@@ -38,11 +38,10 @@ import threading
 import time
 from typing import Any
 
-import numpy as np
-
 from treeopt_dsl import __version__
 from treeopt_dsl.errors import TreeoptError
-from treeopt_dsl.jsonable import jsonable
+from treeopt_dsl.models.metrics import metrics
+from treeopt_dsl.numeric import jsonable
 
 WARM_STARTS = ("auto", "none", "greedy", "greedy_lp", "cart", "tao", "tmo", "beam")
 #: seconds after which ``solve`` and ``fit`` stop when ``--time-limit`` is not given
@@ -378,21 +377,6 @@ def _size_line(size: dict[str, Any]) -> str:
                 "samples (no MILP built; --output builds and writes it)")
     return (f"model       {size.get('n_variables')} variables, {size.get('n_constraints')} constraints, "
             f"{size.get('n_nonzeros')} nonzeros, {size.get('n_integer')} integer")
-
-
-def metrics(model: Any, data: Any) -> dict[str, float]:
-    """Accuracy, balanced accuracy and AUC of ``model`` on ``data`` (raw features, ±1 labels)."""
-    from sklearn.metrics import accuracy_score, balanced_accuracy_score, roc_auc_score
-
-    y = data.labels_of(data.y)
-    pred = model.predict(data.X)
-    out = {"accuracy": float(accuracy_score(y, pred)), "balanced_accuracy": float(balanced_accuracy_score(y, pred))}
-    present = np.unique(data.class_index)
-    if present.size == 2 and data.n_classes == 2:
-        out["auc"] = float(roc_auc_score(data.y > 0, model.predict_proba(data.X)[:, 1]))
-    elif present.size == data.n_classes > 2:  # one versus rest, averaged over classes
-        out["auc"] = float(roc_auc_score(data.class_index, model.predict_proba(data.X), multi_class="ovr"))
-    return out
 
 
 def _write(built: Any, output: str | None, names: bool = True) -> dict[str, Any]:

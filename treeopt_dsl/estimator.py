@@ -43,7 +43,8 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from treeopt_dsl.data import Dataset, check_labels, require_numeric
 from treeopt_dsl.errors import DataError, FormulationError, SolveError, UncertifiedWarning
-from treeopt_dsl.models.tree import TreeModel, sigmoid
+from treeopt_dsl.models.tree import TreeModel
+from treeopt_dsl.numeric import sigmoid
 from treeopt_dsl.result import Status
 
 #: formulation parameters that are estimator parameters of OptimalTreeClassifier: every tree formulation

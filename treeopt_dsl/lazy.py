@@ -47,7 +47,8 @@ def solve_lazy(built: Built, be: Any, sf: Any, solver: str, opts: Any) -> Any:
 
 def row_generation(built: Built, be: Any, sf: Any, solver: str, opts: Any) -> Any:
     """Solve, separate, append the violated rows, re-solve from the best completed point (module docstring)."""
-    from treeopt_dsl.backends.base import RawResult, relative_gap
+    from treeopt_dsl.backends.base import RawResult
+    from treeopt_dsl.result import relative_gap
 
     t0 = time.perf_counter()
     limit = opts.time_limit

@@ -117,7 +117,7 @@ def log_progress(progress: Callable[[ProgressEvent], Any], log_callback: Callabl
     >>> seen[0].incumbent, seen[0].source
     (4.9767887, 'log')
     """
-    from treeopt_dsl.backends.base import relative_gap
+    from treeopt_dsl.result import relative_gap
 
     last: list[tuple[float | None, float | None]] = []
 

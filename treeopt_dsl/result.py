@@ -23,6 +23,13 @@ def improves(objective: float, than: float) -> bool:
     return not np.isfinite(than) or objective < than - TIE_RTOL * max(1.0, abs(than))
 
 
+def relative_gap(objective: float | None, bound: float | None) -> float | None:
+    """``|obj - bound| / max(1e-10, |obj|)``, the convention HiGHS and Gurobi report."""
+    if objective is None or bound is None or not np.isfinite(objective) or not np.isfinite(bound):
+        return None
+    return abs(objective - bound) / max(1e-10, abs(objective))
+
+
 class Status(str, Enum):
     """What a solve proved. A contract: ``optimal`` means the solver proved it *and* the decoded model's
     certificate reproduces it; a solver's claim whose certificate fails is ``uncertified``."""

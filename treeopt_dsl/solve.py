@@ -177,8 +177,8 @@ def verify_claim(built: Built, sf: Any, solver: str, raw: Any, opts: Any, time_l
     from dataclasses import replace
 
     from treeopt_dsl.backends import get_backend
-    from treeopt_dsl.backends.base import relative_gap
     from treeopt_dsl.backends.dialects import dialect
+    from treeopt_dsl.result import relative_gap
 
     d = dialect(solver)
     report: dict[str, Any] = {"by": d.verifier, "claimed_status": (raw.claimed or raw.status).value,
@@ -247,7 +247,7 @@ def resolution(built: Built) -> dict[str, Any] | None:
     distinct (scaled) training values of a feature closer than ``eps / w_bound``, which no axis-aligned
     split of this model can put a cut between (``None`` when there are none or the model has no such
     split). ``oct`` with ``cuts="all"`` splits threshold columns instead and can express every cut."""
-    from treeopt_dsl.exact.binarize import unseparable_pairs
+    from treeopt_dsl.numeric import unseparable_pairs
     from treeopt_dsl.warmstart import _budget
 
     gap = smallest_cut_gap(built.formulation, float(built.ctx.numerics.eps))
@@ -304,7 +304,7 @@ def _decode_and_certify(result: SolveResult, built: Built, raw: Any) -> None:
 def _take_better(result: SolveResult, claimed: float, better: float, x: np.ndarray, what: str) -> None:
     """``x`` (objective ``better``) replaces the solver's point (``claimed``), with the solver's bound when it is
     still a bound; a bound above ``better`` proves nothing, so an ``optimal`` claim resting on it is withdrawn."""
-    from treeopt_dsl.backends.base import relative_gap
+    from treeopt_dsl.result import relative_gap
 
     result.message = (f"{result.message}; the solver's point scored {claimed:.10g}, its tree {better:.10g} "
                       f"({what})").lstrip("; ")
@@ -322,7 +322,7 @@ def _start_as_result(raw: Any, model: Any, start: np.ndarray, report: dict[str, 
     did not accept, or a limit before it reached it): the start is the answer, never proven optimal."""
     from dataclasses import replace
 
-    from treeopt_dsl.backends.base import relative_gap
+    from treeopt_dsl.result import relative_gap
 
     obj = model.objective_value(start)
     bound = raw.bound if raw.bound is not None and raw.bound <= obj + 1e-9 * max(1.0, abs(obj)) else None
@@ -358,7 +358,7 @@ def _uncertified(result: SolveResult, built: Built, x: np.ndarray) -> None:
     result.solver_status = result.status
     result.status = Status.UNCERTIFIED
     result.objective = cert.objective_decoded
-    from treeopt_dsl.backends.base import relative_gap
+    from treeopt_dsl.result import relative_gap
 
     if result.bound is not None and result.bound > cert.objective_decoded + 1e-9 * max(1.0, abs(result.bound)):
         result.bound = None  # a bound above a point the model achieves is not a bound of this model

@@ -238,7 +238,7 @@ def feasible_start(built: Built, W: np.ndarray, b: np.ndarray) -> np.ndarray:
     column completed by the blocks, the splits scaled into their bounds where that keeps the routing."""
     model, ctx = built.model, built.ctx
     if is_flow(built):  # binary splits: the same tree as splits and leaf classes (predictions unchanged)
-        from treeopt_dsl.blocks.flow import flow_decisions
+        from treeopt_dsl.models.tree import flow_decisions
 
         half = ctx.numerics.eps / 2
         S, C = flow_decisions(ctx.topo, np.asarray(W, dtype=float), np.asarray(b, dtype=float), half, half)

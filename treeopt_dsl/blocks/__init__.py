@@ -16,8 +16,6 @@ from treeopt_dsl.blocks.flow import (
     BinarySplits,
     FlowRouting,
     FlowZeroOneLoss,
-    decode_flow_tree,
-    flow_decisions,
 )
 from treeopt_dsl.blocks.losses import (
     EPIGRAPHS,
@@ -89,9 +87,7 @@ __all__ = [
     "ThresholdRules",
     "TotalScore",
     "ZeroOneLoss",
-    "decode_flow_tree",
     "envelope",
-    "flow_decisions",
     "integer_in_set",
     "logistic_loss",
     "logistic_tangents",

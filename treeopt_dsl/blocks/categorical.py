@@ -1,7 +1,7 @@
 """Blocks of the optimal categorical decision trees of Günlük et al. ([gunluk-odt-categorical], §4, lines 46-275).
 
 Notation of the paper: samples ``I = I+ ∪ I-``, 0/1 features ``J`` grouped into ``G`` (``g(j)``,
-``J(g)``), decision nodes ``K`` and leaves ``B = B+ ∪ B-`` of a fixed :class:`~treeopt_dsl.shapes.Shape`
+``J(g)``), decision nodes ``K`` and leaves ``B = B+ ∪ B-`` of a fixed :class:`~treeopt_dsl.topology.shapes.Shape`
 (the tree topology is the ``topology`` argument of ``Formulation.build``). Blocks in model order:
 
 * :class:`GroupSelection`: ``v[k, g]`` and (1) ``sum_g v[k, g] = 1``;
@@ -46,11 +46,11 @@ import numpy as np
 import xarray as xr
 
 from treeopt_dsl.blocks.splits import FEATURE, SAMPLE
-from treeopt_dsl.categorical import GroupStructure, structure
+from treeopt_dsl.datasets.encoding import GroupStructure, structure
 from treeopt_dsl.errors import DataError, FormulationError
 from treeopt_dsl.formulation import Block, BuildContext
 from treeopt_dsl.ir import Kind, LinExpr, VarFamily
-from treeopt_dsl.shapes import LEAF, NODE, Shape
+from treeopt_dsl.topology.shapes import LEAF, NODE, Shape
 
 GROUP, PAIR = "group", "pair"
 
@@ -58,7 +58,7 @@ GROUP, PAIR = "group", "pair"
 def _shape(ctx: BuildContext) -> Shape:
     s = ctx.topology
     if not isinstance(s, Shape):
-        raise FormulationError("the categorical tree blocks need a treeopt_dsl.shapes.Shape as topology "
+        raise FormulationError("the categorical tree blocks need a treeopt_dsl.topology.shapes.Shape as topology "
                                "(e.g. Shape.named('2'); the balanced Topology has no explicit leaves)")
     return s
 
@@ -160,7 +160,7 @@ class BranchIndicators(Block):
         A = np.asarray(ctx.data.X, dtype=float)
         if not np.all((A == 0) | (A == 1)):
             raise DataError("the categorical tree needs 0/1 features; encode the data with "
-                            "treeopt_dsl.categorical.encode_groups first")
+                            "treeopt_dsl.datasets.encoding.encode_groups first")
         per_group = np.add.reduceat(A, S.first, axis=1) if A.size else A
         if np.any(per_group > 1):
             i, g = np.argwhere(per_group > 1)[0]

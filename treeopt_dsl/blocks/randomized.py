@@ -30,20 +30,6 @@ from treeopt_dsl.topology import NODE
 LEAF, CLASS = "leaf", "class"
 
 
-def logistic_cdf(v: np.ndarray, gamma: float) -> np.ndarray:
-    """``F(v) = 1 / (1 + exp(-gamma v))`` (line 397), overflow-free; ``gamma = inf`` gives ``v >= 0``."""
-    v = np.asarray(v, dtype=float)
-    if np.isinf(gamma):
-        return (v >= 0).astype(float)
-    return 0.5 * (1.0 + np.tanh(0.5 * gamma * v))
-
-
-def leaf_probabilities(p_left: np.ndarray, left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """``P[i, l] = prod_{t in N_L(l)} p[i, t] prod_{t in N_R(l)} (1 - p[i, t])`` with numpy (line 110)."""
-    factor = 1.0 - left + (left.astype(float) - right)[None] * p_left[:, None, :]
-    return np.prod(factor, axis=2)
-
-
 class RandomizedSplit(Block):
     """Oblique cuts ``a_t`` in ``[-1, 1]^p`` (4) and locations ``mu_t`` in ``[-1, 1]`` (5), and the
     probability of going left ``p_it = F(a_t·x_i / p - mu_t)`` with ``F`` the logistic CDF of slope

@@ -30,7 +30,7 @@ import numpy as np
 
 from treeopt_dsl.contextual.estimator import ContextualTreeClassifier, ContextualTreeRegressor
 from treeopt_dsl.errors import DataError, OptionError
-from treeopt_dsl.jsonable import jsonable
+from treeopt_dsl.numeric import jsonable
 
 __all__ = ["PARAMS", "fit_command", "load_regression", "parse_params"]
 

@@ -59,8 +59,8 @@ def binarize(X: np.ndarray, max_thresholds: int | None = None, min_gap: float = 
         margin ``eps`` cannot separate them either: OCT's (3.7b) needs ``w·x_i + b >= eps`` on the right side
         and ``<= 0`` on the left).
     count_below:
-        Also count, per feature, the consecutive distinct values closer than this (:func:`unseparable_pairs`,
-        from the same sort) into ``closer``.
+        Also count, per feature, the consecutive distinct values closer than this
+        (:func:`~treeopt_dsl.numeric.unseparable_pairs`, from the same sort) into ``closer``.
 
     >>> bz = binarize(np.array([[0.0, 1.0], [1.0, 1.0], [3.0, 0.0]]))
     >>> bz.feature.tolist(), bz.threshold.tolist(), bz.Z.tolist()
@@ -137,12 +137,3 @@ class CutScaler:
 
             raise DataError(f"X has {X.shape[1]} features; the tree's cuts use feature {int(self.bz.feature.max())}")
         return self.bz.transform(X).astype(float)
-
-
-def unseparable_pairs(X: np.ndarray, resolution: float) -> np.ndarray:
-    """Per feature, how many pairs of consecutive distinct values lie closer than ``resolution`` (the
-    smallest gap a split with margin ``eps`` and ``|w| <= w_bound`` can put a cut into: ``eps / w_bound``)."""
-    if X.size == 0:
-        return np.zeros(X.shape[1] if X.ndim == 2 else 0, dtype=np.int64)
-    d = np.diff(np.sort(X, axis=0), axis=0)
-    return np.count_nonzero((d > 0) & (d < resolution), axis=0)

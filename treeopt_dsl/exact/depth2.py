@@ -49,7 +49,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from treeopt_dsl.threads import one_blas_thread
+from treeopt_dsl.numeric import one_blas_thread
 
 #: the largest depth this module solves
 MAX_DEPTH = 2
@@ -164,7 +164,7 @@ def solve(Z: np.ndarray, y: np.ndarray, depth: int, C: float = 1.0, alpha: float
         if Z.shape[1] >= RANKS_FROM * np.unique(groups).size:  # few columns per feature (0/1 data): the products
             layout = Layout.of(Z, groups, A)
     deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
-    with one_blas_thread():  # small products: BLAS threads only contend (treeopt_dsl.threads)
+    with one_blas_thread():  # small products: BLAS threads only contend (treeopt_dsl.numeric)
         return _solve(Z, Zf, A, T, depth, C, alpha, layout, deadline)
 
 

@@ -46,8 +46,8 @@ from treeopt_dsl.exact.dp import (
 )
 from treeopt_dsl.formulation import BuildContext, DeferredBuilt
 from treeopt_dsl.ir import Model
+from treeopt_dsl.numeric import one_blas_thread
 from treeopt_dsl.result import Certificate, SolveResult
-from treeopt_dsl.threads import one_blas_thread
 
 #: MIP options the DP route accepts and ignores (as the built route does: no MILP, no solver to pass them to)
 IGNORED = frozenset({"gap", "threads", "seed", "verbose", "log_callback", "warm_start", "raise_on_failure",
@@ -83,7 +83,7 @@ def solve_spec(spec: Any, data: Any, backend: str | None = None, time_limit: flo
 
     gap = smallest_cut_gap(f, float(ctx.numerics.eps))
     bounds = split.bounds(prepared.X)
-    with one_blas_thread():  # small products (treeopt_dsl.threads)
+    with one_blas_thread():  # small products (treeopt_dsl.numeric)
         tree = fit_tree(prepared, task, constant_b(f, prepared, bounds[1]), time_limit, max_thresholds,
                         count_below=gap)
         model = _model(ctx, tree)

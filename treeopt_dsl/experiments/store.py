@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from treeopt_dsl.jsonable import json_default
+from treeopt_dsl.numeric import json_default
 
 __all__ = ["ResultStore", "load_rows"]
 

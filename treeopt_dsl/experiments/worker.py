@@ -35,7 +35,7 @@ import time
 import traceback
 from typing import Any
 
-from treeopt_dsl.jsonable import json_default
+from treeopt_dsl.numeric import json_default
 
 __all__ = ["HOOK_VARS", "run_isolated", "run_task", "wall_timeout", "with_hooks"]
 
@@ -207,7 +207,7 @@ def _references(built: Any, names: list[str]) -> dict[str, Any]:
 
 
 def _metrics(model: Any, data: Any, names: list[str]) -> dict[str, float]:
-    from treeopt_dsl.cli import metrics
+    from treeopt_dsl.models.metrics import metrics
 
     try:
         m = metrics(model, data)

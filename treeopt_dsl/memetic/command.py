@@ -24,10 +24,10 @@ from treeopt_dsl.cli import (
     _data,
     _data_info,
     _print_json,
-    metrics,
     parse_param_items,
 )
 from treeopt_dsl.memetic.estimator import TAOClassifier, TMOClassifier
+from treeopt_dsl.models.metrics import metrics
 
 #: ``--param`` keys per command and how to read them (``depth`` also comes from ``--depth``)
 PARAMS: dict[str, dict[str, Any]] = {

@@ -7,7 +7,7 @@ run of the lowest / highest bins (§4.4), as a threshold ("age <= 37"). The leav
 labels of the formulation (``B+`` = even leaf labels, the right leaf of every leaf-parent).
 
 The model applies to *raw* rows (the columns the dataset was loaded with, or the estimator's ``X``):
-the fitted :class:`~treeopt_dsl.categorical.GroupEncoder` maps them to the binary features first.
+the fitted :class:`~treeopt_dsl.datasets.encoding.GroupEncoder` maps them to the binary features first.
 """
 
 from __future__ import annotations
@@ -17,17 +17,17 @@ from typing import Any
 
 import numpy as np
 
-from treeopt_dsl.categorical import NONE_LEVEL, GroupEncoder
 from treeopt_dsl.data import pick_labels
+from treeopt_dsl.datasets.encoding import NONE_LEVEL, GroupEncoder
 from treeopt_dsl.errors import FormulationError, SolverNotAvailable
-from treeopt_dsl.shapes import Shape
+from treeopt_dsl.topology.shapes import Shape
 
 _TINY = float(np.finfo(float).smallest_normal)
 
 
 @dataclass
 class CategoricalTreeModel:
-    """A categorical decision tree of a fixed :class:`~treeopt_dsl.shapes.Shape`.
+    """A categorical decision tree of a fixed :class:`~treeopt_dsl.topology.shapes.Shape`.
 
     ``Z[k, j]`` is 1 when encoded feature ``j`` is in the subset of node ``k`` (the solver's ``z``,
     rounded); ``node_group[k]`` is the group tested (the solver's ``v``). ``leaf_counts[b]`` are the
@@ -197,7 +197,7 @@ class CategoricalTreeModel:
 
     def to_dot(self) -> str:
         """The tree as Graphviz DOT text: set tests (``yes`` = left), leaves with class and training counts."""
-        from treeopt_dsl.viz import categorical_graph, to_dot
+        from treeopt_dsl.models.pictures import categorical_graph, to_dot
 
         return to_dot(categorical_graph(self), name="categorical_tree")
 

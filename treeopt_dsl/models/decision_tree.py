@@ -249,7 +249,7 @@ class DecisionTree:
         each leaf its class, leaves in order left to right and nodes at their depth. Returns the figure.
 
         Trees with more than ``max_leaves`` leaves are refused (a picture of thousands of leaves says less
-        than :meth:`text`); raise it to draw them anyway. The drawing is :func:`treeopt_dsl.viz.draw` (the
+        than :meth:`text`); raise it to draw them anyway. The drawing is :func:`treeopt_dsl.models.pictures.draw` (the
         backend is matplotlib's choice: inline in notebooks, Agg without a display).
 
         Example::
@@ -257,7 +257,7 @@ class DecisionTree:
             >>> t = DecisionTree([0, -1, -1], [1.5, 0, 0], [1, -1, -1], [2, -1, -1], [-1, 0, 1])
             >>> t.plot().savefig("/tmp/tree.png")  # doctest: +SKIP
         """
-        from treeopt_dsl.viz import decision_tree_graph, draw
+        from treeopt_dsl.models.pictures import decision_tree_graph, draw
 
         return draw(decision_tree_graph(self, decimals), ax=ax, max_leaves=max_leaves)
 
@@ -270,7 +270,7 @@ class DecisionTree:
             >>> t.to_dot().count("->")
             2
         """
-        from treeopt_dsl.viz import decision_tree_graph, to_dot
+        from treeopt_dsl.models.pictures import decision_tree_graph, to_dot
 
         return to_dot(decision_tree_graph(self, decimals))
 

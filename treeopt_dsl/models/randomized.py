@@ -47,7 +47,7 @@ class RandomizedTreeModel:
 
     def leaf_probabilities(self, X: Any) -> np.ndarray:
         """``P[i, t]``: probability that sample ``i`` reaches leaf ``t`` (sample x leaf)."""
-        from treeopt_dsl.blocks.randomized import leaf_probabilities, logistic_cdf
+        from treeopt_dsl.numeric import leaf_probabilities, logistic_cdf
 
         Xs = self._scaled(X)
         v = Xs @ self.A.T / self.A.shape[1] - self.mu
@@ -112,19 +112,19 @@ class RandomizedTreeModel:
     def plot(self, ax: Any = None, max_terms: int = 3, fontsize: float = 7.0) -> Any:
         """Draw the probabilistic splits with matplotlib; returns the figure. Each node shows its rule
         ``u >= c`` in original units and the steepness of ``F`` along it, each leaf its class probabilities
-        (:func:`treeopt_dsl.viz.randomized_graph`).
+        (:func:`treeopt_dsl.models.pictures.randomized_graph`).
 
         Example::
 
             >>> model.plot().savefig("sorct.png")  # doctest: +SKIP
         """
-        from treeopt_dsl.viz import draw, randomized_graph
+        from treeopt_dsl.models.pictures import draw, randomized_graph
 
         return draw(randomized_graph(self, max_terms), ax=ax, fontsize=fontsize)
 
     def to_dot(self, max_terms: int = 3) -> str:
         """The tree of :meth:`plot` as Graphviz DOT text."""
-        from treeopt_dsl.viz import randomized_graph, to_dot
+        from treeopt_dsl.models.pictures import randomized_graph, to_dot
 
         return to_dot(randomized_graph(self, max_terms), name="sorct")
 

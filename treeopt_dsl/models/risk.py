@@ -9,7 +9,7 @@ import numpy as np
 
 from treeopt_dsl.data import Scaler, pick_labels
 from treeopt_dsl.errors import DataError
-from treeopt_dsl.models.tree import sigmoid
+from treeopt_dsl.numeric import sigmoid
 
 
 def risk_table(s: np.ndarray, beta: float, multiplier: float = 1.0) -> list[tuple[int, float]]:
@@ -112,13 +112,13 @@ class RiskScoreModel:
 
     def plot(self, ax: Any = None) -> Any:
         """The score card as a figure: points per rule beside the risk of every total
-        (:func:`treeopt_dsl.viz.plot_score_card`). Returns the figure.
+        (:func:`treeopt_dsl.models.pictures.plot_score_card`). Returns the figure.
 
         Example::
 
             >>> model.plot().savefig("card.png")  # doctest: +SKIP
         """
-        from treeopt_dsl.viz import plot_score_card
+        from treeopt_dsl.models.pictures import plot_score_card
 
         return plot_score_card(self, ax=ax)
 
@@ -199,13 +199,13 @@ class GeneralizedRiskScoreModel:
 
     def plot(self, ax: Any = None) -> Any:
         """The score card as a figure: points per rule beside the risk of every total
-        (:func:`treeopt_dsl.viz.plot_score_card`). Returns the figure.
+        (:func:`treeopt_dsl.models.pictures.plot_score_card`). Returns the figure.
 
         Example::
 
             >>> model.plot().savefig("card.png")  # doctest: +SKIP
         """
-        from treeopt_dsl.viz import plot_score_card
+        from treeopt_dsl.models.pictures import plot_score_card
 
         return plot_score_card(self, ax=ax)
 

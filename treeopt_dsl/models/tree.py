@@ -8,12 +8,9 @@ from typing import Any
 import numpy as np
 
 from treeopt_dsl.data import Scaler, pick_labels
-from treeopt_dsl.errors import DataError
+from treeopt_dsl.errors import DataError, FormulationError
+from treeopt_dsl.numeric import sigmoid
 from treeopt_dsl.topology import Topology
-
-
-def sigmoid(v: np.ndarray) -> np.ndarray:
-    return 0.5 * (1.0 + np.tanh(0.5 * np.asarray(v, dtype=float)))
 
 
 @dataclass
@@ -236,19 +233,19 @@ class TreeModel:
     def __str__(self) -> str:
         return self.text()
 
-    # ---------------------------------------------------------------- pictures (treeopt_dsl.viz)
+    # ---------------------------------------------------------------- pictures (treeopt_dsl.models.pictures)
     def plot(self, ax: Any = None, max_terms: int = 3, X: Any = None, y: Any = None, fontsize: float = 7.0) -> Any:
         """Draw the tree with matplotlib (``pip install treeopt-dsl[plot]``); returns the figure.
 
         Rules in the features' original units (``name <= value``; oblique nodes by their ``max_terms``
         largest terms), leaves with their class and the training samples reaching them (per class when raw
-        ``X`` and labels ``y`` are given). See :func:`treeopt_dsl.viz.tree_model_graph`.
+        ``X`` and labels ``y`` are given). See :func:`treeopt_dsl.models.pictures.tree_model_graph`.
 
         Example::
 
             >>> model.plot().savefig("tree.png")  # doctest: +SKIP
         """
-        from treeopt_dsl.viz import draw, tree_model_graph
+        from treeopt_dsl.models.pictures import draw, tree_model_graph
 
         return draw(tree_model_graph(self, max_terms, X, y), ax=ax, fontsize=fontsize)
 
@@ -259,7 +256,7 @@ class TreeModel:
 
             >>> open("tree.dot", "w").write(model.to_dot())  # doctest: +SKIP
         """
-        from treeopt_dsl.viz import to_dot, tree_model_graph
+        from treeopt_dsl.models.pictures import to_dot, tree_model_graph
 
         return to_dot(tree_model_graph(self, max_terms, X, y))
 
@@ -290,3 +287,75 @@ def tree_of(ctx: Any, W: np.ndarray, b: np.ndarray, leaf_threshold: float, leaf_
         np.add.at(counts, (at, ctx.data.class_index), ctx.data.weights)
         tree.leaf_counts = counts
     return tree
+
+
+def decode_flow_tree(ctx: Any, x: np.ndarray) -> TreeModel:
+    """The tree of ``b`` and ``c`` as the library's :class:`~treeopt_dsl.models.tree.TreeModel` on the 0/1
+    columns: a node testing ``f`` is the hyperplane ``x_f - 1/2`` (right iff ``x_f = 1``), a node testing
+    nothing is ``-1/2`` (all left); a last-level node classifies by ``±(x_f - 1/2)`` when its leaves differ,
+    by the constant ``±1/2`` when they agree."""
+    topo = ctx.topo
+    S = np.round(ctx["select"].values(x))
+    cls = np.round(ctx["leaf_class"].values(x))
+    label = np.where(cls[:, 1] > 0.5, 1.0, -1.0)  # leaf x: +1 or -1
+    W = np.zeros_like(S, dtype=float)
+    b = np.full(topo.n_nodes, -0.5)
+    for t in topo.nodes:
+        f = np.flatnonzero(S[t] > 0.5)
+        if topo.level[t] < topo.depth:
+            if f.size:
+                W[t, f[0]] = 1.0
+            continue
+        lo, hi = label[2 * t + 1 - topo.n_nodes], label[2 * t + 2 - topo.n_nodes]
+        if f.size == 0 or lo == hi:
+            b[t] = 0.5 * lo
+        else:
+            W[t, f[0]] = hi  # +1: predict +1 iff x_f = 1
+            b[t] = -0.5 * hi
+    sc = ctx.data.meta.get("scaler") or Scaler("none").fit(ctx.data.X)
+    return TreeModel(topo, W, b, ctx.data.feature_names, ctx.data.classes, sc, threshold=0.0, leaf_threshold=0.0,
+                     X_train=ctx.data.X)
+
+
+def flow_decisions(topo: Topology, W: np.ndarray, b: np.ndarray, threshold: float,
+                   leaf_threshold: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(select, leaf_class)`` of an axis-aligned hyperplane tree ``(W, b)`` on 0/1 columns (a start for the
+    flow routings): a node whose one feature sends ``x_f = 0`` right and ``x_f = 1`` left has its subtrees
+    swapped; a node that sends every sample one way tests nothing, with that way's subtree moved to the left
+    (the flow layout sends untested samples left). Predictions on 0/1 inputs are unchanged."""
+    p = W.shape[1]
+    S = np.zeros((topo.n_nodes, p))
+    C = np.zeros((topo.n_leaves, 2))
+    C[:, 0] = 1.0  # unreachable leaves predict -1
+
+    def feature(t: int) -> int | None:
+        nz = np.flatnonzero(np.abs(W[t]) > 0)
+        if nz.size > 1:
+            raise FormulationError(f"node {t} of the start tests {nz.size} features; flow routing takes one")
+        return int(nz[0]) if nz.size else None
+
+    def place(src: int, dst: int, h: int) -> None:
+        f = feature(src)
+        v0 = b[src]
+        v1 = b[src] + (W[src, f] if f is not None else 0.0)
+        if h == topo.depth:
+            c0, c1 = (1 if v0 > leaf_threshold else 0), (1 if v1 > leaf_threshold else 0)
+            lo, hi = 2 * dst + 1 - topo.n_nodes, 2 * dst + 2 - topo.n_nodes
+            C[lo] = C[hi] = 0.0
+            if f is not None and c0 != c1:
+                S[dst, f] = 1.0
+                C[lo, c0] = C[hi, c1] = 1.0
+            else:
+                C[lo, c0] = C[hi, c0] = 1.0
+            return
+        r0, r1 = v0 > threshold, v1 > threshold
+        if f is not None and r0 != r1:
+            S[dst, f] = 1.0
+            first, second = (2 * src + 1, 2 * src + 2) if not r0 else (2 * src + 2, 2 * src + 1)
+            place(first, 2 * dst + 1, h + 1)
+            place(second, 2 * dst + 2, h + 1)
+        else:  # everything goes one way: that subtree on the left, the right one unreachable (tests nothing)
+            place(2 * src + 1 + int(r0), 2 * dst + 1, h + 1)
+
+    place(0, 0, 1)
+    return S, C

@@ -253,7 +253,7 @@ def randomized_graph(model: Any, max_terms: int = 3) -> Graph:
         const = -(float(mu[t]) + float(np.sum(coef * shift)))
         used = np.flatnonzero(coef)
         if used.size == 0:  # no feature: the same probability for every sample
-            from treeopt_dsl.blocks.randomized import logistic_cdf
+            from treeopt_dsl.numeric import logistic_cdf
 
             g.add(f"n{t}", f"no feature: 'yes' w.p. {float(logistic_cdf(np.array(-mu[t]), model.gamma)):.2f}")
             continue

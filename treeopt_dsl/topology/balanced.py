@@ -1,4 +1,4 @@
-"""Tree topologies: node sets, levels and the subtree masks the routing blocks contract with.
+"""The balanced tree: node sets, levels and the subtree masks the routing blocks contract with.
 
 Branch nodes are numbered breadth first from 0 (the root); node ``t`` has children ``2t+1``
 (left) and ``2t+2`` (right). In the thesis' notation ([aldinucci-thesis-2024], lines 379-392) ``T`` is the set

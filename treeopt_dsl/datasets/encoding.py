@@ -360,7 +360,7 @@ def structure(data: Dataset) -> GroupStructure:
                               np.array([g.ordinal for g in enc.groups_]), sizes, enc.offsets)
     if not np.all((data.X == 0) | (data.X == 1)):
         raise DataError("the categorical formulation needs grouped 0/1 features: encode the data first "
-                        "(treeopt_dsl.categorical.encode_groups)")
+                        "(treeopt_dsl.datasets.encoding.encode_groups)")
     src = np.asarray(data.groups if data.groups is not None else range(data.n_features))
     change = np.flatnonzero(np.r_[True, src[1:] != src[:-1]])
     if np.unique(src).size != change.size:
