@@ -40,6 +40,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from treeopt_dsl.defaults import check_gap, check_seed, check_threads, check_time_limit, check_tolerance
 from treeopt_dsl.errors import OptionError
 from treeopt_dsl.ir import StandardForm
 from treeopt_dsl.result import Status, improves, relative_gap
@@ -47,16 +48,6 @@ from treeopt_dsl.result import Status, improves, relative_gap
 #: the options every backend understands (the fields of :class:`SolveOptions` but ``extra``)
 COMMON_OPTIONS = ("time_limit", "gap", "threads", "seed", "verbose", "log_callback", "progress", "warm_start",
                   "feasibility_tol", "integrality_tol")
-
-
-def _number(name: str, value: Any, allowed: str, minimum: float = 0.0, integer: bool = False) -> None:
-    """Raise :class:`OptionError` unless ``value`` is a finite number ``>= minimum`` (an integer if asked)."""
-    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-    ok = ok and math.isfinite(float(value)) and float(value) >= minimum
-    if ok and integer:
-        ok = float(value) == int(value) and not isinstance(value, (float, np.floating))
-    if not ok:
-        raise OptionError(f"{name} must be {allowed}, got {value!r}")
 
 
 @dataclass
@@ -92,21 +83,14 @@ class SolveOptions:
         self.validate()
 
     def validate(self) -> None:
-        """Raise :class:`OptionError` naming the first bad option and what is allowed."""
-        if self.time_limit is not None:
-            _number("time_limit", self.time_limit, "a number >= 0 (seconds)")
-        if self.gap is not None:
-            _number("gap", self.gap, "a number >= 0 (relative MIP gap, e.g. 0.01 for 1%)")
-        if self.threads is not None:
-            _number("threads", self.threads, "an integer >= 0 (0 = the solver's choice)", integer=True)
-        if self.seed is not None:
-            _number("seed", self.seed, "an integer >= 0", integer=True)
-        for name in ("feasibility_tol", "integrality_tol"):
-            value = getattr(self, name)
-            if value is not None:
-                _number(name, value, "a number > 0", minimum=0.0)
-                if float(value) == 0:
-                    raise OptionError(f"{name} must be a number > 0, got {value!r}")
+        """Raise :class:`OptionError` naming the first bad option and what is allowed (:mod:`treeopt_dsl.defaults`
+        holds the one check of each)."""
+        check_time_limit(self.time_limit)
+        check_gap(self.gap)
+        check_threads(self.threads)
+        check_seed(self.seed)
+        check_tolerance(self.feasibility_tol, "feasibility_tol")
+        check_tolerance(self.integrality_tol, "integrality_tol")
         if self.log_callback is not None and not callable(self.log_callback):
             raise OptionError(f"log_callback must be callable, got {self.log_callback!r}")
         if self.progress is not None and not callable(self.progress):

@@ -225,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json-out", default=str(RESULTS / f"contextual_{dt.date.today().isoformat()}.jsonl"))
     ap.add_argument("--figures", default=str(RESULTS / "contextual_figures"))
     args = ap.parse_args(argv)
-    from treeopt_dsl.contextual.command import parse_params
+    from treeopt_dsl.cli.contextual import parse_params
 
     kw = parse_params(args.param, "benchmark")
     figures = Path(args.figures) if args.figures else None

@@ -18,9 +18,12 @@ import pandas as pd
 import pytest
 
 from treeopt_dsl import cli
+from treeopt_dsl.cli import info as cli_info
 from treeopt_dsl.cli import main
+from treeopt_dsl.cli import solve as cli_solve
 from treeopt_dsl.data import Dataset, Scaler
 from treeopt_dsl.datasets import load
+from treeopt_dsl.defaults import TIME_LIMIT
 from treeopt_dsl.errors import DataError, FormulationError, ModelError
 from treeopt_dsl.estimator import OptimalTreeClassifier, RiskScoreClassifier
 from treeopt_dsl.formulations import get_formulation
@@ -118,7 +121,7 @@ def test_cli_refuses_huge_values(capsys, huge_csv: Path, scaling: str) -> None:
 
 def test_time_limit_default_and_none() -> None:
     parser = cli.build_parser()
-    assert parser.parse_args(["fit", "olct", "--data", "x"]).time_limit == cli.DEFAULT_TIME_LIMIT == 300.0
+    assert parser.parse_args(["fit", "olct", "--data", "x"]).time_limit == TIME_LIMIT == 300.0
     assert parser.parse_args(["solve", "olct", "--data", "x"]).time_limit == 300.0
     assert parser.parse_args(["solve", "olct", "--data", "x", "--time-limit", "none"]).time_limit is None
     assert parser.parse_args(["solve", "olct", "--data", "x", "--time-limit", "0"]).time_limit == 0.0
@@ -166,7 +169,7 @@ def test_interrupted_and_uncertified_endings(capsys, monkeypatch, solved, status
                                              json_out: bool) -> None:
     keep = status.has_solution
     fake = dataclasses.replace(solved, status=status, **({} if keep else {"model": None}))
-    monkeypatch.setattr(cli, "_solve", lambda spec, data, args: fake)
+    monkeypatch.setattr(cli_solve, "run_solve", lambda spec, data, args: fake)
     argv = ["solve", "olct", *SMALL] + (["--json"] if json_out else [])
     got, out, err = run(capsys, *argv)
     assert got == code
@@ -181,7 +184,7 @@ def test_keyboard_interrupt_outside_a_solve(capsys, monkeypatch) -> None:
     def boom(args: object) -> int:
         raise KeyboardInterrupt
 
-    monkeypatch.setitem(cli.COMMANDS, "formulations", boom)
+    monkeypatch.setattr(cli_info, "run", boom)
     code, _, err = run(capsys, "formulations")
     assert code == 130 and err == "treeopt: interrupted (Ctrl-C)\n"
 
@@ -193,7 +196,7 @@ def test_sigterm_outside_a_solve(capsys, monkeypatch) -> None:
         return 0
 
     before = signal.getsignal(signal.SIGTERM)
-    monkeypatch.setitem(cli.COMMANDS, "formulations", term)
+    monkeypatch.setattr(cli_info, "run", term)
     code, _, err = run(capsys, "formulations")
     assert code == 143 and err == "treeopt: terminated (SIGTERM)\n"
     assert signal.getsignal(signal.SIGTERM) == before  # restored

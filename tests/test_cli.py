@@ -180,7 +180,7 @@ def test_routings_from_the_command_line(capsys, tmp_path):
 
 def test_the_time_line_says_proof_only_for_a_proven_answer():
     """After the final incumbent, an optimal run spent its time on the proof; a run stopped by its limit did not."""
-    from treeopt_dsl.cli import _summary
+    from treeopt_dsl.cli.common import summary as _summary
     from treeopt_dsl.result import SolveResult, Status
 
     def line(status):

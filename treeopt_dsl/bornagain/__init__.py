@@ -12,7 +12,7 @@ Modules: :mod:`.ensemble` (the ensemble and its vote), :mod:`.baformat` (the BA-
 :mod:`.cells` (split levels, cell classes, regions), :mod:`.dp` (the exact dynamic program),
 :mod:`.faithful` (verification), :mod:`.prune` (post-pruning with training data), :mod:`.homogeneity` and
 :mod:`.heuristic` (the faithful greedy construction for large ensembles, its proofs an integer program of the
-library's IR), :mod:`.estimator` (``BornAgainClassifier``), :mod:`.command` (``treeopt born-again``).
+library's IR), :mod:`.estimator` (``BornAgainClassifier``), :mod:`treeopt_dsl.cli.bornagain` (``treeopt born-again``).
 """
 
 from treeopt_dsl.bornagain.baformat import read_ba_forest, write_ba_forest

@@ -12,7 +12,7 @@ Modules: :mod:`.rewards` (the bandit rewards (5.4), (5.5) and the supervised bas
 :class:`~treeopt_dsl.models.decision_tree.DecisionTree`, decision paths), :mod:`.policy` (the network,
 REINFORCE with entropy regularization of Algorithm 4, the supervised training; PyTorch, imported only when
 training), :mod:`.estimator` (``ContextualTreeClassifier``, ``ContextualTreeRegressor``), :mod:`.plots` (the
-Figure 5.2-like training plot), :mod:`.command` (``treeopt fit cct`` / ``treeopt fit crt``).
+Figure 5.2-like training plot), :mod:`treeopt_dsl.cli.contextual` (``treeopt fit cct`` / ``treeopt fit crt``).
 Importing this package does not import PyTorch.
 """
 

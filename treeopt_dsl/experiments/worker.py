@@ -42,7 +42,7 @@ __all__ = ["HOOK_VARS", "run_isolated", "run_task", "wall_timeout", "with_hooks"
 _SOLVER_PACKAGES = {"highs": "highspy", "scip": "PySCIPOpt", "gurobi": "gurobipy", "cbc": "mip", "ipopt": "casadi",
                     "streed": "pystreed"}
 _PRELOAD = ["treeopt_dsl.experiments.worker", "treeopt_dsl.formulations", "treeopt_dsl.datasets",
-            "treeopt_dsl.cli", "sklearn.metrics", "sklearn.model_selection", "highspy"]
+            "treeopt_dsl.models.metrics", "sklearn.metrics", "sklearn.model_selection", "highspy"]
 _FORKSERVER: Any = None
 
 

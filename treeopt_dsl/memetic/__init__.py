@@ -4,7 +4,7 @@
 * :mod:`~treeopt_dsl.memetic.encoding`: the fixed-length encoding (§3.1) and majority decoding;
 * :mod:`~treeopt_dsl.memetic.crossover`: the stochastic node-wise crossover with its conversions (§3.2);
 * :mod:`~treeopt_dsl.memetic.estimator`: :class:`TMOClassifier` and :class:`TAOClassifier` (scikit-learn);
-* :mod:`~treeopt_dsl.memetic.command`: ``treeopt fit tmo`` / ``treeopt fit tao``.
+* ``treeopt fit tmo`` / ``treeopt fit tao``: :mod:`treeopt_dsl.cli.memetic`.
 """
 
 from treeopt_dsl.memetic.tmo import TMOResult, tmo

@@ -17,14 +17,14 @@ import sys
 import time
 from typing import Any
 
-from treeopt_dsl.cli import (
+from treeopt_dsl.cli.common import (
     EXIT_INTERRUPTED,
     UsageError,
-    _check_paths,
-    _data,
-    _data_info,
-    _print_json,
+    check_paths,
+    data_info,
+    load_data,
     parse_param_items,
+    print_json,
 )
 from treeopt_dsl.memetic.estimator import TAOClassifier, TMOClassifier
 from treeopt_dsl.models.metrics import metrics
@@ -53,15 +53,15 @@ def _refuse_solver_options(args: argparse.Namespace) -> None:
                          f"{'does' if len(given) == 1 else 'do'} not apply (the data, split and output options do)")
 
 
-def fit_command(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """Run ``treeopt fit tmo|tao``; returns the exit status (0, or 130 when Ctrl-C stopped TMO early)."""
     _refuse_solver_options(args)
     if not 0 < args.test_size < 1:
         raise UsageError(f"--test-size must be in (0, 1), got {args.test_size}")
     params = _params(args)
     max_iter = params.pop("max_iter", None)
-    _check_paths(args)
-    data = _data(args)
+    check_paths(args)
+    data = load_data(args)
     train, test = data.split(args.test_size, seed=args.seed)
     quiet = args.quiet or args.json
     t0 = time.perf_counter()
@@ -89,13 +89,13 @@ def fit_command(args: argparse.Namespace) -> int:
     if names is not None and len(names) == data.n_features:
         est.tree_.feature_names = tuple(str(n) for n in names)
     values = {k: v for k, v in est.get_params().items()}
-    out = {"fitter": args.formulation, "params": values, "data": _data_info(data), "status": "feasible",
+    out = {"fitter": args.formulation, "params": values, "data": data_info(data), "status": "feasible",
            "message": "a heuristic tree: no bound, no optimality claim", "fit_s": round(fit_s, 4),
            "n_train": train.n_samples, "n_test": test.n_samples, args.formulation: report,
            "tree": est.tree_.text(), "n_leaves": est.tree_.n_leaves, "tree_depth": est.tree_.depth,
            "metrics": {"train": metrics(est, train), "test": metrics(est, test)}}
     if args.json:
-        _print_json(out)
+        print_json(out)
     else:
         name = {"tao": "TAO (CART, then Tree Alternating Optimization)", "tmo": "TMO (memetic, [aldinucci-memetic])"}
         print(f"{name[args.formulation]} on {data.name} ({train.n_samples} training samples), depth "

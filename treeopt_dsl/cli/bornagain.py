@@ -29,31 +29,9 @@ from treeopt_dsl.bornagain.heuristic import born_again_heuristic
 from treeopt_dsl.bornagain.prune import prune_empty_splits
 from treeopt_dsl.errors import DataError, TreeoptError
 
-__all__ = ["add_parser", "load_ensemble", "read_csv", "run", "scores"]
+__all__ = ["load_ensemble", "read_csv", "run", "scores"]
 
 
-def add_parser(sub: Any) -> None:
-    """Register ``born-again`` on the ``treeopt`` sub-command parser."""
-    c = sub.add_parser("born-again", help="the smallest single tree with exactly a forest's decision function "
-                                          "(Vidal & Schiffer 2020)")
-    c.add_argument("model", help="a BA-Trees forest file (.txt) or a pickled scikit-learn forest (.pkl/.joblib)")
-    c.add_argument("--objective", default="depth", choices=OBJECTIVES,
-                   help="minimize depth, leaves, or depth then leaves (default depth)")
-    c.add_argument("--heuristic", action="store_true",
-                   help="the faithful greedy construction (§4.5) instead of the exact dynamic program")
-    c.add_argument("--n-cells", type=int, default=100, help="random cells per region of the heuristic (default 100)")
-    c.add_argument("--solver", default="highs", help="MILP solver of the heuristic's homogeneity proofs")
-    c.add_argument("--seed", type=int, default=0, help="seed of the heuristic's cell samples")
-    c.add_argument("--time-limit", type=float, default=None, metavar="SEC",
-                   help="seconds for the dynamic program (default: none)")
-    c.add_argument("--prune", action="store_true", help="remove splits with no training sample on a side (--data)")
-    c.add_argument("--data", help="training CSV (for --prune)")
-    c.add_argument("--test", help="test CSV: accuracy and F1 of the forest and the trees")
-    c.add_argument("--label", help="label column of the CSV files (default: 'Class', else the last column)")
-    c.add_argument("--output", "-o", help="write the (pruned) tree in the BA-Trees format")
-    c.add_argument("--plot", help="draw the (pruned) tree to this image (matplotlib)")
-    c.add_argument("--json", action="store_true", help="print one JSON object")
-    c.add_argument("--quiet", "-q", action="store_true", help="do not print the tree")
 
 
 def load_ensemble(path: str | Path) -> Ensemble:
@@ -106,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
     """The ``born-again`` command; returns the exit status."""
     if args.prune and not args.data:
         raise TreeoptError("--prune needs --data TRAIN.csv (the training samples that decide empty splits)")
+    if args.objective not in OBJECTIVES:  # checked before the forest is read
+        raise TreeoptError(f"--objective must be one of {', '.join(OBJECTIVES)}, got {args.objective!r}")
     ens = load_ensemble(args.model)
     if args.heuristic:
         tree, stats = born_again_heuristic(ens, n_cells=args.n_cells, seed=args.seed, solver=args.solver)

@@ -28,11 +28,13 @@ from typing import Any
 
 import numpy as np
 
+from treeopt_dsl.cli.common import parse_param_items
 from treeopt_dsl.contextual.estimator import ContextualTreeClassifier, ContextualTreeRegressor
+from treeopt_dsl.datasets import load
 from treeopt_dsl.errors import DataError, OptionError
 from treeopt_dsl.numeric import jsonable
 
-__all__ = ["PARAMS", "fit_command", "load_regression", "parse_params"]
+__all__ = ["PARAMS", "load_regression", "parse_params", "run"]
 
 
 def _int(text: str) -> int:
@@ -75,8 +77,6 @@ PARAMS: dict[str, Callable[[str], Any]] = {
 
 def parse_params(items: list[str], formulation: str) -> dict[str, Any]:
     """``["KEY=VALUE", ...]`` as estimator parameters (:data:`PARAMS`); an error (exit 2) names the allowed keys."""
-    from treeopt_dsl.cli import parse_param_items
-
     return parse_param_items(items, PARAMS, formulation)
 
 
@@ -127,8 +127,6 @@ def load_regression(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, l
 
 
 def _load_classification(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, list[str], str, list[Any]]:
-    from treeopt_dsl.datasets import load
-
     d = load(args.data, data_dir=args.data_dir, label=args.label, positive=args.positive, variant=args.variant,
              multiclass=args.positive is None)
     if args.sample is not None:
@@ -173,7 +171,7 @@ def _reject_solver_options(args: argparse.Namespace) -> None:
         raise OptionError(f"--output of {name} writes the trees it uses as JSON: give a FILE.json, got {out!r}")
 
 
-def fit_command(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """``treeopt fit cct|crt``: split 64/16/20, fit, print metrics of the contextual tree, CART and the forest
     on the training, validation and test parts, the selection histogram and an explained test row (or one
     JSON document with ``--json``); returns the exit status (0)."""

@@ -1,0 +1,282 @@
+"""What every ``treeopt`` subcommand shares: the usage error and exit statuses, the option types, reading
+``--data`` and ``--param``, checking output paths before any work, running a solve with progress, and printing
+its summary or JSON document. Public, so that each subcommand's module (:mod:`treeopt_dsl.cli`) uses the same."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from typing import Any
+
+from treeopt_dsl.datasets import load
+from treeopt_dsl.defaults import check_gap, check_threads, check_time_limit
+from treeopt_dsl.errors import OptionError, TreeoptError
+from treeopt_dsl.formulations import REGISTRY, get_formulation
+from treeopt_dsl.io import LAZY_EXPORT, check_writable, file_format, write_model
+from treeopt_dsl.numeric import jsonable
+from treeopt_dsl.progress import Progress
+from treeopt_dsl.result import Status
+from treeopt_dsl.solve import failure_message
+
+WARM_STARTS = ("auto", "none", "greedy", "greedy_lp", "cart", "tao", "tmo", "beam")
+
+
+#: exit status of an interrupted solve (Ctrl-C, or SIGTERM during a solve) and of SIGTERM outside one
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
+
+
+#: exit status of a result whose certificate failed (printed, but not to be trusted)
+EXIT_UNCERTIFIED = 3
+
+
+class UsageError(TreeoptError):
+    """A command-line usage error (exit status 2)."""
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived outside a solve (raised by the handler :func:`main` installs; exit 143)."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, no usage dump
+        raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+
+def _option(check: Any, text: str, name: str, number: Any = float) -> Any:
+    """``text`` read by ``number`` and checked by ``check`` (:mod:`treeopt_dsl.defaults`, the one check of each
+    option), or an argparse error with the check's words."""
+    try:
+        value = number(text)
+    except ValueError:
+        value = math.nan if number is float else text
+    try:
+        return check(value, name)
+    except OptionError as exc:
+        raise argparse.ArgumentTypeError(str(exc).replace(" or None (", " or 'none' (")) from None
+
+
+def time_limit_arg(text: str) -> float | None:
+    """``--time-limit``: seconds >= 0, or ``none`` (also ``inf``) for no limit."""
+    if text.strip().lower() in ("none", "inf", "infinity"):
+        return None
+    return _option(check_time_limit, text, "--time-limit")
+
+
+def gap_arg(text: str) -> float | None:
+    """``--gap``: a relative MIP gap >= 0 (0.01 = 1%)."""
+    return _option(check_gap, text, "--gap")
+
+
+def max_thresholds_arg(text: str) -> int:
+    """``--max-thresholds``: an integer >= 1 (threshold columns per feature for the DP route)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"needs an integer >= 1 (cuts per feature); got {text!r}")
+    return value
+
+
+def threads_arg(text: str) -> int | None:
+    """``--threads``: an integer >= 0 (0: the solver's choice)."""
+    return _option(check_threads, text, "--threads", int)
+
+
+def print_json(obj: dict[str, Any]) -> None:
+    print(json.dumps(jsonable(obj), indent=None, allow_nan=False))
+
+
+def parse_param_items(items: list[str] | None, parsers: dict[str, Any], who: str, hint: str = "") -> dict[str, Any]:
+    """``--param KEY=VALUE`` items read by ``parsers[KEY]`` (text -> value): the one place every command reads
+    them. A :class:`UsageError` (exit 2) names a malformed item, an unknown key with the allowed ones, or a
+    value its parser refuses."""
+    params: dict[str, Any] = {}
+    for item in items or []:
+        if "=" not in item:
+            raise UsageError(f"--param needs KEY=VALUE, got {item!r}")
+        key, value = (t.strip() for t in item.split("=", 1))
+        if key not in parsers:
+            raise UsageError(f"{who} has no parameter {key!r}; its parameters are {sorted(parsers)}{hint}")
+        try:
+            params[key] = parsers[key](value)
+        except (ValueError, TypeError) as exc:
+            raise UsageError(f"bad value for --param {key}: {value!r} ({exc})") from None
+    return params
+
+
+def formulation_params(args: argparse.Namespace) -> dict[str, Any]:
+    spec_cls = get_formulation(args.formulation).__class__ if args.formulation else None
+    known = {p.name: p for p in spec_cls.params} if spec_cls else {}
+    params: dict[str, Any] = {}
+    if args.depth is not None:
+        if "depth" not in known:
+            raise UsageError(f"{args.formulation} has no depth parameter")
+        params["depth"] = args.depth
+    params.update(parse_param_items(args.param, {k: p.parse for k, p in known.items()}, args.formulation,
+                                    " (`treeopt formulations` lists them)"))
+    assert REGISTRY  # the registry is imported for its side effect of listing formulations
+    return params
+
+
+def load_data(args: argparse.Namespace, spec: Any = None) -> Any:
+    """The dataset of ``--data``; every class kept when the formulation handles several (``--positive``
+    makes it binary)."""
+    multiclass = bool(getattr(spec, "multiclass", False)) and args.positive is None
+    d = load(args.data, data_dir=args.data_dir, label=args.label, positive=args.positive, variant=args.variant,
+             multiclass=multiclass)
+    if args.sample is not None:
+        if args.sample < 4:
+            raise UsageError("--sample needs at least 4 rows")
+        d = d.subsample(args.sample, seed=args.seed)
+    return d
+
+
+def data_info(d: Any) -> dict[str, Any]:
+    return {"name": d.name, "n_samples": d.n_samples, "n_features": d.n_features, "classes": list(d.classes)}
+
+
+def check_paths(args: argparse.Namespace) -> None:
+    """Refuse unwritable ``--output``, ``--log`` and ``--plot`` paths before any work (exit 2)."""
+    if getattr(args, "output", None):
+        try:
+            file_format(args.output)
+        except TreeoptError as exc:
+            raise UsageError(f"--output: {exc}") from None
+        check_writable(args.output, "the model (--output)")
+        if any(str(kv).replace(" ", "") == "routing=benders" for kv in (getattr(args, "param", None) or [])):
+            raise UsageError(f"--output: {LAZY_EXPORT}")
+    if getattr(args, "log", None):
+        check_writable(args.log, "the solver log (--log)")
+    if getattr(args, "plot", None):
+        check_writable(args.plot, "the plot (--plot)")
+
+
+def open_progress(args: argparse.Namespace) -> tuple[Any, Any]:
+    try:
+        log_file = open(args.log, "w", encoding="utf-8") if args.log else None
+    except OSError as exc:
+        raise UsageError(f"cannot write the solver log (--log) to {args.log!r}: {exc.strerror or exc}") from None
+    stream = None if args.quiet else sys.stderr
+    return Progress(stream=stream, log_file=log_file, echo=args.verbose and not args.quiet), log_file
+
+
+def run_solve(spec: Any, data: Any, args: argparse.Namespace) -> Any:
+    solver = solver_of(spec, args)
+    dp_only = {}
+    if getattr(args, "max_thresholds", None) is not None:
+        if solver != "streed":
+            raise UsageError(f"--max-thresholds applies to --solver streed (the DP route), not {solver}")
+        dp_only["max_thresholds"] = args.max_thresholds
+    progress, log_file = open_progress(args)
+    try:
+        res = spec.solve(data, solver=solver, backend=args.backend, time_limit=args.time_limit,
+                         gap=args.gap, threads=args.threads, seed=args.seed, log_callback=progress,
+                         progress=progress.event, warm_start=None if args.warm_start == "none" else args.warm_start,
+                         **dp_only)
+    finally:
+        progress.close()
+        if log_file is not None:
+            log_file.close()
+    return res
+
+
+def solver_of(spec: Any, args: argparse.Namespace) -> str:
+    return args.solver or getattr(spec, "default_solver", "highs")
+
+
+def summary(res: Any) -> list[str]:
+    def num(v: Any) -> str:
+        return "-" if v is None else f"{v:.6g}"
+
+    lines = [f"status      {res.status.value}",
+             f"objective   {num(res.objective)}   bound {num(res.bound)}   gap {num(res.gap)}",
+             f"time        solve {res.runtime_s:.2f} s, compile {res.compile_s:.2f} s ({res.solver} via {res.backend})"
+             + ("" if res.incumbent_time_s is None else
+                f"; final incumbent at {res.incumbent_time_s:.2f} s, "
+                + ("proof" if res.status.value == "optimal" else "no better one in the next")  # unproven: no proof
+                + f" {max(0.0, res.runtime_s - res.incumbent_time_s):.2f} s"),
+             size_line(res.size)]
+    if res.warm_start_accepted is not None:
+        lines.append(f"warm start  {'accepted' if res.warm_start_accepted else 'NOT accepted'} by the solver")
+    st = getattr(res, "start", None)
+    if st is not None and st.get("chosen") is not None:
+        tried = ", ".join(f"{k} {v:.6g}" if isinstance(v, float) else f"{k} ({v})"
+                          for k, v in st.get("candidates", {}).items())
+        lines.append(f"start       {st['chosen']} at objective {st['objective']:.6g}"
+                     + (f", improved by {res.improvement:.6g}" if res.improvement is not None else "")
+                     + (f" [tried: {tried}; {st.get('time_s', 0.0):.2f} s]" if tried else ""))
+    if res.certificate is not None:
+        prefix = "certificate" if res.certificate.ok else "WARNING: certificate failed:"
+        lines.append(f"{prefix} {res.certificate}")
+    lines.extend(notes(res))
+    return lines
+
+
+def notes(res: Any) -> list[str]:
+    """The lines a status depends on: a verifier's check of a solver's claim, and the cuts the model cannot
+    express (the same facts as the JSON's ``verification`` and ``resolution``)."""
+    out = []
+    v = getattr(res, "verification", None)
+    if v is not None and v.get("objective") is not None:
+        out.append(f"verified    {res.solver} claimed {v['claimed_status']} at {v['claimed_objective']:.6g}; "
+                   f"{v['by']} ended {v['status']} at {v['objective']:.6g} in {v.get('time_s', 0.0):.2f} s "
+                   f"({res.solver}'s bound is not taken: docs/DESIGN.md, \"CBC's optimality claims\")")
+    elif v is not None:
+        out.append(f"verified    {res.solver} claimed {v['claimed_status']}; {v['status']} "
+                   f"({res.solver}'s bound is not taken)")
+    r = getattr(res, "resolution", None)
+    if r is not None:
+        feats = ", ".join(f"{k} {n}" for k, n in r["features"].items())
+        out.append(f"resolution  {r['unseparable_pairs']} pair(s) of distinct training values lie closer than "
+                   f"eps/w_bound = {r['smallest_cut_gap']:.2g} (scaled; {feats}): no split of this model separates "
+                   "them, so the optimum is over the cuts it can express (oct: --param cuts=all expresses every cut)")
+    return out
+
+
+def size_line(size: dict[str, Any]) -> str:
+    if str(size.get("problem_class", "")).startswith("DP:"):  # the DP route answered without building the MILP
+        return (f"model       DP over {size.get('n_threshold_columns')} threshold columns of {size.get('n_samples')} "
+                "samples (no MILP built; --output builds and writes it)")
+    return (f"model       {size.get('n_variables')} variables, {size.get('n_constraints')} constraints, "
+            f"{size.get('n_nonzeros')} nonzeros, {size.get('n_integer')} integer")
+
+
+def write_model_file(built: Any, output: str | None, names: bool = True) -> dict[str, Any]:
+    if not output:
+        return {}
+
+    t = time.perf_counter()
+    path = write_model(built, output, names=names)
+    return {"output": str(path), "write_s": round(time.perf_counter() - t, 4)}
+
+
+def result_dict(res: Any, spec: Any, data: Any, args: argparse.Namespace) -> dict[str, Any]:
+    d = res.to_dict()
+    d.update(formulation=spec.name, params=spec.values, data=data_info(data))
+    return d
+
+
+def finish(res: Any, spec: Any, data: Any, args: argparse.Namespace, extra: dict[str, Any]) -> int:
+    """Print the JSON document (with ``--json``) and one stderr line for an unusual ending; the exit status."""
+    out = {**result_dict(res, spec, data, args), **extra}
+    if args.json:
+        print_json(out)
+    if res.status in (Status.INTERRUPTED, Status.INTERRUPTED_NO_SOLUTION):
+        term = "SIGTERM" in (res.message or "")  # the backend's message names the signal
+        what = "terminated (SIGTERM)" if term else "interrupted (Ctrl-C)"
+        kept = ("returning the best tree found so far" if res.status is Status.INTERRUPTED else "no solution yet")
+        print(f"treeopt: {what}: {kept}", file=sys.stderr)
+        return EXIT_TERMINATED if term else EXIT_INTERRUPTED
+    if res.status is Status.UNCERTIFIED:
+        why = str(res.certificate) if res.certificate is not None else "no certificate details"
+        print(f"treeopt: certificate failed: the decoded model does not reproduce the solver's answer ({why}); "
+              "the result is printed but not certified", file=sys.stderr)
+        return EXIT_UNCERTIFIED
+    if not res.status.has_solution:
+        print(f"treeopt: {failure_message(res)}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,77 @@
+"""``treeopt experiment``: run a grid into a store, list its tasks, report on a store.
+
+    treeopt experiment run GRID.toml [--store R.sqlite] [--jobs N] [--executor local|dask] [--scheduler ADDR]
+    treeopt experiment tasks GRID.toml                       # the tasks and their ids, nothing run
+    treeopt experiment report R.sqlite --profile time --by method [--paper TABLE.csv] [--out DIR]
+
+Example:
+
+    >>> import argparse
+    >>> p = argparse.ArgumentParser(); add_parser(p.add_subparsers(dest="command"))
+    >>> p.parse_args(["experiment", "run", "g.toml", "--jobs", "2"]).jobs
+    2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from treeopt_dsl.errors import OptionError
+from treeopt_dsl.experiments.grid import load_grid
+from treeopt_dsl.experiments.report import write_report
+from treeopt_dsl.experiments.runner import run_tasks
+from treeopt_dsl.experiments.store import ResultStore
+from treeopt_dsl.experiments.tasks import apply_overrides, expand
+
+__all__ = ["run"]
+
+
+
+
+def _run(args: argparse.Namespace) -> int:
+    grid = load_grid(args.grid)
+    tasks = expand(grid)
+    if args.time_limit is not None or args.memory_mb is not None:
+        if args.time_limit is not None and args.time_limit <= 0:
+            raise OptionError(f"--time-limit must be positive, got {args.time_limit}")
+        tasks = apply_overrides(tasks, time_limit=args.time_limit, memory_mb=args.memory_mb)
+    if args.only:
+        tasks = [t for t in tasks if any(o in t["id"] for o in args.only)]
+    store_path = Path(args.store or f"{grid.name}.sqlite")
+    if args.executor == "local" and args.scheduler:
+        raise OptionError("--scheduler is for --executor dask")
+    with ResultStore(store_path) as store:
+        print(f"{grid.name}: {len(tasks)} task(s) -> {store_path}", file=sys.stderr)
+        summary = run_tasks(tasks, store, executor=args.executor, jobs=args.jobs, scheduler=args.scheduler,
+                            retries=args.retries, retry_failed=args.retry_failed, progress=not args.no_progress)
+    print(summary.line())
+    for f in summary.failures[:20]:
+        print(f"  failed {f['id']}: {f['reason']}")
+    return 130 if summary.interrupted else (0 if summary.failed == 0 else 1)
+
+
+def _tasks(args: argparse.Namespace) -> int:
+    tasks = expand(load_grid(args.grid))
+    if args.json:
+        print(json.dumps(tasks, indent=1, default=str))
+    else:
+        for t in tasks:
+            print(t["id"])
+        print(f"{len(tasks)} task(s)", file=sys.stderr)
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    out = write_report(args.store, by=args.by, profiles=args.profile, out=args.out, fmt=args.format,
+                       paper=args.paper, experiment=args.experiment)
+    print(out["markdown"])
+    print(f"wrote {', '.join(str(p) for p in out['files'])}", file=sys.stderr)
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    """Dispatch ``treeopt experiment <run|tasks|report>``."""
+    return {"run": _run, "tasks": _tasks, "report": _report}[args.experiment_command](args)

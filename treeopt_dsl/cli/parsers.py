@@ -1,0 +1,168 @@
+"""The ``treeopt`` command's arguments, every subcommand's in one light module (building the parser imports no
+solver, engine or scikit-learn: ``treeopt --help`` answers at once)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from treeopt_dsl import __version__
+from treeopt_dsl.cli.common import (
+    WARM_STARTS,
+    Parser,
+    gap_arg,
+    max_thresholds_arg,
+    threads_arg,
+    time_limit_arg,
+)
+from treeopt_dsl.defaults import TIME_LIMIT
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = Parser(prog="treeopt", description="Optimal trees and risk scores composed from blocks.")
+    p.add_argument("--version", action="version", version=f"treeopt-dsl {__version__}")
+    p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    sub.required = True
+    f = sub.add_parser("formulations", help="list formulations and their parameters")
+    f.add_argument("--json", action="store_true")
+    s = sub.add_parser("solvers", help="list solvers and backends, installed or not, and what each can do")
+    s.add_argument("--json", action="store_true")
+    d = sub.add_parser("datasets", help="list the bundled and shared datasets")
+    d.add_argument("--data-dir", help="data directory (default: $TREEOPT_DATA_DIR or ../shared/data)")
+    d.add_argument("--json", action="store_true")
+
+    for name, help_ in (("compile", "build the model and report its size; write it as .lp/.mps"),
+                        ("solve", "solve on all of the (sampled) data"),
+                        ("fit", "split, solve on the training part, report train/test metrics"),
+                        ("path", "a regularization path (S-ORCT): multistart at every (lambda_L, lambda_G), "
+                                 "each pair warm-started from the previous one")):
+        c = sub.add_parser(name, help=help_)
+        c.add_argument("formulation", help="a formulation (`treeopt formulations`)" + (
+            "; or tmo / tao (memetic and alternating-optimization trees), cct / crt (contextual trees)"
+            if name == "fit" else ""))
+        g = c.add_argument_group("data")
+        g.add_argument("--data", required=True, help="breast-cancer, a MANIFEST.toml dataset, or a .csv path")
+        g.add_argument("--data-dir", help="data directory (default: $TREEOPT_DATA_DIR or ../shared/data)")
+        g.add_argument("--label", help="label column of a CSV file")
+        g.add_argument("--positive", help="class mapped to +1 (required for multiclass data: one vs rest)")
+        g.add_argument("--variant", help="a variant of a manifest dataset (e.g. a binarized copy)")
+        g.add_argument("--sample", type=int, help="subsample N rows (stratified), as the papers do")
+        g.add_argument("--seed", type=int, default=0, help="seed of --sample and of the split (default 0)")
+        m = c.add_argument_group("formulation")
+        m.add_argument("--depth", type=int, help="tree depth (same as --param depth=N)")
+        m.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="formulation parameter")
+        c.add_argument("--json", action="store_true", help="print one JSON object")
+        if name == "compile":
+            c.add_argument("--output", "-o", help="write the model: FILE.lp or FILE.mps (.gz compresses)")
+            c.add_argument("--no-names", action="store_true", help="write x0.., c0.. instead of readable names")
+            c.add_argument("--lp-bound", action="store_true",
+                           help="also solve the continuous relaxation (HiGHS) and print its bound: how tight the "
+                                "composition is before branching")
+            continue
+        o = c.add_argument_group("solver")
+        o.add_argument("--solver", default=None,
+                       help="highs, cbc, gurobi, scip, ipopt, or streed (exact dynamic programming for oct) "
+                            "(default: the formulation's, highs or ipopt)")
+        o.add_argument("--backend", help="force a backend (default: the fastest capable one)")
+        if name == "path":
+            o.add_argument("--time-limit", type=time_limit_arg, default=None, metavar="SEC",
+                           help="seconds per start (default: none, no limit)")
+        else:
+            o.add_argument("--time-limit", type=time_limit_arg, default=TIME_LIMIT, metavar="SEC",
+                           help=f"seconds >= 0 (default {TIME_LIMIT:g}; 'none': no limit); at the limit "
+                                "the best solution found so far is returned")
+        o.add_argument("--gap", type=gap_arg, default=None, help="relative MIP gap >= 0 at which to stop (0.01 = 1%%)")
+        o.add_argument("--threads", type=threads_arg, default=None, help="solver threads >= 0 (0: the solver's choice)")
+        if name in ("solve", "fit"):
+            o.add_argument("--max-thresholds", type=max_thresholds_arg, default=None, metavar="K",
+                           help="--solver streed: at most K quantile cuts per feature (an approximation: the result "
+                                "is feasible, not optimal) instead of every midpoint; for deep trees on continuous "
+                                "data, whose exact binarization STreeD cannot hold in memory")
+        o.add_argument("--warm-start", choices=WARM_STARTS, default="auto",
+                       help="auto (default): the best of CART, the greedy per-node starts and the exact DP tree, "
+                            "a short TMO run, then TAO from the best, in the formulation's own objective (tree "
+                            "formulations); none: the papers' plain runs; greedy; greedy_lp (OLCT: each node's "
+                            "part of the objective solved as an LP); cart; tao (TAO from CART); tmo "
+                            "(the memetic tree: 100 trees, 5 generations); beam (risk scores: the "
+                            "beam-search score card, also what auto uses for ors)")
+        o.add_argument("--output", "-o", help="also write the model: FILE.lp or FILE.mps (.gz compresses; fit: the "
+                                              "model of the training part); the path is checked before the solve")
+        v = c.add_argument_group("output")
+        v.add_argument("--quiet", "-q", action="store_true", help="print only the result")
+        v.add_argument("--verbose", "-v", action="store_true", help="show the solver's log on stderr")
+        v.add_argument("--log", help="write the solver's log to this file")
+        if name in ("fit", "path"):
+            c.add_argument("--test-size", type=float, default=0.2 if name == "fit" else 0.25,
+                           help="fraction held out (default 0.2; path: 0.25 as [blanquero-2020-sorct])")
+        if name == "path":
+            c.add_argument("--lambda-l", default="0", help="lambda_L grid: comma-separated values, or 'paper' "
+                           "(0 then 2^r / (p |tau_B|), r = -12..3, [blanquero-2020-sorct] line 398)")
+            c.add_argument("--lambda-g", default="0", help="lambda_G grid: values or 'paper' (0 then 2^r / p)")
+            c.add_argument("--n-starts", type=int, default=20,
+                           help="random initial points at the first pair; the best this many solutions of a "
+                                "pair start the next")
+            c.add_argument("--fresh", type=int, default=None,
+                           help="new random points at every later pair besides the chained ones (default: "
+                                "--n-starts; 0: the paper's chain alone)")
+            c.add_argument("--plot", help="save sparsity and accuracy along the path to this image (matplotlib)")
+
+    add_born_again(sub)
+    add_experiment(sub)
+    return p
+
+
+def add_born_again(sub: Any) -> None:
+    """Register ``born-again`` on the ``treeopt`` sub-command parser."""
+    c = sub.add_parser("born-again", help="the smallest single tree with exactly a forest's decision function "
+                                          "(Vidal & Schiffer 2020)")
+    c.add_argument("model", help="a BA-Trees forest file (.txt) or a pickled scikit-learn forest (.pkl/.joblib)")
+    c.add_argument("--objective", default="depth", metavar="OBJECTIVE",
+                   help="depth, leaves, or depth-leaves (depth then leaves); default depth")
+    c.add_argument("--heuristic", action="store_true",
+                   help="the faithful greedy construction (§4.5) instead of the exact dynamic program")
+    c.add_argument("--n-cells", type=int, default=100, help="random cells per region of the heuristic (default 100)")
+    c.add_argument("--solver", default="highs", help="MILP solver of the heuristic's homogeneity proofs")
+    c.add_argument("--seed", type=int, default=0, help="seed of the heuristic's cell samples")
+    c.add_argument("--time-limit", type=float, default=None, metavar="SEC",
+                   help="seconds for the dynamic program (default: none)")
+    c.add_argument("--prune", action="store_true", help="remove splits with no training sample on a side (--data)")
+    c.add_argument("--data", help="training CSV (for --prune)")
+    c.add_argument("--test", help="test CSV: accuracy and F1 of the forest and the trees")
+    c.add_argument("--label", help="label column of the CSV files (default: 'Class', else the last column)")
+    c.add_argument("--output", "-o", help="write the (pruned) tree in the BA-Trees format")
+    c.add_argument("--plot", help="draw the (pruned) tree to this image (matplotlib)")
+    c.add_argument("--json", action="store_true", help="print one JSON object")
+    c.add_argument("--quiet", "-q", action="store_true", help="do not print the tree")
+
+
+def add_experiment(sub: Any) -> None:
+    """Register ``experiment`` (with ``run``, ``tasks``, ``report``) on the ``treeopt`` sub-command parser."""
+    c = sub.add_parser("experiment", help="run a TOML grid of solves into a results store; report on it")
+    s = c.add_subparsers(dest="experiment_command", required=True)
+    r = s.add_parser("run", help="run the grid's unfinished tasks (each in its own process)")
+    r.add_argument("grid", help="the grid file (TOML, see docs/experiments.md)")
+    r.add_argument("--store", help="SQLite results file (default: <grid name>.sqlite in the current directory)")
+    r.add_argument("--jobs", "-j", type=int, default=1, help="tasks at a time (dask: LocalCluster workers)")
+    r.add_argument("--executor", choices=("local", "dask"), default="local")
+    r.add_argument("--scheduler", help="a Dask scheduler address (with --executor dask; default: a LocalCluster)")
+    r.add_argument("--retries", type=int, default=None, help="reruns of a task whose worker died (default: grid's)")
+    r.add_argument("--retry-failed", action="store_true", help="also rerun tasks stored as failed")
+    r.add_argument("--time-limit", type=float, default=None, help="override every solve's time limit (new task ids)")
+    r.add_argument("--memory-mb", type=int, default=None, help="override every task's memory limit")
+    r.add_argument("--only", action="append", default=[], help="run only tasks whose id contains this (repeatable)")
+    r.add_argument("--no-progress", action="store_true", help="no progress bar or lines")
+    t = s.add_parser("tasks", help="list the grid's tasks (validates the grid; runs nothing)")
+    t.add_argument("grid")
+    t.add_argument("--json", action="store_true")
+    p = s.add_parser("report", help="performance profiles, cumulative gaps and a markdown table from a store")
+    p.add_argument("store", help="the SQLite results file")
+    p.add_argument("--profile", action="append", choices=("time", "objective", "accuracy", "sparsity"),
+                   help="which plots (repeatable; default all): time = performance profile of the runtime "
+                        "(unproven = failed), objective / accuracy = cumulative gap from the best, sparsity = "
+                        "performance profile of the features per split")
+    p.add_argument("--by", default="method", help="the column compared (default method; e.g. formulation)")
+    p.add_argument("--out", help="directory of the plots and report.md (default: <store>_report)")
+    p.add_argument("--format", choices=("png", "svg"), default="png")
+    p.add_argument("--paper", help="a paper's table (CSV: dataset,method,metric,value) to print ours beside")
+    p.add_argument("--experiment", help="only this experiment's rows (a store can hold several)")

@@ -1,0 +1,64 @@
+"""``treeopt solve`` and ``treeopt fit``: a formulation solved on the data, or on its training part with test
+metrics."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from treeopt_dsl.cli.common import (
+    UsageError,
+    check_paths,
+    finish,
+    formulation_params,
+    load_data,
+    run_solve,
+    summary,
+    write_model_file,
+)
+from treeopt_dsl.formulations import get_formulation
+from treeopt_dsl.models.metrics import metrics
+
+
+def cmd_solve(args: argparse.Namespace) -> int:
+    spec = get_formulation(args.formulation, **formulation_params(args))
+    check_paths(args)
+    data = load_data(args, spec)
+    res = run_solve(spec, data, args)
+    extra = write_model_file(res.built, args.output) if res.built is not None else {}
+    if res.model is not None:
+        extra["metrics"] = {"train": metrics(res.model, data)}
+    if not args.json:
+        print("\n".join(summary(res)))
+        if res.model is not None and not args.quiet:
+            print(res.model.text())
+    return finish(res, spec, data, args, extra)
+
+
+def cmd_fit(args: argparse.Namespace) -> int:
+    if not 0 < args.test_size < 1:
+        raise UsageError(f"--test-size must be in (0, 1), got {args.test_size}")
+    spec = get_formulation(args.formulation, **formulation_params(args))
+    check_paths(args)
+    data = load_data(args, spec)
+    train, test = data.split(args.test_size, seed=args.seed)
+    res = run_solve(spec, train, args)
+    extra: dict[str, Any] = {"n_train": train.n_samples, "n_test": test.n_samples}
+    if res.built is not None:
+        extra.update(write_model_file(res.built, args.output))  # the model solved: the training part
+    if res.model is not None:
+        extra["metrics"] = {"train": metrics(res.model, train), "test": metrics(res.model, test)}
+    if not args.json:
+        print("\n".join(summary(res)))
+        if res.model is not None:
+            print(res.model.text())
+            print(f"{'':<8} {'accuracy':>9} {'balanced':>9} {'AUC':>7}")
+            for part in ("train", "test"):
+                m = extra["metrics"][part]
+                print(f"{part:<8} {m['accuracy']:9.4f} {m['balanced_accuracy']:9.4f} {m.get('auc', float('nan')):7.4f}")
+    return finish(res, spec, data, args, extra)
+
+
+def run(args: argparse.Namespace) -> int:
+    """``treeopt solve`` or ``treeopt fit`` (a formulation; ``fit tmo|tao|cct|crt`` run in their own modules)."""
+    return cmd_fit(args) if args.command == "fit" else cmd_solve(args)

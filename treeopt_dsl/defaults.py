@@ -1,0 +1,89 @@
+"""Every default a face reads and every check of a common option, defined once.
+
+The command line, the scikit-learn estimators, the experiment runner and the formulations' ``solve`` read their
+defaults here and check ``time_limit``, ``gap``, ``threads`` and ``seed`` with the functions below (the backends'
+:class:`~treeopt_dsl.backends.base.SolveOptions` too), so that the same value means the same on every face and a bad
+one gets the same :class:`~treeopt_dsl.errors.OptionError`.
+
+>>> check_time_limit(None), check_time_limit(2)
+(None, 2.0)
+>>> check_time_limit(-1)
+Traceback (most recent call last):
+...
+treeopt_dsl.errors.OptionError: time_limit must be a number >= 0 (seconds) or None (no limit), got -1
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from treeopt_dsl.errors import OptionError
+
+#: seconds after which ``treeopt solve`` / ``fit`` stop when ``--time-limit`` is not given
+TIME_LIMIT = 300.0
+#: the estimators' default ``time_limit`` (a grid search fits many models)
+ESTIMATOR_TIME_LIMIT = 60.0
+#: the exact DP route's limit when the call gives none (the engine runs in a thread it cannot interrupt)
+DP_TIME_LIMIT = 600.0
+#: solver threads when none are asked for (``None``: the solver's own choice)
+THREADS: int | None = None
+
+# ----------------------------------------------------------------------------------------------- start budgets
+#: seconds the exact DP tree may take as a candidate of the automatic start
+DP_START_TIME = 5.0
+#: seconds of the risk scores' beam-search start
+RISK_START_TIME = 5.0
+#: seconds per one-rule solve of the generalized risk scores' rule-by-rule start
+RULE_START_TIME = 10.0
+#: TMO as a candidate of the automatic start: a budget that keeps it within about a second
+#: (``warm_start="tmo"`` runs the paper's k = 100 trees, 5 generations)
+AUTO_TMO: dict[str, Any] = {"n_trees": 20, "n_generations": 2, "time_limit": 1.0}
+
+
+def _number(name: str, value: Any, allowed: str, minimum: float = 0.0, integer: bool = False) -> float:
+    """``value`` as a float when it is a finite number ``>= minimum`` (a whole number if asked), else an
+    :class:`OptionError` naming ``name`` and what is ``allowed``."""
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+    ok = ok and math.isfinite(float(value)) and float(value) >= minimum
+    if ok and integer:
+        ok = float(value) == int(value) and not isinstance(value, (float, np.floating))
+    if not ok:
+        raise OptionError(f"{name} must be {allowed}, got {value!r}")
+    return float(value)
+
+
+def check_time_limit(value: Any, name: str = "time_limit") -> float | None:
+    """Seconds ``>= 0`` (``0`` stops at once with what presolve found), or ``None`` for no limit."""
+    if value is None:
+        return None
+    return _number(name, value, "a number >= 0 (seconds) or None (no limit)")
+
+
+def check_gap(value: Any, name: str = "gap") -> float | None:
+    """A relative MIP gap ``>= 0`` (``0.01`` for 1%), or ``None`` for the solver's default."""
+    return None if value is None else _number(name, value, "a number >= 0 (relative MIP gap, e.g. 0.01 for 1%)")
+
+
+def check_threads(value: Any, name: str = "threads") -> int | None:
+    """An integer ``>= 0`` (``0``: the solver's own choice), or ``None``."""
+    if value is None:
+        return None
+    return int(_number(name, value, "an integer >= 0 (0 = the solver's choice)", integer=True))
+
+
+def check_seed(value: Any, name: str = "seed") -> int | None:
+    """An integer ``>= 0``, or ``None``."""
+    return None if value is None else int(_number(name, value, "an integer >= 0", integer=True))
+
+
+def check_tolerance(value: Any, name: str) -> float | None:
+    """A tolerance: a number ``> 0``, or ``None``."""
+    if value is None:
+        return None
+    out = _number(name, value, "a number > 0")
+    if out == 0:
+        raise OptionError(f"{name} must be a number > 0, got {value!r}")
+    return out
