@@ -1,17 +1,23 @@
-"""Backend registry: which backend drives which solver, and picking one for a model.
+"""The route registry: which backend drives which solver, which exact engine answers which solver name, and
+picking one for a model. The one place where a solver's name is looked up.
 
-Installed as ``treeopt_dsl.backends``. ``get_backend("highs")`` returns the fastest capable route;
-``backend=`` picks one by name. Unknown or missing solvers fail before any work, naming the pip
-extra that installs them.
+Installed as ``treeopt_dsl.backends``. ``get_backend("highs")`` returns the fastest capable MILP/NLP route;
+``backend=`` picks one by name. ``get_engine("streed")`` returns an exact engine
+(:class:`~treeopt_dsl.backends.engine.Engine`), registered through the entry-point group
+:data:`~treeopt_dsl.backends.engine.ROUTE_GROUP` (the library's own in its ``pyproject.toml``). Unknown or missing
+solvers fail before any work, naming the pip extra that installs them.
 """
 
 from __future__ import annotations
 
 import importlib
+import warnings
+from importlib.metadata import entry_points
 
 from treeopt_dsl.backends.base import Backend, RawResult, SolveOptions
+from treeopt_dsl.backends.engine import ROUTE_GROUP, Engine
 from treeopt_dsl.backends.highs import HighsBackend
-from treeopt_dsl.errors import CapabilityError, SolverNotAvailable
+from treeopt_dsl.errors import CapabilityError, OptionError, SolverNotAvailable
 from treeopt_dsl.ir import Model, StandardForm
 from treeopt_dsl.result import relative_gap
 
@@ -41,6 +47,39 @@ BACKENDS: list[type[Backend]] = _discover()
 KNOWN_SOLVERS: dict[str, str] = {"highs": "highs", "cbc": "cbc", "gurobi": "gurobi", "scip": "scip", "ipopt": "nlp"}
 
 
+_ENGINES: dict[str, Engine] = {}
+
+
+def engines() -> dict[str, Engine]:
+    """The exact engines by solver name, loaded once from the entry-point group :data:`ROUTE_GROUP` (a broken entry
+    point is skipped with a warning naming it)."""
+    if not _ENGINES:
+        for ep in entry_points(group=ROUTE_GROUP):
+            try:
+                engine = ep.load()()
+            except Exception as exc:  # a third party's route must not break the library
+                warnings.warn(f"route entry point {ep.name!r} ({ep.value}) was not registered: {exc}", RuntimeWarning,
+                              stacklevel=2)
+                continue
+            for solver in engine.solvers:
+                _ENGINES.setdefault(solver, engine)
+    return _ENGINES
+
+
+def get_engine(solver: str) -> Engine | None:
+    """The exact engine that answers to ``solver`` (``None``: a MILP/NLP solver, :func:`get_backend`)."""
+    return engines().get(solver.lower())
+
+
+def check_route_options(solver: str, options: dict[str, object]) -> None:
+    """Refuse an engine's own option (``max_thresholds``) handed to a solver that is not that engine."""
+    for key in options:
+        owners = sorted(name for name, e in engines().items() if key in e.options and name != solver.lower())
+        if owners and get_engine(solver) is None:
+            raise OptionError(f"{key} applies to the exact route(s) {', '.join(owners)} (--solver "
+                              f"{owners[0]}), not to {solver}")
+
+
 def problem_class(sf: StandardForm) -> str:
     return sf.problem_class
 
@@ -50,7 +89,11 @@ def get_backend(solver: str, backend: str | None = None, sf: StandardForm | Mode
     clear error."""
     solver = solver.lower()
     if solver not in KNOWN_SOLVERS:
-        raise SolverNotAvailable(f"unknown solver {solver!r}; known solvers: {', '.join(KNOWN_SOLVERS)}")
+        if solver in engines():
+            raise CapabilityError(f"{solver} is an exact engine, not a MILP solver: it answers through "
+                                  "treeopt_dsl.solve.solve_built (spec.solve, Built.solve)")
+        known = [*KNOWN_SOLVERS, *engines()]
+        raise SolverNotAvailable(f"unknown solver {solver!r}; known solvers: {', '.join(known)}")
     routes = [b for b in BACKENDS if solver in b.solvers and (backend is None or b.name == backend)]
     if not routes:
         names = sorted({b.name for b in BACKENDS if solver in b.solvers})
@@ -87,5 +130,11 @@ def available_solvers() -> list[dict[str, object]]:
     return rows
 
 
-__all__ = ["BACKENDS", "Backend", "HighsBackend", "RawResult", "SolveOptions", "available_solvers", "get_backend",
+def available_routes() -> list[dict[str, object]]:
+    """Every route: the backends' rows (:func:`available_solvers`), then one per exact engine (``treeopt solvers``)."""
+    return [*available_solvers(), *(e.row() for e in dict.fromkeys(engines().values()))]
+
+
+__all__ = ["BACKENDS", "ROUTE_GROUP", "Backend", "Engine", "HighsBackend", "RawResult", "SolveOptions",
+           "available_routes", "available_solvers", "check_route_options", "engines", "get_backend", "get_engine",
            "relative_gap"]

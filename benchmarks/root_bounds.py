@@ -4,11 +4,12 @@
     .venv/bin/python benchmarks/root_bounds.py --olct-seeds 0 --ors-datasets heart
 
 **OLCT** (depth 2, the grid's settings: derived big-M, |w| <= 10, split columns; 80/20 split by seed): the LP
-relaxation's bound (``treeopt_dsl.relaxation``), the root node's own LP (the level-0 term ``C_1 sum_i xi_i1 +
-||w_1||_1`` alone, minimized over the root's split by :func:`treeopt_dsl.starts.node_lp.node_lp`), and, from the
-300-s grid's rows (``--grid``), the best objective and the branch-and-bound bound at the limit. When the first two
-are equal, the relaxation holds nothing of the deeper levels' loss (3.15): fractional routing lets every level-1
-row go slack, and the whole of the level-1 loss is left to branching on the routing indicators.
+relaxation's bound (``treeopt_dsl.solve.relaxation_bound``), the root node's own LP (the level-0 term
+``C_1 sum_i xi_i1 + ||w_1||_1`` alone, minimized over the root's split by
+:func:`treeopt_dsl.starts.node_lp.node_lp`), and, from the 300-s grid's rows (``--grid``), the best objective and
+the branch-and-bound bound at the limit. When the first two are equal, the relaxation holds nothing of the deeper
+levels' loss (3.15): fractional routing lets every level-1 row go slack, and the whole of the level-1 loss is left
+to branching on the routing indicators.
 
 **ors** (T = 5, ``risk_peers.py``'s datasets and rows: spambase at 2000): the LP bound against the proven
 optimum. The relaxation of the card (4.2)-(4.3) is its convex hull (tested), so the root gap is the convex
@@ -55,7 +56,7 @@ def grid_rows(paths: list[str]) -> dict[tuple[str, int], dict]:
 def olct(datasets: list[str], seeds: list[int], grid: dict) -> list[dict]:
     from treeopt_dsl.datasets import load
     from treeopt_dsl.formulations import get_formulation
-    from treeopt_dsl.relaxation import relaxation_bound
+    from treeopt_dsl.solve import relaxation_bound
 
     rows = []
     for name in datasets:
@@ -75,7 +76,7 @@ def olct(datasets: list[str], seeds: list[int], grid: dict) -> list[dict]:
 def ors(datasets: list[str], T: int, time_limit: float, sample: int) -> list[dict]:
     from treeopt_dsl.datasets import load
     from treeopt_dsl.formulations import get_formulation
-    from treeopt_dsl.relaxation import relaxation_bound
+    from treeopt_dsl.solve import relaxation_bound
 
     rows = []
     for name in datasets:

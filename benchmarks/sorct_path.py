@@ -13,7 +13,7 @@ data set, line 396); Table 3: depth 1, lambda_G = 0, lambda_L in {0} + {2^r / (p
 Table 4: the same at depth 2 on the multiclass sets; Table 5: depth 2, lambda_L = 0, lambda_G in
 {0} + {2^r / p}. The first point from ``--n-starts`` random points, every later point from the previous
 point's best ``--n-starts`` solutions (Ipopt warm-started) plus ``--fresh`` new random points (default
-``--n-starts``; 0 is the paper's chain alone): :func:`treeopt_dsl.multistart.run_path`, the code path of
+``--n-starts``; 0 is the paper's chain alone): :func:`treeopt_dsl.formulations.sorct.run_path`, the code path of
 ``treeopt path``. Ipopt through CasADi (MUMPS); ``--time-limit`` seconds per start (default 600: in practice
 none, the slowest starts take seconds).
 
@@ -181,7 +181,7 @@ def point_rows(store_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 class _Stored:
-    """A stored point as :func:`~treeopt_dsl.multistart.plot_path` reads a path point (its ``to_dict()``)."""
+    """A stored point as :func:`~treeopt_dsl.starts.multistart.plot_path` reads a path point (its ``to_dict()``)."""
 
     def __init__(self, point: dict[str, Any]) -> None:
         self.point = point
@@ -194,7 +194,7 @@ def plot_paths(rows: list[dict[str, Any]], directory: Path) -> None:
     """One figure per (table, dataset, split) path of the point ``rows``: sparsity and accuracy against lambda."""
     import matplotlib.pyplot as plt
 
-    from treeopt_dsl.multistart import plot_path
+    from treeopt_dsl.starts.multistart import plot_path
 
     directory.mkdir(parents=True, exist_ok=True)
     paths: dict[tuple[int, str, int], list[dict[str, Any]]] = {}

@@ -10,8 +10,8 @@
 
 Protocol (seed 004 §4, thesis lines 955-1040): each dataset split 64 / 16 / 20 % (train / validation / test,
 stratified: ``test_size = 0.2``, ``validation_size = 0.2`` of the rest) for 5 seeds; CART = scikit-learn with
-only ``max_depth`` set; TAO = TAO from that CART tree (:class:`~treeopt_dsl.memetic.estimator.TAOClassifier`);
-TMO with k = 100 trees, n_gen = 5, CR = 0.75 (:class:`~treeopt_dsl.memetic.estimator.TMOClassifier`); OCT =
+only ``max_depth`` set; TAO = TAO from that CART tree (:class:`~treeopt_dsl.estimator.memetic.TAOClassifier`);
+TMO with k = 100 trees, n_gen = 5, CR = 0.75 (:class:`~treeopt_dsl.estimator.memetic.TMOClassifier`); OCT =
 this library's ``oct`` with its automatic start (CART, greedy, the exact DP tree, a short TMO, TAO) on HiGHS,
 alpha chosen on the validation part among three log-spaced values of the paper's range [1e-3, 1] (the paper
 samples three log-uniformly; we take 1e-3, 10^-1.5, 1: ``cv = { folds = 0, ... }``), each multiplied by the
@@ -254,8 +254,8 @@ def splits(X: np.ndarray, y: np.ndarray, seed: int) -> tuple[np.ndarray, ...]:
 def speed(repeats: int, depth: int = 4) -> None:
     """Phishing (11055 x 68; the 64 % training split), depth 4: one TMO generation (k = 100) against 100
     scikit-learn CART fits of the same depth, and one TAO run against one CART fit (seed 004 §6)."""
-    from treeopt_dsl.memetic.estimator import TAOClassifier
-    from treeopt_dsl.memetic.tmo import tmo
+    from treeopt_dsl.estimator.memetic import TAOClassifier
+    from treeopt_dsl.starts.memetic.tmo import tmo
 
     d = load("phishing")
     X, y = d.X, np.asarray(d.y).astype(int)

@@ -13,10 +13,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from treeopt_dsl.backends import get_engine
 from treeopt_dsl.data import Dataset, Scaler
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.formulation import Built, Formulation
 from treeopt_dsl.result import SolveResult
+from treeopt_dsl.starts import resolve
 from treeopt_dsl.topology import Topology
 
 
@@ -175,14 +177,23 @@ class FormulationSpec:
     def build(self, data: Dataset) -> Built:
         return self.formulation().build(self.prepare(data), self.topology())
 
-    def solve(self, data: Dataset, solver: str = "highs", backend: str | None = None, **options: Any) -> SolveResult:
-        if solver == "streed":  # the exact DP route answers a recognized composition without building the MILP
-            from treeopt_dsl.exact.direct import solve_spec
+    def solve(self, data: Dataset, solver: str = "highs", backend: str | None = None, warm_start: Any = None,
+              **options: Any) -> SolveResult:
+        """Solve this formulation on ``data`` (training data: the paper's scaling is fitted on it) with ``solver``.
 
-            res = solve_spec(self, data, backend=backend, **options)
+        An exact engine of the route registry (``solver="streed"``) answers a composition it recognizes from the
+        blocks before any model is built. Otherwise the model is built, ``warm_start`` (a name such as ``"auto"``,
+        ``"greedy"``, ``"cart"``; a fitted tree; values) is made into values by :func:`treeopt_dsl.starts.resolve`
+        and the built model is solved (:func:`treeopt_dsl.solve.solve_built`). ``options``: ``time_limit``,
+        ``gap``, ``threads``, ``seed``, ``progress``, ... and the solver's own option names."""
+        engine = get_engine(solver)
+        if engine is not None:
+            res = engine.solve_spec(self, data, backend=backend, warm_start=warm_start, **options)
             if res is not None:
                 return res
-        return self.build(data).solve(solver=solver, backend=backend, **options)
+            return engine.solve_built(self.build(data), **options)
+        built = self.build(data)
+        return built.solve(solver=solver, backend=backend, warm_start=resolve(built, warm_start), **options)
 
     @classmethod
     def describe(cls) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from treeopt_dsl.backends import get_backend
 from treeopt_dsl.datasets import load
 from treeopt_dsl.errors import CapabilityError, ModelTooLarge
 from treeopt_dsl.formulations import get_formulation
+from treeopt_dsl.starts import resolve
 
 
 def small(n: int = 40, seed: int = 0):
@@ -62,7 +63,7 @@ def test_gurobi_size_limited_licence_says_so():
 @pytest.mark.parametrize("solver,backend", [("gurobi", "direct"), ("scip", "direct"), ("cbc", "mip")])
 def test_warm_start_reported_by_the_solver(solver, backend):
     built = get_formulation("olct", depth=2).build(small(40))
-    r = built.solve(solver=solver, backend=backend, time_limit=60, warm_start="cart")
+    r = built.solve(solver=solver, backend=backend, time_limit=60, warm_start=resolve(built, "cart"))
     assert r.warm_start_accepted is True
     assert r.status.value == "optimal"
 

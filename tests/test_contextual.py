@@ -131,7 +131,7 @@ def test_the_chosen_trees_are_warm_starts_of_the_exact_formulations() -> None:
     pytest.importorskip("torch")
     from treeopt_dsl.data import Dataset
     from treeopt_dsl.formulations import get_formulation
-    from treeopt_dsl.warmstart import start_point
+    from treeopt_dsl.starts.resolver import start_point
 
     X, y = _halves(120, 5)
     clf = ContextualTreeClassifier(n_trees=5, max_depth=2, epochs=5, hidden=8, random_state=0).fit(X, y)

@@ -284,7 +284,7 @@ def test_the_default_start_is_never_lost():
     with pytest.warns(ConvergenceWarning):
         est = OptimalTreeClassifier(depth=3, time_limit=0.0).fit(X, y)
     st = est.result_.start
-    from treeopt_dsl.warmstart import AUTO_CANDIDATES
+    from treeopt_dsl.starts.resolver import AUTO_CANDIDATES
 
     assert st["chosen"] in AUTO_CANDIDATES and est.result_.status is Status.TIME_LIMIT
     assert est.result_.objective == pytest.approx(st["objective"])

@@ -23,9 +23,9 @@ from treeopt_dsl.exact import dp as dp_module
 from treeopt_dsl.exact import maybe_solve_dp
 from treeopt_dsl.formulation import DeferredBuilt
 from treeopt_dsl.formulations import get_formulation
+from treeopt_dsl.models.embed import from_decisions
 from treeopt_dsl.result import Status
 from treeopt_dsl.solve import certify
-from treeopt_dsl.warmstart import from_decisions
 
 
 def _same_answer(direct, built_route) -> None:

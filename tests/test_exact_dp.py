@@ -216,13 +216,14 @@ def test_the_start_searches_every_cut_only_where_that_proves_the_optimum(monkeyp
     solves (oct), the small one (quantile cuts, a start) for any other tree (olct), where every cut buys no proof
     and cost the default job 1.3 s."""
     import treeopt_dsl.exact.dp as dp
+    import treeopt_dsl.starts.dp as start
 
     rng = np.random.default_rng(2)
     X = np.round(rng.normal(size=(60, 3)), 2)  # about 150 exact threshold columns
     y = np.where(X[:, 0] + X[:, 1] > 0, 1, -1)
     d = Dataset.from_arrays(X, y)
-    monkeypatch.setattr(dp, "START_COLUMNS", {1: 1000, 2: 1000})
-    monkeypatch.setattr(dp, "START_COLUMNS_ONLY_START", {1: 20, 2: 20})
+    monkeypatch.setattr(start, "START_COLUMNS", {1: 1000, 2: 1000})
+    monkeypatch.setattr(start, "START_COLUMNS_ONLY_START", {1: 20, 2: 20})
     seen: list = []
     fit_tree = dp.fit_tree
 
@@ -232,10 +233,10 @@ def test_the_start_searches_every_cut_only_where_that_proves_the_optimum(monkeyp
         return tree
 
     monkeypatch.setattr(dp, "fit_tree", spy)
-    assert dp.n_exact_columns(get_formulation("oct", depth=2).prepare(d).X) > 100
-    _, proven = dp.dp_candidate(get_formulation("oct", depth=2).build(d))
+    assert start.n_exact_columns(get_formulation("oct", depth=2).prepare(d).X) > 100
+    _, proven = start.dp_candidate(get_formulation("oct", depth=2).build(d))
     assert proven and seen[-1][0] is None  # every cut
-    _, proven = dp.dp_candidate(get_formulation("olct", depth=2).build(d))
+    _, proven = start.dp_candidate(get_formulation("olct", depth=2).build(d))
     assert not proven and seen[-1][0] is not None and seen[-1][1] <= 20  # quantile cuts within the small budget
 
 

@@ -18,10 +18,11 @@ from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.formulation import Formulation
 from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.lazy import recomplete
+from treeopt_dsl.models.embed import from_decisions
 from treeopt_dsl.models.tree import TreeModel, decode_flow_tree
 from treeopt_dsl.result import Status
+from treeopt_dsl.starts.resolver import start_point
 from treeopt_dsl.topology import Topology
-from treeopt_dsl.warmstart import from_decisions, start_point
 
 
 def dataset(X: np.ndarray, y: np.ndarray) -> Dataset:

@@ -10,6 +10,7 @@ import pytest
 from treeopt_dsl.datasets import load
 from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.progress import Progress, parse_progress
+from treeopt_dsl.starts import resolve
 
 
 @pytest.mark.parametrize("solver", ["highs", pytest.param("gurobi", marks=pytest.mark.solver("gurobi"))])
@@ -120,7 +121,8 @@ def test_the_start_is_the_first_incumbent_before_the_solver_runs():
 
     events: list[ProgressEvent] = []
     built = get_formulation("olct", depth=2).build(load("breast-cancer").subsample(60, seed=0))
-    res = built.solve(solver="highs", time_limit=60, gap=0.0, progress=events.append, warm_start="greedy")
+    res = built.solve(solver="highs", time_limit=60, gap=0.0, progress=events.append,
+                      warm_start=resolve(built, "greedy"))
     assert res.status.value == "optimal"
     assert events[0].source == "start" and events[0].time_s == 0.0 and events[0].bound is None
     assert events[0].incumbent == pytest.approx(res.start["objective"], rel=1e-12)
@@ -134,5 +136,5 @@ def test_the_start_is_the_first_incumbent_before_the_solver_runs():
         raise RuntimeError("boom")
 
     with pytest.warns(RuntimeWarning, match="boom"):
-        res = built.solve(solver="highs", time_limit=30, progress=boom, warm_start="greedy")
+        res = built.solve(solver="highs", time_limit=30, progress=boom, warm_start=resolve(built, "greedy"))
     assert res.status.value == "optimal" and len(calls) == 1 and calls[0].source == "start"

@@ -15,7 +15,7 @@ from scipy.optimize import minimize
 from treeopt_dsl import Dataset
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.formulations import get_formulation
-from treeopt_dsl.refine import exact_objective, refine, refine_last_layer
+from treeopt_dsl.starts.refine import exact_objective, refine, refine_last_layer
 
 
 def _data(seed: int, n: int = 20) -> Dataset:

@@ -1,5 +1,5 @@
-"""The continuous relaxation's bound (``treeopt_dsl.relaxation``, ``treeopt compile --lp-bound``): the LP of the
-compiled matrix solved independently, below every proven optimum, a clear error where there is none."""
+"""The continuous relaxation's bound (``treeopt_dsl.solve.relaxation_bound``, ``treeopt compile --lp-bound``): the LP
+of the compiled matrix solved independently, below every proven optimum, a clear error where there is none."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from treeopt_dsl import Dataset
 from treeopt_dsl.cli import main
 from treeopt_dsl.errors import CapabilityError, OptionError
 from treeopt_dsl.formulations import get_formulation
-from treeopt_dsl.relaxation import relaxation_bound
+from treeopt_dsl.solve import relaxation_bound
 
 
 def data(n: int = 30, p: int = 3, seed: int = 0) -> Dataset:

@@ -14,6 +14,7 @@ from treeopt_dsl.blocks import TangentLogisticLoss
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.models.risk import RiskScoreModel
+from treeopt_dsl.starts import resolve
 
 
 @settings(max_examples=12, deadline=None)
@@ -132,7 +133,7 @@ def test_ogrs_rules_reproduce_z_and_normal_forms_agree():
 
 
 def test_rule_by_rule_warm_start_is_feasible_and_accepted():
-    from treeopt_dsl.warmstart import start_point
+    from treeopt_dsl.starts.resolver import start_point
 
     rng = np.random.default_rng(5)
     X = rng.random((40, 4))
@@ -140,13 +141,13 @@ def test_rule_by_rule_warm_start_is_feasible_and_accepted():
     built = get_formulation("ogrs", T=2, tangents="V1").build(Dataset.from_arrays(X, y))
     x0 = start_point(built, "greedy")
     assert built.model.max_violation(x0) <= 1e-6
-    res = built.solve(time_limit=60, gap=0.0, warm_start="greedy")
+    res = built.solve(time_limit=60, gap=0.0, warm_start=resolve(built, "greedy"))
     assert res.warm_start_accepted is True
     assert res.status.value == "optimal"
     assert built.model.objective_value(x0) >= res.objective - 1e-6
     # ORS takes its decisions as a dict
     ors = get_formulation("ors", T=2, tangents="V1").build(Dataset.from_arrays((X > 0.5).astype(float), y))
-    r = ors.solve(time_limit=60, warm_start={"s": [1, 0, 1, 0], "beta": -1.0})
+    r = ors.solve(time_limit=60, warm_start=resolve(ors, {"s": [1, 0, 1, 0], "beta": -1.0}))
     assert r.warm_start_accepted is True and r.certificate.ok
 
 
@@ -212,7 +213,7 @@ def test_breakpoint_epigraph_has_three_rows_per_sample_and_completes_a_start():
     built = {e: get_formulation("ors", T=3, epigraph=e, compress=False).build(d) for e in ("pieces", "breakpoints")}
     rows = {e: b.compile().n_rows for e, b in built.items()}
     assert rows["pieces"] - rows["breakpoints"] == 40 * (16 - 3)
-    from treeopt_dsl.warmstart import start_point
+    from treeopt_dsl.starts.resolver import start_point
 
     start = {"s": np.array([2.0, 1.0, -3.0, 0.0, 0.0, 0.0]), "beta": np.array(-1.0)}
     values = []
@@ -243,7 +244,7 @@ def test_one_formulation_built_twice_completes_each_model(epigraph):
     f.build(Dataset.from_arrays(X[:12] / 3.0, y[:12]))  # the same block instances, a second model
     start = {"a_rule": np.eye(3)[:, :2], "b_rule": np.array([0.5, 0.5]), "s_rule": np.array([2.0, -1.0]),
              "beta": 0.5}
-    from treeopt_dsl.warmstart import start_point
+    from treeopt_dsl.starts.resolver import start_point
 
     x = start_point(first, start)
     assert first.model.max_violation(x) <= 1e-9

@@ -19,8 +19,10 @@ import pytest
 from treeopt_dsl import Dataset
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.formulations import get_formulation
+from treeopt_dsl.models.embed import from_decisions
+from treeopt_dsl.starts import resolve
+from treeopt_dsl.starts.resolver import auto_start, start_point
 from treeopt_dsl.starts.risk import _PiecewiseLoss, beam_supports, risk_score_start
-from treeopt_dsl.warmstart import auto_start, from_decisions, start_point
 
 TOL = 1e-7
 
@@ -130,7 +132,7 @@ def test_auto_start_on_ors_reports_the_beam_candidate():
     # by name, and refused by name where it does not apply (the tree path is unchanged)
     x2 = start_point(built, "beam")
     assert built.model.max_violation(x2) <= TOL
-    res = built.solve(warm_start="beam", time_limit=60, threads=1)
+    res = built.solve(warm_start=resolve(built, "beam"), time_limit=60, threads=1)
     assert res.start["chosen"] == "beam" and res.certificate.ok
     olct = get_formulation("olct", depth=1).build(d)
     with pytest.raises(FormulationError, match="unknown warm start"):

@@ -17,8 +17,9 @@ from treeopt_dsl.data import Dataset
 from treeopt_dsl.errors import DataError
 from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.formulations.sorct import lambda_l_threshold
-from treeopt_dsl.multistart import regularization_path, solve_from
 from treeopt_dsl.numeric import leaf_probabilities, logistic_cdf
+from treeopt_dsl.starts import resolve
+from treeopt_dsl.starts.multistart import regularization_path, solve_from
 
 casadi = pytest.importorskip("casadi", reason="the NLP route needs `pip install treeopt-dsl[nlp]`")
 from treeopt_dsl.backends.nlp import compiled  # noqa: E402
@@ -196,11 +197,11 @@ def test_theorem_3_above_the_bound_a_zero_stays_below_it_leaves() -> None:
             G = float(np.abs(nlp0.evaluate(x0, sf0.c)[1][base.model["a"].ids]).max())
             assert G <= bound * (1 + 1e-12)
             above = get_formulation("sorct", depth=1, gamma=gamma, lambda_l=1.01 * bound).build(data)
-            r = above.solve("ipopt", warm_start=start, **keep)
+            r = above.solve("ipopt", warm_start=resolve(above, start), **keep)
             assert r.status.value == "local_optimum"
             assert np.abs(above.model["a"].values(r.x)).max() < 1e-6
             below = get_formulation("sorct", depth=1, gamma=gamma, lambda_l=0.5 * G).build(data)
-            r = below.solve("ipopt", warm_start=start, **keep)
+            r = below.solve("ipopt", warm_start=resolve(below, start), **keep)
             assert np.abs(below.model["a"].values(r.x)).max() > 1e-4
 
 

@@ -14,10 +14,10 @@ pytest.importorskip("casadi")
 from treeopt_dsl.cli import main
 from treeopt_dsl.datasets import find_data_dir, load
 from treeopt_dsl.formulations import get_formulation
-from treeopt_dsl.formulations.sorct import lambda_l_threshold
-from treeopt_dsl.multistart import decisions_of, paper_grid, run_path
+from treeopt_dsl.formulations.sorct import lambda_l_threshold, run_path
 from treeopt_dsl.result import Status
-from treeopt_dsl.warmstart import start_point
+from treeopt_dsl.starts.multistart import decisions_of, paper_grid
+from treeopt_dsl.starts.resolver import start_point
 
 needs_data = pytest.mark.skipif(find_data_dir() is None, reason="the shared data directory is not here")
 

@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 import pytest
 
-import treeopt_dsl.backends as backends_pkg
+import treeopt_dsl.solve as backends_pkg  # the pipeline looks the route up through its own name
 from treeopt_dsl import Dataset
 from treeopt_dsl.backends.base import RawResult
 from treeopt_dsl.cli import main
@@ -162,7 +162,7 @@ class FixedBackend:
 def test_a_start_is_never_lost(monkeypatch: pytest.MonkeyPatch, status: Status) -> None:
     """Whatever the solver answers (a worse tree, even one it calls optimal, or nothing), the result is at
     least as good as the start it was given, and it is certified."""
-    from treeopt_dsl.warmstart import start_point
+    from treeopt_dsl.starts.resolver import start_point
 
     X, y = xor()
     spec = get_formulation("oct", depth=2)
@@ -216,7 +216,7 @@ def test_an_interrupt_on_a_route_that_cannot_stop_keeps_the_start(monkeypatch: p
 
 
 def test_ctrl_c_while_the_starts_are_computed_returns_the_best_start(monkeypatch: pytest.MonkeyPatch) -> None:
-    import treeopt_dsl.warmstart as ws
+    import treeopt_dsl.starts.resolver as ws
 
     real = ws._candidate
 
@@ -241,7 +241,7 @@ def test_a_point_whose_indicators_overstate_its_tree_is_answered_by_the_tree(cla
     'optimal' whose bound lies above the tree proves nothing and becomes 'feasible'."""
     from treeopt_dsl.result import SolveResult
     from treeopt_dsl.solve import _decode_and_certify
-    from treeopt_dsl.warmstart import start_point
+    from treeopt_dsl.starts.resolver import start_point
 
     X, y = xor(60, seed=3)
     spec = get_formulation("octh", depth=2, alpha=0.1)

@@ -20,8 +20,9 @@ from treeopt_dsl.errors import DataError
 from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.models.tree import TreeModel
 from treeopt_dsl.starts import from_sklearn, tao, tao_tree, training_error
+from treeopt_dsl.starts.greedy import cart_tree
+from treeopt_dsl.starts.resolver import start_point
 from treeopt_dsl.topology import Topology
-from treeopt_dsl.warmstart import cart_tree, start_point
 
 
 def _predict(X: np.ndarray, W: np.ndarray, b: np.ndarray, depth: int, eps: float, lt: float) -> np.ndarray:
@@ -230,7 +231,7 @@ def test_tao_is_a_warm_start_of_the_library() -> None:
     from treeopt_dsl.data import Dataset
     from treeopt_dsl.formulations import get_formulation
     from treeopt_dsl.result import Status
-    from treeopt_dsl.warmstart import auto_start, start_point
+    from treeopt_dsl.starts.resolver import auto_start, start_point
 
     rng = np.random.default_rng(2)
     X = rng.normal(size=(120, 4))

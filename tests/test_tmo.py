@@ -13,11 +13,11 @@ from sklearn.tree import DecisionTreeClassifier
 
 from treeopt_dsl.cli import main
 from treeopt_dsl.errors import DataError, OptionError
-from treeopt_dsl.memetic.crossover import RandomSplits, combine, crossover
-from treeopt_dsl.memetic.encoding import LEAF, NIL, Genome, decode, encode
-from treeopt_dsl.memetic.estimator import TAOClassifier, TMOClassifier
-from treeopt_dsl.memetic.tmo import tmo
+from treeopt_dsl.estimator.memetic import TAOClassifier, TMOClassifier
 from treeopt_dsl.models.decision_tree import DecisionTree
+from treeopt_dsl.starts.memetic.crossover import RandomSplits, combine, crossover
+from treeopt_dsl.starts.memetic.encoding import LEAF, NIL, Genome, decode, encode
+from treeopt_dsl.starts.memetic.tmo import tmo
 from treeopt_dsl.starts.tao import AxisBins, _sides, _subtree_predictions, from_sklearn, tao, to_decision_tree
 from treeopt_dsl.topology import Topology
 
@@ -286,7 +286,7 @@ def test_fit_tmo_bad_options(argv: list[str], match: str, capsys: pytest.Capture
 def test_tmo_start_is_accepted_and_never_beaten_by_the_result(name: str, solver: str) -> None:
     from treeopt_dsl.data import Dataset
     from treeopt_dsl.formulations import get_formulation
-    from treeopt_dsl.warmstart import start_point, tmo_start
+    from treeopt_dsl.starts.resolver import start_point, tmo_start
 
     pytest.importorskip("pyscipopt") if solver == "scip" else None
     X, y = _data(9, 60)
@@ -310,7 +310,7 @@ def test_a_fitted_decision_tree_starts_every_tree_formulation(name: str, params:
     warm start: feasible, and for oct its objective is exactly the tree's training errors."""
     from treeopt_dsl.data import Dataset
     from treeopt_dsl.formulations import get_formulation
-    from treeopt_dsl.warmstart import start_point
+    from treeopt_dsl.starts.resolver import start_point
 
     X, y = _data(10, 80)
     X = X * np.array([100.0, 0.01, 5.0, 1.0]) + 3.0  # raw units far from the formulation's scaled ones

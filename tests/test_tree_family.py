@@ -759,7 +759,7 @@ def test_split_columns_complete_a_start_to_the_same_point(start):
     kw = dict(depth=2, w_bound=10.0, b_bound="auto", big_m="derived")
     plain = get_formulation("olct", split_columns=False, **kw).build(d)
     cols = get_formulation("olct", split_columns=True, **kw).build(d)
-    from treeopt_dsl.warmstart import start_point
+    from treeopt_dsl.starts.resolver import start_point
 
     x_plain, x_cols = start_point(plain, start), start_point(cols, start)
     assert cols.model.max_violation(x_cols) <= 1e-6

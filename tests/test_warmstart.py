@@ -13,7 +13,8 @@ import pytest
 from treeopt_dsl import Dataset
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.formulations import get_formulation
-from treeopt_dsl.warmstart import start_point
+from treeopt_dsl.starts import resolve
+from treeopt_dsl.starts.resolver import start_point
 
 LINEAR = ["olct", "olct_univariate", "oct", "octh"]  # MILPs: HiGHS
 QUADRATIC = ["margot", "margot_hfs", "margot_sfs"]  # MIQPs: HiGHS cannot; Gurobi reports acceptance
@@ -89,7 +90,7 @@ def test_start_is_feasible_no_better_than_the_optimum_and_accepted(name, how, so
     assert f0 >= opt.objective - 1e-6 * max(1.0, abs(opt.objective))
     if how == "values":  # the optimum's own decisions complete to the optimum
         assert f0 == pytest.approx(opt.objective, rel=1e-6, abs=1e-6)
-    res = built.solve(solver=_solver(name), gap=0.0, time_limit=20, warm_start=start)
+    res = built.solve(solver=_solver(name), gap=0.0, time_limit=20, warm_start=resolve(built, start))
     assert res.warm_start_accepted is True
     assert res.status.value == "optimal" and res.certificate.ok
     assert res.objective == pytest.approx(opt.objective, rel=1e-5, abs=1e-6)
@@ -178,7 +179,7 @@ def test_scip_accepts_a_feasible_margot_start(solved):
 @pytest.mark.solver("scip")
 def test_scip_accepts_a_milp_start(solved):
     _d, built, opt, _shallow = _solved(solved, "olct")
-    res = built.solve(solver="scip", gap=0.0, time_limit=20, warm_start="greedy")
+    res = built.solve(solver="scip", gap=0.0, time_limit=20, warm_start=resolve(built, "greedy"))
     assert res.warm_start_accepted is True
     assert res.objective == pytest.approx(opt.objective, rel=1e-5)
 
@@ -198,7 +199,7 @@ def test_greedy_lp_at_depth_one_is_the_olct_optimum(seed, tangents, C):
     x = start_point(res.built, "greedy_lp")
     assert res.built.model.max_violation(x) <= 1e-6
     assert res.built.model.objective_value(x) == pytest.approx(res.objective, rel=1e-6, abs=1e-6)
-    from treeopt_dsl.relaxation import relaxation_bound
+    from treeopt_dsl.solve import relaxation_bound
     from treeopt_dsl.starts.node_lp import NodeProblems
 
     nodes, rows = NodeProblems(res.built), np.arange(40)  # the root's term, valued outside the model: the same
@@ -232,7 +233,7 @@ def test_node_lp_weighs_samples_as_repeated_rows():
 
 def test_auto_start_tries_greedy_lp_where_it_applies():
     """OLCT's automatic start scores the greedy_lp candidate; MARGOT (squared l2) says why it does not apply."""
-    from treeopt_dsl.warmstart import auto_start
+    from treeopt_dsl.starts.resolver import auto_start
 
     data = _data(5, n=30)
     _, olct = auto_start(get_formulation("olct", depth=2).build(data))

@@ -135,7 +135,7 @@ def test_categorical_integer_weights_equal_repeated_rows() -> None:
 
 def test_sorct_weighted_cost_is_the_repeated_rows_cost() -> None:
     """S-ORCT's expected cost (a weighted mean) at the same decisions equals the cost on repeated rows."""
-    from treeopt_dsl.warmstart import from_decisions
+    from treeopt_dsl.models.embed import from_decisions
 
     X, y = tiny(6, n=10, K=3, p=2)
     w = np.array([1, 2, 3, 1, 2, 3, 1, 2, 3, 1])
@@ -252,7 +252,7 @@ def _binary(n: int = 36) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def _estimators() -> list[object]:
     from treeopt_dsl.bornagain.estimator import BornAgainClassifier
-    from treeopt_dsl.memetic.estimator import TAOClassifier, TMOClassifier
+    from treeopt_dsl.estimator.memetic import TAOClassifier, TMOClassifier
 
     return [OptimalTreeClassifier(formulation="oct", depth=1, time_limit=30, class_weight="balanced"),
             RiskScoreClassifier(T=1, A="-2..2", tangents="V1", time_limit=30, class_weight="balanced"),

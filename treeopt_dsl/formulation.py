@@ -106,6 +106,12 @@ class Block:
         through the solver's lazy-constraint callback or by re-solving (:mod:`treeopt_dsl.lazy`)."""
         return None
 
+    def notes(self, ctx: BuildContext, blocks: Sequence[Block]) -> dict[str, Any]:
+        """What this block says about the answers of the model it built, whatever solved it (``{}``: nothing):
+        e.g. the split block's ``"resolution"``, the distinct training values no split of the model can put a cut
+        between. ``blocks``: the whole composition (what the block's reading depends on)."""
+        return {}
+
     def provided_by(self) -> str:
         return type(self).__name__
 
@@ -214,6 +220,13 @@ class Built:
         if not keep.any():
             return None
         return cuts if keep.all() else Cuts(cuts.A[keep], cuts.lower[keep], cuts.upper[keep])
+
+    def notes(self) -> dict[str, Any]:
+        """Every block's :meth:`Block.notes` on this model, merged (``{"resolution": ...}`` and the like)."""
+        out: dict[str, Any] = {}
+        for b in self.formulation.blocks:
+            out.update(b.notes(self.ctx, self.formulation.blocks))
+        return out
 
     def decode(self, x: np.ndarray) -> Any:
         if self.formulation.decoder is None:

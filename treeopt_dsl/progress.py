@@ -39,7 +39,7 @@ _GUROBI = re.compile(rf"^\s*[H*]?\s*\d+\s+\d+\s+.*?\s(-|{_NUM})\s+({_NUM})\s+({_
 #: the line :func:`treeopt_dsl.lazy.row_generation` logs after every round (the best completed tree, the bound)
 _ROWGEN = re.compile(rf"^treeopt row generation: round \d+ rows \d+ best ({_NUM}) bound ({_NUM}|-) time ([\d.]+)s\s*$")
 
-#: the line :func:`treeopt_dsl.multistart.solve_from` logs after every start of a multistart
+#: the line :func:`treeopt_dsl.starts.multistart.solve_from` logs after every start of a multistart
 _MULTI = re.compile(rf"^treeopt multistart: start \d+/\d+ \S+ objective \S+ best ({_NUM}|-) time ([\d.]+)s\s*$")
 
 

@@ -1,16 +1,93 @@
-"""Compile, solve, decode and certify a built formulation."""
+"""The solve pipeline: a built formulation, a route, a start given as values; compile, solve, decode and certify.
+
+A route is looked up in the registry (:mod:`treeopt_dsl.backends`): an exact engine answers the built model itself;
+a MILP/NLP backend gets the compiled standard form. A start is values only (:class:`Start`: a point and the report
+of how it was made); named starts (``"auto"``, ``"greedy"``, ...) are made into values by the faces through
+:func:`treeopt_dsl.starts.resolve` before this runs. Every answer is polished, decoded and certified, and its
+status says what is proven (docs/DESIGN.md, "Certificates and statuses").
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import time
-from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from treeopt_dsl.errors import SolveError
-from treeopt_dsl.formulation import Built
-from treeopt_dsl.result import Certificate, SolveResult, Status, improves
+from treeopt_dsl.backends import SolveOptions, check_route_options, get_backend, get_engine
+from treeopt_dsl.backends.base import RawResult
+from treeopt_dsl.backends.dialects import dialect
+from treeopt_dsl.defaults import check_time_limit
+from treeopt_dsl.errors import CapabilityError, OptionError, SolveError
+from treeopt_dsl.lazy import solve_lazy
+from treeopt_dsl.progress import Progress, ProgressEvent, log_progress, warn_callback_failed
+from treeopt_dsl.result import Certificate, SolveResult, Status, improves, relative_gap
+
+if TYPE_CHECKING:
+    from treeopt_dsl.ir import Model, StandardForm
+
+
+class Built(Protocol):
+    """A built formulation as the pipeline reads it (:class:`treeopt_dsl.formulation.Built` is one): its model,
+    the standard form it compiles to, and how its blocks complete, polish, separate and decode a point."""
+
+    formulation: Any
+    ctx: Any
+
+    @property
+    def model(self) -> Model: ...
+
+    @property
+    def lazy(self) -> bool: ...
+
+    def compile(self) -> StandardForm: ...
+
+    def complete(self, x: np.ndarray) -> np.ndarray: ...
+
+    def completed(self, x: np.ndarray) -> np.ndarray: ...
+
+    def polish(self, x: np.ndarray) -> np.ndarray: ...
+
+    def decode(self, x: np.ndarray) -> Any: ...
+
+    def notes(self) -> dict[str, Any]: ...
+
+
+@dataclass
+class Start:
+    """A warm start as values: ``x``, a full feasible point of the built model (``None``: none was found), and
+    ``report``, how it was made: ``{"chosen", "objective", "candidates", "time_s"}``, ``"proven": True`` with
+    ``"proven_by": {"solver", "backend"}`` when the point is the formulation's proven optimum (the route that proved
+    it is named; the solver is then not run), ``"interrupted": True`` when Ctrl-C stopped the starts."""
+
+    x: np.ndarray | None
+    report: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def proven(self) -> bool:
+        return self.x is not None and bool(self.report.get("proven"))
+
+    @property
+    def interrupted(self) -> bool:
+        return bool(self.report.get("interrupted"))
+
+
+def as_start(built: Built, warm_start: Any) -> Start | None:
+    """``warm_start`` as a :class:`Start` of ``built``: ``None``, a :class:`Start`, or a column vector of the model's
+    size (NaN: completed by the blocks). A name or a fitted model is refused: the faces resolve those
+    (:func:`treeopt_dsl.starts.resolve`)."""
+    if warm_start is None or isinstance(warm_start, Start):
+        return warm_start
+    x = np.asarray(warm_start, dtype=float) if isinstance(warm_start, (np.ndarray, list, tuple)) else None
+    if x is None or x.ndim != 1 or x.size != built.model.n_vars:
+        raise OptionError(f"warm_start must be values here (a Start, or a column vector of {built.model.n_vars} "
+                          f"entries), got {type(warm_start).__name__}: a named start or a fitted model is made into "
+                          "values by treeopt_dsl.starts.resolve(built, warm_start) (spec.solve and the estimators "
+                          "do it)")
+    return Start(x if np.all(np.isfinite(x)) else built.complete(x), {"chosen": "given", "candidates": {}})
+
 
 #: relative tolerance of the certificate's objective check (LP, MILP, QP, MIQP)
 CERTIFICATE_TOL = 1e-5
@@ -40,54 +117,40 @@ def solve_built(built: Built, solver: str = "highs", backend: str | None = None,
     Tolerances are set from the formulation's numerics (eps and the largest big-M) so that the
     solver cannot route a training sample across the gap the model keeps empty.
     """
-    from treeopt_dsl.backends import SolveOptions, get_backend
-    from treeopt_dsl.backends.base import RawResult
-    from treeopt_dsl.backends.dialects import dialect
-
-    if solver == "streed":  # the exact DP route (treeopt_dsl.exact): no MILP, no solver options
-        from treeopt_dsl.errors import OptionError
-        from treeopt_dsl.exact.dp import maybe_solve_dp
-
-        unknown = sorted(set(extra) - {"max_thresholds"})
-        if unknown:
-            raise OptionError(f"unknown option(s) {unknown} for streed (it takes time_limit and max_thresholds)")
-        return maybe_solve_dp(built, solver, time_limit=time_limit, **extra)
+    engine = get_engine(solver)
+    if engine is not None:  # an exact engine answers the built model itself (no matrix, no MILP options)
+        return engine.solve_built(built, time_limit=check_time_limit(time_limit), **extra)
+    check_route_options(solver, extra)
     model = built.model
     be = get_backend(solver, backend, model)  # the solver can take this class of model: said before any work
-    start_report: dict[str, Any] | None = None
-    if isinstance(warm_start, str) and warm_start == "auto":
-        from treeopt_dsl.warmstart import auto_start
-
-        warm_start, start_report = auto_start(built)
-        if start_report.get("interrupted"):  # Ctrl-C while the starts were computed: the best start is the answer
-            if warm_start is None:
-                raise KeyboardInterrupt("interrupted while computing the warm starts")
-            result = SolveResult(status=Status.INTERRUPTED, objective=None, bound=None, gap=None, runtime_s=0.0,
-                                 solver=solver, backend=be.name, compile_s=0.0, size=model.size(), built=built)
-            raw = _start_as_result(RawResult(Status.INTERRUPTED_NO_SOLUTION, None, None, None, None, 0.0,
-                                             "interrupted by SIGINT (Ctrl-C) while computing the starts"),
-                                   model, warm_start, start_report)
-            _take(result, raw)
-            result.start = start_report
-            _decode_and_certify(result, built, raw)
-            return result
-        if warm_start is not None and start_report.get("proven"):  # the exact DP tree is this model's optimum
-            obj = float(start_report["objective"])
-            result = SolveResult(
-                status=Status.OPTIMAL, objective=obj, bound=obj, gap=0.0, runtime_s=start_report["time_s"],
-                solver="streed", backend="dp", x=warm_start, compile_s=0.0, size=model.size(),
-                message=f"the exact DP start (STreeD) is proven optimal for this composition, so {solver} was not "
-                        "run (--warm-start none or cart runs it)", options={"warm_start": "auto"}, built=built)
-            result.start = start_report
-            _decode_and_certify(result, built, RawResult(Status.OPTIMAL, warm_start, obj, obj, 0.0, 0.0))
-            return result
-    elif warm_start is not None and not (isinstance(warm_start, np.ndarray) and warm_start.size == model.n_vars
-                                         and np.all(np.isfinite(warm_start))):
-        from treeopt_dsl.warmstart import start_point
-
-        name = warm_start if isinstance(warm_start, str) else "given"  # a strategy says its name
-        warm_start = start_point(built, warm_start)
-        start_report = {"chosen": name, "candidates": {}}
+    start = as_start(built, warm_start)
+    start_report = None if start is None else start.report
+    warm_start = None if start is None else start.x
+    if start is not None and start.interrupted:  # Ctrl-C while the starts were computed: the best start is it
+        if warm_start is None:
+            raise KeyboardInterrupt("interrupted while computing the warm starts")
+        result = SolveResult(status=Status.INTERRUPTED, objective=None, bound=None, gap=None, runtime_s=0.0,
+                             solver=solver, backend=be.name, compile_s=0.0, size=model.size(), built=built)
+        raw = _start_as_result(RawResult(Status.INTERRUPTED_NO_SOLUTION, None, None, None, None, 0.0,
+                                         "interrupted by SIGINT (Ctrl-C) while computing the starts"),
+                               model, warm_start, start_report)
+        _take(result, raw)
+        result.start = start_report
+        _decode_and_certify(result, built, raw)
+        return result
+    if start is not None and start.proven:  # the start is this model's proven optimum (the exact DP tree of oct)
+        by = start.report.get("proven_by", {})
+        obj = float(start.report["objective"]) if start.report.get("objective") is not None else \
+            float(model.objective_value(warm_start))
+        result = SolveResult(
+            status=Status.OPTIMAL, objective=obj, bound=obj, gap=0.0, runtime_s=float(start.report.get("time_s", 0.0)),
+            solver=by.get("solver", "start"), backend=by.get("backend", "start"), x=warm_start, compile_s=0.0,
+            size=model.size(), message=f"the {start.report.get('chosen')} start is proven optimal for this "
+            f"composition, so {solver} was not run (--warm-start none or cart runs it)",
+            options={"warm_start": "auto"}, built=built)
+        result.start = start_report
+        _decode_and_certify(result, built, RawResult(Status.OPTIMAL, warm_start, obj, obj, 0.0, 0.0))
+        return result
     # compiled only now: a start proven optimal (above) needs no matrix
     t0 = time.perf_counter()
     sf = built.compile()
@@ -97,14 +160,10 @@ def solve_built(built: Built, solver: str = "highs", backend: str | None = None,
     tol = built.ctx.numerics.solver_tolerances()
     bar = None
     if progress is True:  # a bar for Python users: terminal or notebook
-        from treeopt_dsl.progress import Progress
-
         bar = Progress()
         progress = bar.event
     if progress is not None and warm_start is not None and start_report is not None:
         # the start is a feasible, completed point: the first incumbent, shown before the solver's presolve
-        from treeopt_dsl.progress import ProgressEvent, warn_callback_failed
-
         try:
             progress(ProgressEvent(float(start_report["objective"]), None, None, 0.0, "start"))
         except Exception as exc:  # as the backends do: a failing callback is not called again, the solve goes on
@@ -112,8 +171,6 @@ def solve_built(built: Built, solver: str = "highs", backend: str | None = None,
             progress = None
     callbacks = "progress" in (be.features_for(solver) if hasattr(be, "features_for") else ())
     if progress is not None and not callbacks:  # no progress callbacks on this route: read its log
-        from treeopt_dsl.progress import log_progress
-
         log_callback = log_progress(progress, log_callback,
                                     offset=float(sf.c0) if getattr(be, "log_omits_constant", False) else 0.0)
         progress = None
@@ -121,8 +178,6 @@ def solve_built(built: Built, solver: str = "highs", backend: str | None = None,
                         log_callback=log_callback, progress=progress, warm_start=warm_start, extra=extra, **tol)
     try:
         if built.lazy:  # a master: its blocks add rows lazily (Benders cuts)
-            from treeopt_dsl.lazy import solve_lazy
-
             raw = solve_lazy(built, be, sf, solver, opts)
         else:
             raw = be.solve(sf, solver, opts)
@@ -174,12 +229,6 @@ def verify_claim(built: Built, sf: Any, solver: str, raw: Any, opts: Any, time_l
     makes the answer ``optimal`` (its point and bound, the better of the two points); a verifier stopped by its
     limit leaves ``time_limit`` with its own bound; no time left or no answer leaves ``feasible``. Returns the
     new raw result and the report kept as ``SolveResult.verification``."""
-    from dataclasses import replace
-
-    from treeopt_dsl.backends import get_backend
-    from treeopt_dsl.backends.dialects import dialect
-    from treeopt_dsl.result import relative_gap
-
     d = dialect(solver)
     report: dict[str, Any] = {"by": d.verifier, "claimed_status": (raw.claimed or raw.status).value,
                               "claimed_objective": raw.objective,
@@ -197,8 +246,6 @@ def verify_claim(built: Built, sf: Any, solver: str, raw: Any, opts: Any, time_l
     vopts = replace(opts, time_limit=time_left, warm_start=np.asarray(raw.x, dtype=float), progress=None,
                     log_callback=None)
     if built.lazy:
-        from treeopt_dsl.lazy import solve_lazy
-
         v = solve_lazy(built, be, sf, d.verifier, vopts)
     else:
         v = be.solve(sf, d.verifier, vopts)
@@ -242,42 +289,11 @@ def _take(result: SolveResult, raw: Any) -> None:
     result.x, result.message, result.incumbent_time_s = raw.x, raw.message, raw.incumbent_time_s
 
 
-def resolution(built: Built) -> dict[str, Any] | None:
-    """For an axis-aligned tree whose splits keep a margin ``eps`` with ``|w| <= w_bound``: the pairs of consecutive
-    distinct (scaled) training values of a feature closer than ``eps / w_bound``, which no axis-aligned
-    split of this model can put a cut between (``None`` when there are none or the model has no such
-    split). ``oct`` with ``cuts="all"`` splits threshold columns instead and can express every cut."""
-    from treeopt_dsl.numeric import unseparable_pairs
-    from treeopt_dsl.warmstart import _budget
-
-    gap = smallest_cut_gap(built.formulation, float(built.ctx.numerics.eps))
-    if gap is None or "w" not in built.ctx or _budget(built) != 1:
-        return None  # (an oblique split may separate such samples by another feature)
-    return resolution_of(gap, unseparable_pairs(built.ctx.data.X, gap), built.ctx.data.feature_names)
-
-
-def smallest_cut_gap(f: Any, eps: float) -> float | None:
-    """``eps / w_bound`` of ``f``'s split block: the closest two values an axis-aligned split with margin ``eps``
-    can put a cut between (``None`` without a split block or with unbounded ``w``)."""
-    from treeopt_dsl.blocks.splits import ObliqueSplit
-
-    split = next((b for b in f.blocks if isinstance(b, ObliqueSplit)), None)
-    return None if split is None or split.w_bound is None else eps / float(split.w_bound)
-
-
-def resolution_of(gap: float, counts: np.ndarray, names: Sequence[str]) -> dict[str, Any] | None:
-    """The :func:`resolution` report of ``counts`` (unseparable pairs per feature) at the smallest cut ``gap``."""
-    if not counts.any():
-        return None
-    return {"smallest_cut_gap": gap, "unseparable_pairs": int(counts.sum()),
-            "features": {names[j]: int(c) for j, c in enumerate(counts) if c}}
-
-
 def _decode_and_certify(result: SolveResult, built: Built, raw: Any) -> None:
     """Decode the (polished) point and certify it; a failed certificate demotes the status."""
     if not raw.status.has_solution or raw.x is None or built.formulation.decoder is None:
         return
-    note = resolution(built)
+    note = built.notes().get("resolution")
     if note is not None:
         result.resolution = note
         result.message = (f"{result.message}; {note['unseparable_pairs']} pair(s) of distinct training values lie "
@@ -304,8 +320,6 @@ def _decode_and_certify(result: SolveResult, built: Built, raw: Any) -> None:
 def _take_better(result: SolveResult, claimed: float, better: float, x: np.ndarray, what: str) -> None:
     """``x`` (objective ``better``) replaces the solver's point (``claimed``), with the solver's bound when it is
     still a bound; a bound above ``better`` proves nothing, so an ``optimal`` claim resting on it is withdrawn."""
-    from treeopt_dsl.result import relative_gap
-
     result.message = (f"{result.message}; the solver's point scored {claimed:.10g}, its tree {better:.10g} "
                       f"({what})").lstrip("; ")
     result.objective, result.x = better, x
@@ -320,10 +334,6 @@ def _take_better(result: SolveResult, claimed: float, better: float, x: np.ndarr
 def _start_as_result(raw: Any, model: Any, start: np.ndarray, report: dict[str, Any] | None) -> Any:
     """The solver ended without a point or with a worse one than the start it was given (e.g. a start it
     did not accept, or a limit before it reached it): the start is the answer, never proven optimal."""
-    from dataclasses import replace
-
-    from treeopt_dsl.result import relative_gap
-
     obj = model.objective_value(start)
     bound = raw.bound if raw.bound is not None and raw.bound <= obj + 1e-9 * max(1.0, abs(obj)) else None
     status = raw.status
@@ -358,8 +368,6 @@ def _uncertified(result: SolveResult, built: Built, x: np.ndarray) -> None:
     result.solver_status = result.status
     result.status = Status.UNCERTIFIED
     result.objective = cert.objective_decoded
-    from treeopt_dsl.result import relative_gap
-
     if result.bound is not None and result.bound > cert.objective_decoded + 1e-9 * max(1.0, abs(result.bound)):
         result.bound = None  # a bound above a point the model achieves is not a bound of this model
     result.gap = relative_gap(result.objective, result.bound)
@@ -400,3 +408,56 @@ def failure_message(result: SolveResult) -> str:
     if s is Status.INTERRUPTED_NO_SOLUTION:
         return f"the solve was interrupted before any feasible solution was found ({result.message})"
     return f"the solver stopped with status {s.value}: {result.message}"
+
+#: the solver of :func:`relaxation_bound` (HiGHS, a core dependency), whatever solver the MILP would use
+RELAXATION_SOLVER = "highs"
+
+
+@dataclass(frozen=True)
+class Relaxation:
+    """The relaxation's optimum (``bound``, a lower bound of the model's optimum when ``status`` is ``"optimal"``;
+    ``nan`` otherwise), HiGHS' status text and the seconds it took."""
+
+    bound: float
+    status: str
+    seconds: float
+
+    def to_dict(self) -> dict[str, float | str]:
+        return {"lp_bound": self.bound, "lp_bound_status": self.status, "lp_bound_s": round(self.seconds, 4)}
+
+
+def relaxation_bound(model: Built | StandardForm, time_limit: float | None = None) -> Relaxation:
+    """The optimum of ``model`` with every integrality requirement dropped: how tight a composition is before any
+    branching.
+
+    A MILP's proof is its root bound raised by branching; the LP (or, for MARGOT's squared l2, the convex QP)
+    relaxation is where that starts, and comparing it between two compositions of the same problem (big-M and flow
+    routing, the paper's ``M`` and a derived one, a row per tangent and the breakpoints) is how a researcher sees
+    which is tighter without running either to the end::
+
+        >>> from treeopt_dsl import Dataset
+        >>> from treeopt_dsl.formulations import get_formulation
+        >>> data = Dataset.from_arrays([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [0.0, 0.0]], [1, -1, 1, -1])
+        >>> r = relaxation_bound(get_formulation("oct", depth=1).build(data))
+        >>> r.status, r.bound <= 0.0 + 1e-9   # the optimum is 0 errors; the relaxation is below it
+        ('optimal', True)
+
+    ``treeopt compile FORMULATION --data D --lp-bound`` prints it. The relaxation drops integrality only: a block's
+    lazy rows (the Benders master's cuts) are not in it, so for such a model it is the master's bound, still a valid
+    bound of the formulation. Solved by :data:`RELAXATION_SOLVER` (HiGHS, a core dependency) through the route
+    registry, whatever solver the MILP would use.
+
+    ``model`` is a built formulation (``spec.build(data)``) or its standard form. A nonlinear model (S-ORCT) has no
+    LP relaxation: :class:`~treeopt_dsl.errors.CapabilityError`. At ``time_limit`` seconds the status says so and
+    the bound is ``nan`` (a simplex stopped early bounds nothing).
+    """
+    if check_time_limit(time_limit) == 0:
+        raise OptionError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+    sf = model if hasattr(model, "integrality") else model.compile()
+    if sf.nonlinear or sf.nl_constraints:
+        raise CapabilityError(f"the model is {sf.problem_class}: it has no LP or QP relaxation to bound it by")
+    relaxed = dataclasses.replace(sf, integrality=np.zeros_like(sf.integrality))
+    raw = get_backend(RELAXATION_SOLVER, None, relaxed).solve(relaxed, RELAXATION_SOLVER,
+                                                              SolveOptions(time_limit=time_limit))
+    bound = float(raw.objective) if raw.status is Status.OPTIMAL and raw.objective is not None else float("nan")
+    return Relaxation(bound, raw.status.value, raw.runtime_s)

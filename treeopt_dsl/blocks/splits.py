@@ -3,12 +3,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 import xarray as xr
 
+from treeopt_dsl.blocks.regularizers import L0
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.formulation import Block, BuildContext
 from treeopt_dsl.ir import affine
+from treeopt_dsl.numeric import unseparable_pairs
 from treeopt_dsl.topology import NODE
 
 SAMPLE, FEATURE = "sample", "feature"
@@ -79,6 +84,19 @@ class ObliqueSplit(Block):
         for role, val in (("w", w), ("b", b), ("split", v), ("split_bound", bound)):
             ctx.provide(role, val, "ObliqueSplit")
 
+    def notes(self, ctx: BuildContext, blocks: Sequence[Block]) -> dict[str, Any]:
+        """``{"resolution": ...}`` (:func:`resolution_of`) when the splits are axis-aligned (an l0 budget of one
+        feature per split, (3.14)) with ``|w| <= w_bound``: the pairs of consecutive distinct (scaled) training
+        values of a feature closer than ``eps / w_bound``, between which no split of this model can put a cut
+        (an oblique split may separate them by another feature, so it has none). ``oct`` with ``cuts="all"``
+        splits threshold columns instead and can express every cut."""
+        gap = smallest_cut_gap(blocks, float(ctx.numerics.eps))
+        if gap is None or not any(isinstance(b, L0) and b.budget is not None and np.ndim(b.budget) == 0
+                                  and int(b.budget) == 1 for b in blocks):
+            return {}
+        note = resolution_of(gap, unseparable_pairs(ctx.data.X, gap), ctx.data.feature_names)
+        return {} if note is None else {"resolution": note}
+
     def complete(self, ctx: BuildContext, x: np.ndarray) -> None:
         """With ``columns``: ``v[i, t] = w_t·x_i + b_t`` from the point's ``(w, b)``."""
         if "value" in ctx.state(self):
@@ -94,3 +112,19 @@ def derived_bound(ctx: BuildContext, nodes: np.ndarray) -> xr.DataArray:
         raise FormulationError("a big-M 'derived' per row needs bounded splits: give w_bound and b_bound "
                                "(or use a constant M)")
     return U
+
+
+def smallest_cut_gap(blocks: Sequence[Block], eps: float) -> float | None:
+    """``eps / w_bound`` of the composition's split block: the closest two values an axis-aligned split with margin
+    ``eps`` can put a cut between (``None`` without a split block or with unbounded ``w``)."""
+    split = next((b for b in blocks if isinstance(b, ObliqueSplit)), None)
+    return None if split is None or split.w_bound is None else eps / float(split.w_bound)
+
+
+def resolution_of(gap: float, counts: np.ndarray, names: Sequence[str]) -> dict[str, Any] | None:
+    """The resolution note of ``counts`` (unseparable pairs per feature) at the smallest cut ``gap``
+    (``None`` when there are none): ``{"smallest_cut_gap", "unseparable_pairs", "features": {name: pairs}}``."""
+    if not counts.any():
+        return None
+    return {"smallest_cut_gap": gap, "unseparable_pairs": int(counts.sum()),
+            "features": {names[j]: int(c) for j, c in enumerate(counts) if c}}

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from treeopt_dsl.backends import available_solvers
+from treeopt_dsl.backends import available_routes
 from treeopt_dsl.cli.common import print_json
 from treeopt_dsl.datasets import list_datasets
-from treeopt_dsl.exact.dp import route
 from treeopt_dsl.formulations import REGISTRY
 
 
@@ -24,7 +23,7 @@ def cmd_formulations(args: argparse.Namespace) -> int:
 
 
 def cmd_solvers(args: argparse.Namespace) -> int:
-    rows = [*available_solvers(), route()]  # the MILP routes, then the exact DP route (axis-aligned 0-1 trees)
+    rows = available_routes()  # the MILP/NLP routes, then the exact engines (axis-aligned 0-1 trees)
     if args.json:
         print_json({"solvers": rows})
         return 0

@@ -6,7 +6,7 @@
 
 The data, split and output options are ``treeopt fit``'s (``--data --positive --sample --seed --test-size
 --json --quiet --time-limit``); ``--param KEY=VALUE`` sets the estimator's parameters
-(:class:`~treeopt_dsl.memetic.estimator.TMOClassifier`, :class:`~treeopt_dsl.memetic.estimator.TAOClassifier`).
+(:class:`~treeopt_dsl.estimator.memetic.TMOClassifier`, :class:`~treeopt_dsl.estimator.memetic.TAOClassifier`).
 Solver options do not apply (there is no solver) and are refused. Ctrl-C during TMO keeps the best tree so far.
 """
 
@@ -26,7 +26,7 @@ from treeopt_dsl.cli.common import (
     parse_param_items,
     print_json,
 )
-from treeopt_dsl.memetic.estimator import TAOClassifier, TMOClassifier
+from treeopt_dsl.estimator.memetic import TAOClassifier, TMOClassifier
 from treeopt_dsl.models.metrics import metrics
 
 #: ``--param`` keys per command and how to read them (``depth`` also comes from ``--depth``)

@@ -7,7 +7,7 @@ import time
 
 from treeopt_dsl.cli.common import check_paths, data_info, formulation_params, load_data, print_json, write_model_file
 from treeopt_dsl.formulations import get_formulation
-from treeopt_dsl.relaxation import relaxation_bound
+from treeopt_dsl.solve import relaxation_bound
 
 
 def run(args: argparse.Namespace) -> int:

@@ -15,11 +15,12 @@ from treeopt_dsl.cli.common import (
     solver_of,
 )
 from treeopt_dsl.formulations import get_formulation
-from treeopt_dsl.multistart import plot_path, run_path
+from treeopt_dsl.formulations.sorct import run_path
+from treeopt_dsl.starts.multistart import plot_path
 
 
 def lambda_grid(text: str, kind: str) -> list[float] | str:
-    """``paper`` (:func:`~treeopt_dsl.multistart.paper_grid`) or comma-separated values."""
+    """``paper`` (:func:`~treeopt_dsl.starts.multistart.paper_grid`) or comma-separated values."""
     if text.strip().lower() == "paper":
         return "paper"
     try:

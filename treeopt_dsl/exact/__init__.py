@@ -12,7 +12,6 @@ STreeD (``pystreed``) is optional: ``pip install treeopt-dsl[dp]``.
 from __future__ import annotations
 
 from treeopt_dsl.exact.binarize import Binarization, binarize
-from treeopt_dsl.exact.dp import DPTask, dp_start, maybe_solve_dp, recognize, solve_dp, why_not_dp
+from treeopt_dsl.exact.dp import DPTask, maybe_solve_dp, recognize, solve_dp, why_not_dp
 
-__all__ = ["Binarization", "DPTask", "binarize", "dp_start", "maybe_solve_dp", "recognize", "solve_dp",
-           "why_not_dp"]
+__all__ = ["Binarization", "DPTask", "binarize", "maybe_solve_dp", "recognize", "solve_dp", "why_not_dp"]

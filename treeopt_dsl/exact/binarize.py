@@ -14,6 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from treeopt_dsl.data import _as_features
+from treeopt_dsl.errors import DataError
+
 
 @dataclass(frozen=True)
 class Binarization:
@@ -129,11 +132,7 @@ class CutScaler:
                            for j, t, lo, up in zip(bz.feature, bz.threshold, bz.lower, bz.upper, strict=True))
 
     def transform(self, X: np.ndarray) -> np.ndarray:
-        from treeopt_dsl.data import _as_features
-
         X = _as_features(X)
         if X.shape[1] <= int(self.bz.feature.max(initial=-1)):
-            from treeopt_dsl.errors import DataError
-
             raise DataError(f"X has {X.shape[1]} features; the tree's cuts use feature {int(self.bz.feature.max())}")
         return self.bz.transform(X).astype(float)

@@ -33,40 +33,33 @@ from typing import Any
 
 import numpy as np
 
-from treeopt_dsl.errors import OptionError
+from treeopt_dsl.blocks import ObliqueSplit
+from treeopt_dsl.blocks.splits import resolution_of, smallest_cut_gap
+from treeopt_dsl.exact import depth2
 from treeopt_dsl.exact.dp import (
-    BACKEND,
     DPTask,
     DPTree,
     constant_b,
     dp_result,
     fit_tree,
     inspect_blocks,
+    streed,
     with_resolution,
 )
 from treeopt_dsl.formulation import BuildContext, DeferredBuilt
 from treeopt_dsl.ir import Model
+from treeopt_dsl.models.tree import tree_of
 from treeopt_dsl.numeric import one_blas_thread
 from treeopt_dsl.result import Certificate, SolveResult
 
-#: MIP options the DP route accepts and ignores (as the built route does: no MILP, no solver to pass them to)
-IGNORED = frozenset({"gap", "threads", "seed", "verbose", "log_callback", "warm_start", "raise_on_failure",
-                     "progress"})
 
-
-def solve_spec(spec: Any, data: Any, backend: str | None = None, time_limit: float | None = None,
-               max_thresholds: int | None = None, **options: Any) -> SolveResult | None:
+def solve_spec(spec: Any, data: Any, time_limit: float | None = None, max_thresholds: int | None = None
+               ) -> SolveResult | None:
     """Solve ``spec`` on ``data`` by DP when its blocks make a DP task, else ``None`` (the caller builds the model
-    and takes :func:`~treeopt_dsl.exact.dp.maybe_solve_dp`, which explains a refusal)."""
-    unknown = sorted(set(options) - IGNORED)
-    if unknown:
-        raise OptionError(f"unknown option(s) {unknown} for streed (it takes time_limit and max_thresholds)")
-    if backend not in (None, BACKEND):
-        return None  # the built route says which backends exist
+    and takes :func:`~treeopt_dsl.exact.dp.solve_exact`, which explains a refusal)."""
     prepared = spec.prepare(data)
     f = spec.formulation()
     ctx = BuildContext(Model(f.name), prepared, spec.topology(), replace(f.numerics))
-    from treeopt_dsl.blocks import ObliqueSplit
 
     split = next((b for b in f.blocks if isinstance(b, ObliqueSplit)), None)
     if split is None:
@@ -74,14 +67,11 @@ def solve_spec(spec: Any, data: Any, backend: str | None = None, time_limit: flo
     task = inspect_blocks(f, ctx)
     if not isinstance(task, DPTask):
         return None
-    from treeopt_dsl.exact import depth2
-    from treeopt_dsl.exact.dp import _streed
 
     if task.depth > depth2.MAX_DEPTH:
-        _streed()  # a missing pystreed is SolverNotAvailable with the install hint (depth 1-2 count without it)
-    from treeopt_dsl.solve import resolution_of, smallest_cut_gap
+        streed()  # a missing pystreed is SolverNotAvailable with the install hint (depth 1-2 count without it)
 
-    gap = smallest_cut_gap(f, float(ctx.numerics.eps))
+    gap = smallest_cut_gap(f.blocks, float(ctx.numerics.eps))
     bounds = split.bounds(prepared.X)
     with one_blas_thread():  # small products (treeopt_dsl.numeric)
         tree = fit_tree(prepared, task, constant_b(f, prepared, bounds[1]), time_limit, max_thresholds,
@@ -98,8 +88,6 @@ def solve_spec(spec: Any, data: Any, backend: str | None = None, time_limit: flo
 
 def _model(ctx: BuildContext, tree: DPTree) -> Any:
     """The decoded tree (the formulation's decoder reads ``w`` and ``b``; here they are the DP's arrays)."""
-    from treeopt_dsl.models.tree import tree_of
-
     data = ctx.data
     leaf = float(ctx.numerics.eps) / 2  # the 0-1 loss' leaf threshold (ZeroOneLoss.leaf_threshold)
     if data.n_classes <= 2:

@@ -17,7 +17,7 @@ the best objective found.
 The DP tree is embedded in the library's complete tree of depth ``d``: a split at an inner node becomes
 ``w_t = e_j``, ``b_t = -threshold + eps/2`` (right iff ``w_t·x + b_t > eps/2``, with every training sample at
 least ``eps/2`` from the band, as (3.7) and (3.9) require); a leaf above the last layer becomes "go left
-always" (``w_t = 0, b_t = -1``) with both subtrees repeating its class (as :func:`~treeopt_dsl.warmstart.
+always" (``w_t = 0, b_t = -1``) with both subtrees repeating its class (as :func:`~treeopt_dsl.starts.resolver.
 embed_tree` does); a last-layer split whose leaves predict one class becomes a constant. The point is
 completed by the formulation's blocks and certified like any solver's answer: ``optimal`` only when STreeD
 proved optimality, the certificate passes and the certified objective equals the DP's.
@@ -31,11 +31,25 @@ from typing import Any
 
 import numpy as np
 
+from treeopt_dsl.backends import get_engine
+from treeopt_dsl.blocks import (
+    L0,
+    BendersFlow,
+    BigMForwarding,
+    BinarySplits,
+    FlowRouting,
+    FlowZeroOneLoss,
+    ObliqueSplit,
+    Routing,
+    ZeroOneLoss,
+)
 from treeopt_dsl.errors import CapabilityError, FormulationError, ModelTooLarge, SolverNotAvailable
 from treeopt_dsl.exact import depth2
 from treeopt_dsl.exact.binarize import Binarization, binarize
 from treeopt_dsl.formulation import BuildContext, Built, Formulation
+from treeopt_dsl.models.embed import from_decisions, is_flow, point_of
 from treeopt_dsl.result import SolveResult, Status
+from treeopt_dsl.solve import certify
 
 #: the solver name that selects this route (``treeopt solve oct --solver streed``)
 SOLVER = "streed"
@@ -93,10 +107,8 @@ class DPTree:
 # --------------------------------------------------------------------------- recognition
 def _inspect(built: Built) -> DPTask | str:
     """The task, or the reason the composition is not one a DP solver takes exactly."""
-    from treeopt_dsl.warmstart import is_flow
-
     if built.ctx.topology is not None and is_flow(built):
-        weights = _weights_reason(built.ctx.data, built.ctx.topo.depth)
+        weights = weights_reason(built.ctx.data, built.ctx.topo.depth)
         return weights if weights else _inspect_flow(built)
     task = inspect_blocks(built.formulation, built.ctx)
     if isinstance(task, str):
@@ -110,11 +122,9 @@ def inspect_blocks(f: Formulation, ctx: BuildContext) -> DPTask | str:
     :func:`recognize` decides before the model is built (``ctx`` needs the data, topology and numerics, no
     variables). These blocks add only their own rows and objective terms, so a model built from nothing else
     is the DP's problem; rows added to a built model are checked on it (:func:`recognize`)."""
-    from treeopt_dsl.blocks import L0, BigMForwarding, ObliqueSplit, Routing, ZeroOneLoss
-
     if ctx.topology is None:
         return "it is not a tree formulation (no depth)"
-    weights = _weights_reason(ctx.data, ctx.topo.depth)
+    weights = weights_reason(ctx.data, ctx.topo.depth)
     if weights:
         return weights
     kinds = [type(b) for b in f.blocks]
@@ -153,7 +163,7 @@ def inspect_blocks(f: Formulation, ctx: BuildContext) -> DPTask | str:
 MAX_REPEATED_ROWS = 200_000
 
 
-def _weights_reason(data: Any, depth: int | None = None) -> str | None:
+def weights_reason(data: Any, depth: int | None = None) -> str | None:
     """Why the DP route cannot take ``data``'s sample weights at ``depth`` (``None``: no weights; any weights at
     depth 1-2, where the count weighs every row; integer weights deeper, which STreeD takes as repeated rows:
     its classification task counts rows and has no instance weights)."""
@@ -171,8 +181,6 @@ def _weights_reason(data: Any, depth: int | None = None) -> str | None:
 
 def _inspect_flow(built: Built) -> DPTask | str:
     """The flow routings (FlowOCT, BendersOCT) of ``oct``: the same trees on 0/1 columns."""
-    from treeopt_dsl.blocks import L0, BendersFlow, BinarySplits, FlowRouting, FlowZeroOneLoss
-
     f = built.formulation
     allowed = (BinarySplits, L0, FlowRouting, FlowZeroOneLoss, BendersFlow)
     extra = [type(b).__name__ for b in f.blocks if not isinstance(b, allowed)]
@@ -230,7 +238,7 @@ def why_not_dp(built: Built) -> str | None:
 
 
 # --------------------------------------------------------------------------- the DP
-def _streed() -> Any:
+def streed() -> Any:
     try:
         from pystreed import STreeDClassifier
     except ImportError:
@@ -242,7 +250,7 @@ def _run(Z: np.ndarray, y01: np.ndarray, depth: int, nodes: int, time_limit: flo
     """One STreeD fit: the tree (pystreed's node object) and whether it proved optimality."""
     import warnings
 
-    cls = _streed()
+    cls = streed()
     # pystreed 1.4's specialised depth-2 ("terminal") solver can miss the optimum under a node limit below the
     # full tree (seen: max_depth=2, max_num_nodes=2 reports 1 error, proven, where a 2-split tree has 0; the
     # brute-force test finds such cases): node-limited runs use the general recursion only.
@@ -342,8 +350,6 @@ def fit_dp(built: Built, task: DPTask, time_limit: float | None = None,
 def constant_b(f: Formulation, data: Any, B: float | None = None) -> float:
     """The ``|b|`` a constant node uses (at most 1, within the split block's bound ``B`` on ``b``: read from the
     block when not given)."""
-    from treeopt_dsl.blocks import ObliqueSplit
-
     if B is None:
         split = next((b for b in f.blocks if isinstance(b, ObliqueSplit)), None)
         B = split.bounds(data.X)[1] if split is not None else np.inf
@@ -358,7 +364,7 @@ def fit_tree(data: Any, task: DPTask, b_cap: float = 1.0, time_limit: float | No
     (:func:`~treeopt_dsl.exact.binarize.binarize`)."""
     t0 = time.perf_counter()
     X = data.X
-    reason = _weights_reason(data, task.depth)
+    reason = weights_reason(data, task.depth)
     if reason is not None:
         raise FormulationError(f"the DP route cannot take these weights: {reason}")
     K, multiclass = data.n_classes, data.n_classes > 2
@@ -445,9 +451,6 @@ def solve_dp(built: Built, time_limit: float | None = None, max_thresholds: int 
     certified tree as ``time_limit``; ``uncertified`` only when the formulation's certificate does not
     reproduce the DP tree.
     """
-    from treeopt_dsl.solve import certify
-    from treeopt_dsl.warmstart import from_decisions
-
     task = _inspect(built)
     if not isinstance(task, DPTask):
         raise CapabilityError(f"the {SOLVER} solver cannot solve {built.formulation.name}: {task}")
@@ -456,10 +459,9 @@ def solve_dp(built: Built, time_limit: float | None = None, max_thresholds: int 
     size = built.model.size()
     compile_s = time.perf_counter() - t0
     tree = fit_dp(built, task, time_limit=time_limit, max_thresholds=max_thresholds)
-    from treeopt_dsl.warmstart import is_flow, start_point
 
     flow = is_flow(built)
-    x = (start_point if flow else from_decisions)(built, {"w": tree.W, "b": tree.b})
+    x = (point_of if flow else from_decisions)(built, {"w": tree.W, "b": tree.b})
     # from_decisions completes the point from w and b alone: when those are all the decisions, it is the point
     # the certificate would complete again
     done = not flow and set(built.formulation.decisions) == {"w", "b"}
@@ -497,36 +499,30 @@ def dp_result(tree: DPTree, cert: Any, agrees: bool, checked_by: str, time_limit
         **fields)
 
 
-def route() -> dict[str, Any]:
-    """The DP route as a row of ``treeopt solvers`` (beside the MILP backends' rows)."""
-    try:
-        _streed()
-        installed = True
-    except SolverNotAvailable:
-        installed = False
-    return {"solver": SOLVER, "backend": BACKEND, "installed": installed, "problem_classes": ["DP:oct"],
-            "features": ["time_limit"], "extra": "dp"}
-
-
-def maybe_solve_dp(built: Built, solver: str, **options: Any) -> SolveResult | None:
-    """The DP route when ``solver == "streed"`` (else ``None``, the MILP path goes on).
+def solve_exact(built: Built, time_limit: float | None = None, max_thresholds: int | None = None) -> SolveResult:
+    """The DP route's answer for ``built`` (:func:`solve_dp`) with the model's resolution note.
 
     Raises :class:`~treeopt_dsl.errors.CapabilityError` naming why when the composition is not one a DP
-    solver solves exactly. Takes ``time_limit`` and ``max_thresholds``; MIP options (gap, threads, seed,
-    warm starts, verbosity, callbacks) do not apply and are ignored.
-    """
-    if solver != SOLVER:
-        return None
+    solver solves exactly."""
     reason = why_not_dp(built)
     if reason is not None:
         raise CapabilityError(f"the {SOLVER} solver (exact DP for axis-aligned 0-1-loss trees) cannot solve "
                               f"{built.formulation.name}: {reason}; use a MILP solver such as highs")
     if built.ctx.topo.depth > depth2.MAX_DEPTH:
-        _streed()  # a missing pystreed is SolverNotAvailable with the install hint (depth 1-2 count without it)
-    res = solve_dp(built, time_limit=options.get("time_limit"), max_thresholds=options.get("max_thresholds"))
-    from treeopt_dsl.solve import resolution
+        streed()  # a missing pystreed is SolverNotAvailable with the install hint (depth 1-2 count without it)
+    res = solve_dp(built, time_limit=time_limit, max_thresholds=max_thresholds)
+    # cuts the model's margin cannot express, as on the MILP route
+    return with_resolution(res, built.notes().get("resolution"))
 
-    return with_resolution(res, resolution(built))  # cuts the model's margin cannot express, as on the MILP route
+
+def maybe_solve_dp(built: Built, solver: str, **options: Any) -> SolveResult | None:
+    """The DP route's answer when ``solver`` names it in the registry (else ``None``, the MILP path goes on).
+    Takes ``time_limit`` and ``max_thresholds``; MIP options (gap, threads, seed, warm starts, verbosity,
+    callbacks) do not apply and are ignored."""
+    engine = get_engine(solver)
+    if engine is None or engine.name != BACKEND:
+        return None
+    return engine.solve_built(built, **options)
 
 
 def with_resolution(res: SolveResult, report: dict[str, Any] | None) -> SolveResult:
@@ -538,75 +534,11 @@ def with_resolution(res: SolveResult, report: dict[str, Any] | None) -> SolveRes
     return res
 
 
-#: the threshold columns the automatic start may binarize, by depth: at depth 1-2 the count
-#: (:mod:`~treeopt_dsl.exact.depth2`; breast-cancer, 569 x 30, depth 2: all 15,310 columns in 1.5 s, where STreeD
-#: took 60 s on 12,486), deeper STreeD, whose cost grows faster (200 x 30, depth 3: 480 columns 1 s, 960 columns
-#: 2.3 s)
-START_COLUMNS = {1: 20000, 2: 16000}
-START_COLUMNS_DEEPER = 400
-#: the same for a composition the DP does not solve (OLCT, MARGOT, OCT-H: its tree is only a start, so searching
-#: every cut buys no proof; the default job's start took 1.6 s instead of about 0.3 s with all 12,486 columns)
-START_COLUMNS_ONLY_START = {1: 20000, 2: 2000}
 
 
-def start_columns(depth: int, proof: bool = True) -> int:
-    """How many threshold columns the automatic start binarizes for a tree of ``depth`` (``proof``: the
-    composition is the DP's problem, so searching every cut can prove the optimum)."""
-    return (START_COLUMNS if proof else START_COLUMNS_ONLY_START).get(depth, START_COLUMNS_DEEPER)
 
 
-def dp_start(built: Built, time_limit: float = 5.0, max_thresholds: int | None = None) -> np.ndarray | None:
-    """The point of :func:`dp_candidate` (``None`` when pystreed is not installed)."""
-    return dp_candidate(built, time_limit, max_thresholds)[0]
 
 
-def n_exact_columns(X: np.ndarray) -> int:
-    """How many threshold columns an exact binarization of ``X`` has (distinct values - 1 per feature)."""
-    if X.size == 0:
-        return 0
-    S = np.sort(X, axis=0)
-    return int(np.count_nonzero(np.diff(S, axis=0) > 0))
 
 
-def dp_candidate(built: Built, time_limit: float = 5.0,
-                 max_thresholds: int | None = None) -> tuple[np.ndarray | None, bool]:
-    """``(point, proven)``: a warm start for any tree formulation with hyperplane decisions: the DP's
-    0-1-loss tree (exact for OCT, the misclassification-optimal axis-aligned tree otherwise), made
-    feasible by :func:`~treeopt_dsl.warmstart.start_point`; ``(None, False)`` deeper than 2 when pystreed is
-    not installed. ``proven``: the point is the formulation's proven optimum (a recognized composition,
-    every cut searched, the DP proved it, and the point scores the DP's objective).
-
-    Every cut is used (for a recognized composition the start is then the optimum) while there are at
-    most :func:`start_columns` of them; otherwise ``max_thresholds`` quantile cuts per feature (default:
-    that budget over the features) keep it fast, and the start is not proven. ``time_limit`` bounds the
-    DP's own time.
-    """
-    from treeopt_dsl.warmstart import is_tree, start_point
-
-    ctx = built.ctx
-    if ctx.topology is not None and ctx.topo.depth > depth2.MAX_DEPTH:
-        try:
-            _streed()
-        except SolverNotAvailable:
-            return None, False
-    if not is_tree(built):
-        raise FormulationError("the DP start needs a tree formulation (hyperplane decisions w, b or binary splits)")
-    reason = _weights_reason(ctx.data, ctx.topo.depth)
-    if reason is not None:
-        raise FormulationError(f"the DP start cannot take these weights: {reason}")
-    task = recognize(built)
-    budget = start_columns(ctx.topo.depth, proof=task is not None)
-    all_cuts = n_exact_columns(ctx.data.X) <= budget
-    exact = task is not None and all_cuts
-    if task is None:
-        task = DPTask(depth=ctx.topo.depth, C=1.0, alpha=0.0, eps=float(ctx.numerics.eps))
-    if all_cuts:
-        max_thresholds = None
-    elif max_thresholds is None:
-        max_thresholds = max(2, budget // max(1, ctx.data.n_features))
-    tree = fit_dp(built, task, time_limit=time_limit, max_thresholds=max_thresholds)
-    x = start_point(built, {"w": tree.W, "b": tree.b})
-    # proven: the composition is the DP's problem, every cut was searched, and the point scores what the DP says
-    proven = exact and tree.optimal and abs(built.model.objective_value(x) - tree.objective) <= 1e-6 * max(
-        1.0, abs(tree.objective))
-    return x, proven

@@ -43,7 +43,7 @@ minority-class count of two classes; Bertsimas and Dunn's alpha is per baseline 
 number of training rows). With ``cv`` the scale is taken on the rows each fit sees.
 
 ``path``: the task walks a formulation's ``(lambda_l, lambda_g)`` grid (values, or ``"paper"``: S-ORCT's 0 and
-2^r / (p |tau_B|), r = -12..3) with chained warm starts (:func:`treeopt_dsl.multistart.run_path`): the first
+2^r / (p |tau_B|), r = -12..3) with chained warm starts (:func:`treeopt_dsl.formulations.sorct.run_path`): the first
 point from ``n_starts`` random points, every later one from the previous point's solutions plus ``fresh``
 new random points; ``time_limit`` is per start. The row carries ``points``: one dict per point (lambda_l,
 lambda_g, status, objective, won, time_per_start_s, wall_s, train/test accuracy, delta_l, delta_g). A path

@@ -177,7 +177,7 @@ def _fit_scaled(task: dict[str, Any], params: dict[str, Any], train: Any, time_l
         return model, {"status": "fitted", "objective": None, "bound": None, "gap": None,
                        "runtime_s": round(time.perf_counter() - t0, 4)}
     if est in ("tmo", "tao"):
-        from treeopt_dsl.memetic.estimator import TAOClassifier, TMOClassifier
+        from treeopt_dsl.estimator.memetic import TAOClassifier, TMOClassifier
 
         cls = TMOClassifier if est == "tmo" else TAOClassifier
         extra = {"time_limit": time_limit} if est == "tmo" and "time_limit" not in params else {}
@@ -194,7 +194,7 @@ def _fit_scaled(task: dict[str, Any], params: dict[str, Any], train: Any, time_l
 
 def _references(built: Any, names: list[str]) -> dict[str, Any]:
     """Each named start's objective in the formulation's own objective (a yardstick for the solver's answer)."""
-    from treeopt_dsl.warmstart import start_point
+    from treeopt_dsl.starts.resolver import start_point
 
     sf = built.compile()
     out: dict[str, Any] = {}
@@ -290,7 +290,7 @@ def _select(task: dict[str, Any], train: Any, val: Any) -> tuple[dict[str, Any],
 
 def _run_path(task: dict[str, Any], data: Any) -> dict[str, Any]:
     """A regularization path (``task["path"]``): its points, each with its measures, and the split's sizes."""
-    from treeopt_dsl.multistart import run_path
+    from treeopt_dsl.formulations.sorct import run_path
 
     p = task["path"]
     points, train, test = run_path(task["formulation"], data, p["lambda_l"], p["lambda_g"], params=task["params"],
@@ -406,7 +406,7 @@ def wall_timeout(task: dict[str, Any]) -> float:
         folds = int(task["cv"]["folds"])  # 0: hold-out, one fit per combination and no refit
         n = (folds or 1) * len(_combos(task["cv"]["grid"])) + (1 if folds else 0)
     if task.get("path"):  # the first point's starts, then each later point's chained and fresh starts
-        from treeopt_dsl.multistart import paper_grid
+        from treeopt_dsl.starts.multistart import paper_grid
 
         p = task["path"]
         n_l, n_g = (len(paper_grid("l", 1)) if v == "paper" else len(v) for v in (p["lambda_l"], p["lambda_g"]))

@@ -359,3 +359,22 @@ def flow_decisions(topo: Topology, W: np.ndarray, b: np.ndarray, threshold: floa
 
     place(0, 0, 1)
     return S, C
+
+
+#: offset of a constant split's bias from the node's threshold (``W[t] = 0``)
+CONSTANT_OFFSET = 1.0
+
+
+def constant_subtree(b: np.ndarray, topo: Topology, t: int, positive: bool, threshold: float,
+                     leaf_threshold: float) -> None:
+    """Make the subtree of node ``t`` predict one class (``W`` rows of the subtree must be zero): every inner
+    node sends everything left, every last-layer node is a constant of that class. The library's form of
+    a leaf above the last layer (CART's early leaves, TMO's leaves)."""
+    stack = [t]
+    while stack:
+        s = stack.pop()
+        if topo.level[s] == topo.depth:
+            b[s] = leaf_threshold + (CONSTANT_OFFSET if positive else -CONSTANT_OFFSET)
+            continue
+        b[s] = threshold - CONSTANT_OFFSET
+        stack += [2 * s + 1, 2 * s + 2]

@@ -1,15 +1,25 @@
-"""Heuristic starts: trees computed without a solver, to warm-start the MILP formulations.
+"""Starts: everything that finds a model without proving it, to warm-start the formulations (and the seed systems
+that are starts of their own: TAO, TMO).
 
-* :func:`~treeopt_dsl.starts.tao.tao`: Tree Alternating Optimization (Carreira-Perpiñán & Tavallali,
-  NeurIPS 2018), as used by TMO (thesis §3.3): improves a given tree node by node, never increasing its
-  training error; :func:`~treeopt_dsl.starts.tao.tao_tree` applies it to a fitted
-  :class:`~treeopt_dsl.models.tree.TreeModel`, :func:`~treeopt_dsl.starts.tao.from_sklearn` converts a
-  scikit-learn CART tree into the library's ``(W, b)`` layout.
+The faces (the command line, the estimators, the experiment runner, a formulation's ``solve``) call
+:func:`resolve` to make a named start into values before the solve, which takes a start only as values
+(:class:`~treeopt_dsl.solve.Start`).
 
-The results are plain ``(W, b)`` arrays, accepted by :func:`treeopt_dsl.warmstart.start_point` as
-``{"w": W, "b": b}``.
+* :mod:`~treeopt_dsl.starts.resolver`: :func:`resolve`, ``"auto"`` (the best of every start that applies) and the
+  starts by name;
+* :mod:`~treeopt_dsl.starts.greedy`: the papers' greedy per-node start and CART;
+  :mod:`~treeopt_dsl.starts.node_lp`: ``greedy_lp``, each node's part of OLCT's objective solved as an LP;
+* :mod:`~treeopt_dsl.starts.dp`: the exact DP tree (:mod:`treeopt_dsl.exact`) as a start, proven for OCT;
+* :mod:`~treeopt_dsl.starts.tao`: Tree Alternating Optimization (Carreira-Perpiñán & Tavallali, NeurIPS 2018);
+  :mod:`~treeopt_dsl.starts.memetic`: TMO, the memetic trees of [aldinucci-memetic] built on it;
+* :mod:`~treeopt_dsl.starts.risk`: the risk scores' beam search; :mod:`~treeopt_dsl.starts.rules`: the
+  generalized risk scores' rule-by-rule start;
+* :mod:`~treeopt_dsl.starts.refine`: OLCT's last-layer refinement (thesis Remark 1);
+* :mod:`~treeopt_dsl.starts.multistart`: multistart and regularization paths (S-ORCT).
 """
 
+from treeopt_dsl.starts.resolver import AUTO_CANDIDATES, STRATEGIES, auto_start, resolve, start_point
 from treeopt_dsl.starts.tao import AxisBins, from_sklearn, tao, tao_tree, training_error
 
-__all__ = ["AxisBins", "from_sklearn", "tao", "tao_tree", "training_error"]
+__all__ = ["AUTO_CANDIDATES", "STRATEGIES", "AxisBins", "auto_start", "from_sklearn", "resolve", "start_point", "tao",
+           "tao_tree", "training_error"]

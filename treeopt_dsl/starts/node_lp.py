@@ -27,7 +27,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy import sparse
 
+from treeopt_dsl.blocks import L0, L1, LInf, SlackLoss, SquaredL2
 from treeopt_dsl.errors import FormulationError
+from treeopt_dsl.models.embed import feasible_start
+from treeopt_dsl.starts.greedy import descend, level_weight
 
 if TYPE_CHECKING:
     from treeopt_dsl.formulation import Built
@@ -78,8 +81,6 @@ class NodeProblems:
     level and one scalar-weighted ``||w||_1`` as the only regularizer of ``w``)."""
 
     def __init__(self, built: Built) -> None:
-        from treeopt_dsl.blocks import L0, L1, LInf, SlackLoss, SquaredL2
-
         ctx = built.ctx
         loss = ctx.roles.get("loss")
         if not isinstance(loss, SlackLoss) or not hasattr(loss, "pieces") or loss.on != "tree" or loss.levels != "all":
@@ -98,8 +99,6 @@ class NodeProblems:
 
     def weight(self, level: int) -> float:
         """``C_h`` of tree level ``level`` (1 = the root's)."""
-        from treeopt_dsl.warmstart import level_weight
-
         return level_weight(self.built, level)
 
     def solve(self, level: int, node: int, rows: np.ndarray, scale: float = 1.0) -> tuple[np.ndarray, float]:
@@ -115,15 +114,13 @@ class NodeProblems:
 
 def greedy_lp_tree(built: Built, root_scales: tuple[float, ...] = ROOT_SCALES) -> tuple[np.ndarray, np.ndarray]:
     """The greedy tree of :func:`node_lp` nodes, from the root down (module docstring); ``(W, b)`` in the layout
-    of :func:`treeopt_dsl.warmstart.start_point`. :class:`FormulationError` when the composition is not one the
+    of :func:`treeopt_dsl.starts.resolver.start_point`. :class:`FormulationError` when the composition is not one the
     node LP solves (it is then reported as "not used" by the automatic start).
 
     The root's split is both a classifier (its level's loss) and the router of every sample below it, so the root
     that minimizes its own term alone is not always the best one: below depth 1 the descent is run with the root's
     ``C_1`` scaled by each of ``root_scales`` (the other nodes exact), and the tree of the lowest objective of the
     whole model wins (each descent is a few small LPs)."""
-    from treeopt_dsl.warmstart import descend, feasible_start
-
     nodes = NodeProblems(built)
 
     def descent(root_scale: float) -> tuple[np.ndarray, np.ndarray]:  # the root's loss weighed root_scale * C_1

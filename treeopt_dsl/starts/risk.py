@@ -25,7 +25,7 @@ integer points by a "star ray" search over a multiplier ``m`` (model ``P(y|x) = 
 
 The candidates are ranked by the formulation's piecewise-linear loss (the loss block's own pieces, so the
 multiplier and the tangent set are respected), and the best few are completed with
-:func:`~treeopt_dsl.warmstart.from_decisions` and compared in ``built.compile().objective``. The result is
+:func:`~treeopt_dsl.starts.resolver.from_decisions` and compared in ``built.compile().objective``. The result is
 a dict of the decisions ``{"s": points, "beta": intercept}``; the blocks complete the indicators (the L0
 ``complete`` switches on unused indicators when ``cardinality="exact"`` asks for ``T``).
 """
@@ -37,7 +37,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from treeopt_dsl.blocks import L0, IntegerScores
 from treeopt_dsl.errors import FormulationError
+from treeopt_dsl.models.embed import from_decisions
 
 if TYPE_CHECKING:
     from treeopt_dsl.formulation import Built
@@ -53,8 +55,6 @@ MAX_STEP = 5.0
 
 def _blocks(built: Built) -> tuple[Any, Any, Any]:
     """The IntegerScores, L0 (on ``s``) and loss blocks of a risk-score formulation."""
-    from treeopt_dsl.blocks import L0, IntegerScores
-
     scores = next((b for b in built.formulation.blocks if isinstance(b, IntegerScores)), None)
     if scores is None:
         raise FormulationError(f"{built.formulation.name} has no IntegerScores block: the beam start is for risk "
@@ -234,8 +234,6 @@ def risk_score_start(built: Built, time_limit: float = 5.0, beam: int = 10, l2: 
     L0 block completes the rest) and ``"at_most"``. Feasible by construction: points in ``A``, at most ``T``
     of them nonzero, ``beta`` within its bounds.
     """
-    from treeopt_dsl.warmstart import from_decisions
-
     t0 = time.perf_counter()
     deadline = t0 + float(time_limit)
     scores, l0, loss = _blocks(built)

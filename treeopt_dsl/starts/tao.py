@@ -44,11 +44,8 @@ import numpy as np
 
 from treeopt_dsl.errors import DataError
 from treeopt_dsl.models.decision_tree import DecisionTree
-from treeopt_dsl.models.tree import TreeModel
+from treeopt_dsl.models.tree import CONSTANT_OFFSET, TreeModel, constant_subtree
 from treeopt_dsl.topology import Topology
-
-#: offset of a constant split's bias from the node's threshold (``W[t] = 0``)
-CONSTANT_OFFSET = 1.0
 
 
 # --------------------------------------------------------------------------- tree evaluation
@@ -98,19 +95,6 @@ def scores(X: np.ndarray, W: np.ndarray, b: np.ndarray) -> np.ndarray:
     return X @ W.T + b
 
 
-def constant_subtree(b: np.ndarray, topo: Topology, t: int, positive: bool, threshold: float,
-                     leaf_threshold: float) -> None:
-    """Make the subtree of node ``t`` predict one class (``W`` rows of the subtree must be zero): every inner
-    node sends everything left, every last-layer node is a constant of that class. The library's form of
-    a leaf above the last layer (CART's early leaves, TMO's leaves)."""
-    stack = [t]
-    while stack:
-        s = stack.pop()
-        if topo.level[s] == topo.depth:
-            b[s] = leaf_threshold + (CONSTANT_OFFSET if positive else -CONSTANT_OFFSET)
-            continue
-        b[s] = threshold - CONSTANT_OFFSET
-        stack += [2 * s + 1, 2 * s + 2]
 
 
 def _thresholds(eps: float, leaf_threshold: float | None) -> tuple[float, float]:
@@ -407,7 +391,7 @@ def from_sklearn(tree: Any, topology_depth: int, n_features: int, *, eps: float 
                  leaf_threshold: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """A scikit-learn ``DecisionTreeClassifier`` (fitted on labels -1/+1, depth ``<= topology_depth``) as
     ``(W, b)`` in the library layout, predicting as scikit-learn does (the conversion of
-    :func:`treeopt_dsl.warmstart.cart_tree`, with thresholds exact for the rules of ``eps`` and
+    :func:`treeopt_dsl.starts.resolver.cart_tree`, with thresholds exact for the rules of ``eps`` and
     ``leaf_threshold``): CART's "left iff x_j <= c" becomes "right iff x_j - c + eps/2 > eps/2"; a leaf
     above the last layer sends everything left and its class is repeated below. A bare ``tree_`` is
     read with classes ``[-1, +1]``. Used to start :func:`tao` (Carreira-Perpiñán & Tavallali, 2018)."""
@@ -463,7 +447,7 @@ def to_decision_tree(W: np.ndarray, b: np.ndarray, topology: Topology | int, *, 
     ``classes[0]`` is predicted for -1 and ``classes[1]`` for +1. With ``eps = 0`` and unit weights the
     thresholds are exact: ``x > theta`` is ``x - theta > 0`` in floating point, and the last layer's
     ``x - theta >= 0`` becomes ``x <= nextafter(theta, -inf)`` on the left; so the tree predicts
-    exactly as the hyperplanes do (the estimators of :mod:`treeopt_dsl.memetic` rely on it). A node with
+    exactly as the hyperplanes do (the estimators of :mod:`treeopt_dsl.starts.memetic` rely on it). A node with
     more than one feature raises :class:`DataError` (oblique splits have no such form).
     """
     topo = topology if isinstance(topology, Topology) else Topology(int(topology))

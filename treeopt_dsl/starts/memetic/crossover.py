@@ -16,7 +16,7 @@ Two cases the paper does not draw are read the same way: nil/leaf grows the fath
 missing father grows the missing ancestors the same way, from the nearest existing leaf down (each new
 branch random, each brother a leaf). Positions are visited in breadth-first order, so a conversion at
 a node sees the conversions already made above it. Leaf classes are not part of the encoding: every
-leaf is labelled by majority when the child is decoded (:func:`~treeopt_dsl.memetic.encoding.decode`).
+leaf is labelled by majority when the child is decoded (:func:`~treeopt_dsl.starts.memetic.encoding.decode`).
 
 "Random parameters" (Fig. 5) is read as a feature drawn uniformly and a threshold drawn uniformly among
 the midpoints between consecutive distinct training values of that feature (a threshold outside the
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from treeopt_dsl.memetic.encoding import LEAF, NIL, Genome
+from treeopt_dsl.starts.memetic.encoding import LEAF, NIL, Genome
 from treeopt_dsl.starts.tao import AxisBins
 
 

@@ -22,7 +22,8 @@ import numpy as np
 
 from treeopt_dsl.errors import DataError
 from treeopt_dsl.models.decision_tree import DecisionTree
-from treeopt_dsl.starts.tao import CONSTANT_OFFSET, _thresholds, constant_subtree
+from treeopt_dsl.models.tree import CONSTANT_OFFSET, constant_subtree
+from treeopt_dsl.starts.tao import _thresholds
 from treeopt_dsl.topology import Topology
 
 #: feature code of a leaf, ``(-1, -1)`` in [aldinucci-memetic] §3.1

@@ -12,6 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from treeopt_dsl import blocks as B
+from treeopt_dsl.formulation import Formulation
+
 if TYPE_CHECKING:
     from treeopt_dsl.formulation import Built
 
@@ -20,9 +23,6 @@ RULE_TIME_LIMIT = 10.0
 
 
 def rule_by_rule(built: Built, time_limit: float = RULE_TIME_LIMIT) -> dict[str, Any]:
-    from treeopt_dsl import blocks as B
-    from treeopt_dsl.formulation import Formulation
-
     blocks = {type(b).__name__: b for b in built.formulation.blocks}
     T = blocks["RuleSelection"].T
     data = built.ctx.data

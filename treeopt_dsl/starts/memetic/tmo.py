@@ -7,7 +7,7 @@
 2. **Generations** ``g = 1..n_gen`` (Algorithm 1): draw a bootstrap sample ``B_D^(g)`` of the training
    data; for every tree ``t_i`` draw a partner ``j ~ U{1..k} \\ {i}`` (no fitness pressure in the
    selection, §3), make the child by the node-wise crossover with rate ``CR``
-   (:func:`~treeopt_dsl.memetic.crossover.crossover`, §3.2), decode it with majority leaves, optimize it
+   (:func:`~treeopt_dsl.starts.memetic.crossover.crossover`, §3.2), decode it with majority leaves, optimize it
    by TAO on ``B_D^(g)`` (the memetic step ``L(t; B_D)``), and score it by its *training* accuracy (the
    fitness ``f``). The child replaces ``t_i`` if it is strictly fitter, and the best tree so far if it
    is strictly fitter than that.
@@ -35,9 +35,9 @@ from typing import Any
 import numpy as np
 
 from treeopt_dsl.errors import DataError, OptionError
-from treeopt_dsl.memetic.crossover import RandomSplits, crossover
-from treeopt_dsl.memetic.encoding import decode, encode
-from treeopt_dsl.starts.tao import AxisBins, from_sklearn, tao, to_decision_tree
+from treeopt_dsl.starts.memetic.crossover import RandomSplits, crossover
+from treeopt_dsl.starts.memetic.encoding import decode, encode
+from treeopt_dsl.starts.tao import AxisBins, _sides, _subtree_predictions, from_sklearn, scores, tao, to_decision_tree
 from treeopt_dsl.topology import Topology
 
 SCHEDULES = ("sequential", "generational")
@@ -72,8 +72,6 @@ class TMOResult:
 
 def _accuracy(X: np.ndarray, y: np.ndarray, W: np.ndarray, b: np.ndarray, topo: Topology, thr: float, lt: float,
               sw: np.ndarray, total: float) -> float:
-    from treeopt_dsl.starts.tao import _sides, _subtree_predictions, scores
-
     P = _subtree_predictions(_sides(scores(X, W, b), topo, thr, lt), topo)
     return float(sw[P[:, 0] == (y > 0)].sum()) / total  # as accuracy_score: the weight classified right
 

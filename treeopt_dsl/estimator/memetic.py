@@ -1,6 +1,6 @@
 """scikit-learn classifiers for the heuristic axis-aligned trees: :class:`TAOClassifier` (CART improved by
 Tree Alternating Optimization, Carreira-Perpiñán & Tavallali 2018) and :class:`TMOClassifier` (the
-memetic algorithm of [aldinucci-memetic], :func:`~treeopt_dsl.memetic.tmo.tmo`).
+memetic algorithm of [aldinucci-memetic], :func:`~treeopt_dsl.starts.memetic.tmo.tmo`).
 
 Both are binary, as the papers (``classes_[0]`` is mapped to -1, ``classes_[1]`` to +1), take
 ``sample_weight``, work on the raw features (axis-aligned splits do not need scaling) and keep the
@@ -162,9 +162,10 @@ class TMOClassifier(_AxisTreeClassifier):
         random_state: seed of the forest, the bootstrap samples, the partners and the crossover.
         class_weight: ``None``, ``"balanced"`` or a dict (scikit-learn's semantics), multiplied into ``sample_weight``.
 
-    Fitted attributes: ``tree_``, ``W_``, ``b_``, ``result_`` (:class:`~treeopt_dsl.memetic.tmo.TMOResult`: fitness,
-    history per generation, TAO runs, why it stopped), ``initial_score_`` (the best training accuracy of the
-    initial TAO-optimized population; the returned tree is never below it), ``classes_``, ``n_features_in_``.
+    Fitted attributes: ``tree_``, ``W_``, ``b_``, ``result_``
+    (:class:`~treeopt_dsl.starts.memetic.tmo.TMOResult`: fitness, history per generation, TAO runs, why it
+    stopped), ``initial_score_`` (the best training accuracy of the initial TAO-optimized population; the returned
+    tree is never below it), ``classes_``, ``n_features_in_``.
     """
 
     def __init__(self, depth: int = 2, n_trees: int = 100, n_generations: int = 5, crossover_rate: float = 0.75,
@@ -182,7 +183,7 @@ class TMOClassifier(_AxisTreeClassifier):
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None, callback: Any = None) -> TMOClassifier:
         """Run TMO on ``(X, y)``; ``callback`` receives a dict after the initial population and each generation."""
-        from treeopt_dsl.memetic.tmo import tmo
+        from treeopt_dsl.starts.memetic.tmo import tmo
 
         X, ypm, sw = self._prepare(X, y, sample_weight)
         res = tmo(X, ypm, int(self.depth), n_trees=self.n_trees, n_generations=self.n_generations,

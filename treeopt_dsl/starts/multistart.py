@@ -24,9 +24,11 @@ from typing import Any
 import numpy as np
 
 from treeopt_dsl.data import Dataset
-from treeopt_dsl.errors import SolveError
+from treeopt_dsl.errors import SolveError, TreeoptError
 from treeopt_dsl.formulation import Built
+from treeopt_dsl.models.embed import point_of
 from treeopt_dsl.result import SolveResult
+from treeopt_dsl.solve import solve_built
 
 
 def random_start(built: Built, rng: np.random.Generator) -> np.ndarray:
@@ -82,16 +84,14 @@ def solve_from(built: Built, n_starts: int = 20, seed: Any = 0, starts: Sequence
     Each start's result is never worse than the start itself (:func:`treeopt_dsl.solve.solve_built`
     keeps a start the solver ends worse than), so the best is never worse than any start tried.
     """
-    from treeopt_dsl.solve import solve_built
-
     if fresh < 0:
         raise SolveError(f"fresh must be at least 0, got {fresh}")
     if starts is None:
         if n_starts < 1:
             raise SolveError(f"n_starts must be at least 1, got {n_starts}")
         fresh, given = n_starts, []
-    else:  # vectors or dicts of the decisions: solve_built completes them (warmstart.start_point)
-        given = list(starts)
+    else:  # vectors or dicts of the decisions, completed by the blocks
+        given = [point_of(built, x0) for x0 in starts]
     rng = np.random.default_rng(seed)
     plan = [("given", k, x0) for k, x0 in enumerate(given)] + [
         ("random", k, random_start(built, rng)) for k in range(fresh)]
@@ -212,39 +212,6 @@ def paper_grid(kind: str, n_features: int, depth: int = 1) -> list[float]:
     return [0.0] + [2.0**r / scale for r in range(-12, 4)]
 
 
-def run_path(formulation: str, data: Dataset, lambdas_l: Sequence[float] | str,
-             lambdas_g: Sequence[float] | str = (0.0,), *, params: dict[str, Any] | None = None,
-             test_size: float = 0.25, seed: int = 0, n_starts: int = 20, fresh: int | None = None,
-             solver: str = "ipopt", backend: str | None = None,
-             on_point: Callable[[PathPoint], None] | None = None,
-             **options: Any) -> tuple[list[PathPoint], Dataset, Dataset]:
-    """The path of ``treeopt path`` and of ``benchmarks/sorct_path.py``, one code path: ``data`` split
-    ``test_size`` / rest with ``seed`` (stratified), the grid (values, or ``"paper"``: :func:`paper_grid`)
-    walked by :func:`regularization_path` from ``n_starts`` random points drawn with ``seed``.
-
-    >>> from treeopt_dsl.datasets import load
-    >>> path, train, test = run_path("sorct", load("iris", multiclass=True), [0.0, 0.05],
-    ...                              params={"depth": 2, "gamma": 32}, n_starts=2, fresh=1)
-    >>> [p.to_dict()["n_starts"] for p in path], train.n_samples + test.n_samples
-    ([2, 3], 150)
-    """
-    from treeopt_dsl.formulations import get_formulation
-
-    params = dict(params or {})
-    spec = get_formulation(formulation, **params)
-    if not {"lambda_l", "lambda_g"} <= set(spec.values):
-        raise SolveError(f"{spec.name} has no lambda_l / lambda_g parameters: a path walks S-ORCT's grid")
-    depth = int(spec.values.get("depth", 1))
-    grid_l = paper_grid("l", data.n_features, depth) if isinstance(lambdas_l, str) else list(lambdas_l)
-    grid_g = paper_grid("g", data.n_features, depth) if isinstance(lambdas_g, str) else list(lambdas_g)
-    train, test = data.split(test_size, seed=seed)
-
-    def make(lam_l: float, lam_g: float) -> Any:
-        return get_formulation(spec.name, **{**params, "lambda_l": lam_l, "lambda_g": lam_g})
-
-    path = regularization_path(make, train, grid_l, grid_g, n_starts=n_starts, seed=seed, test=test, solver=solver,
-                               backend=backend, on_point=on_point, fresh=fresh, **options)
-    return path, train, test
 
 
 def model_metrics(model: Any, data: Dataset, prefix: str) -> dict[str, float]:
@@ -266,8 +233,6 @@ def plot_path(path: Sequence[PathPoint], over: str = "lambda_l", ax: Any = None)
         matplotlib.use("Agg", force=False)
         import matplotlib.pyplot as plt
     except ImportError:
-        from treeopt_dsl.errors import TreeoptError
-
         raise TreeoptError("plotting needs matplotlib: `pip install treeopt-dsl[plot]`") from None
     rows = [p.to_dict() for p in path]
     xs = np.array([r[over] for r in rows])

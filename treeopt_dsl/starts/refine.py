@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from treeopt_dsl.blocks import TangentLogisticLoss
 from treeopt_dsl.blocks.losses import logistic_loss
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.models.tree import TreeModel
@@ -83,8 +84,6 @@ def refine_last_layer(tree: TreeModel, Xs: np.ndarray, y: np.ndarray, C_last: fl
 
 def refine(result: Any) -> TreeModel:
     """Refine the tree of a solved logistic formulation, using its training data and ``C_d``."""
-    from treeopt_dsl.blocks import TangentLogisticLoss
-
     built = result.built
     loss = built.ctx.roles.get("loss")
     if not isinstance(loss, TangentLogisticLoss):

@@ -1,0 +1,106 @@
+"""Risk scores: :class:`RiskScoreClassifier` (``ors``, ``ogrs``)."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+from treeopt_dsl.errors import FormulationError
+from treeopt_dsl.estimator.base import SolvedClassifier, finite_real
+
+
+class RiskScoreClassifier(SolvedClassifier):
+    """Optimal risk scores: ``P(classes_[1] | x) = sigmoid(total points + beta)`` with integer points.
+
+    Parameters
+    ----------
+    formulation : {"ors", "ogrs"}, default="ors"
+        ``ors`` (thesis (4.5)): points on (binary or [0, 1]-scaled) features; ``ogrs`` (4.16): ``T``
+        threshold rules ``x_j >= b_t`` learned with their points.
+    T : int, default=3
+        Number of features with points (4.2) / of rules (4.8), from 1 to the number of features (a larger
+        ``T`` raises a ``FormulationError`` at ``fit``). ``cardinality="at_most"`` makes the ``ors`` count
+        an upper bound (then any ``T >= 1`` is allowed).
+    A : str, default="-5..5"
+        Admissible points (a range ``lo..hi`` or a list ``"-3,-1,0,1,3"``; must contain 0).
+    tangents : str, default="V3"
+        Tangent set of the logistic loss (4.4); V3 in the thesis' experiments.
+    C : float, default=1.0
+        Weight of the loss.
+    scaling : {"minmax", "standard", "none"}, default="minmax"
+        Features are scaled to [0, 1] as in the thesis; binary features keep their 0/1 meaning.
+    multiplier : float, default=1.0
+        ``ors`` only: the scale factor ``m`` of FasterRisk (Liu et al. 2022), ``P = sigmoid((points + beta) / m)``;
+        the loss is fitted on that scale, so ``m > 1`` allows larger integer points for the same probabilities.
+    solver, backend, time_limit, gap, threads, random_state, verbose, class_weight
+        As for :class:`OptimalTreeClassifier`. The solve starts from a beam-search score card
+        (``result_.start``) and is never worse than it.
+
+    Attributes
+    ----------
+    model_ : RiskScoreModel
+        The score card (``model_.score_card()``, ``model_.risk_table()``, ``model_.normal_form()``).
+    result_, certificate_, classes_, n_features_in_
+        As for :class:`OptimalTreeClassifier`.
+
+    >>> import numpy as np
+    >>> X = np.array([[0, 1], [1, 0], [1, 1], [0, 0]] * 5, dtype=float); y = X[:, 0].astype(int)
+    >>> RiskScoreClassifier(T=1, time_limit=30).fit(X, y).predict([[1, 0], [0, 1]]).tolist()
+    [1, 0]
+    """
+
+    def __init__(self, formulation: str = "ors", T: int = 3, A: str = "-5..5", cardinality: str = "exact",
+                 tangents: Any = "V3", C: float = 1.0, scaling: str = "minmax", multiplier: float = 1.0,
+                 solver: str = "highs", backend: str | None = None, time_limit: float | None = 60.0,
+                 gap: float | None = None, threads: int | None = None, random_state: Any = None,
+                 verbose: bool = False, class_weight: Any = None) -> None:
+        self.formulation = formulation
+        self.T = T
+        self.A = A
+        self.cardinality = cardinality
+        self.tangents = tangents
+        self.C = C
+        self.scaling = scaling
+        self.multiplier = multiplier
+        self.solver = solver
+        self.backend = backend
+        self.time_limit = time_limit
+        self.gap = gap
+        self.threads = threads
+        self.random_state = random_state
+        self.verbose = verbose
+        self.class_weight = class_weight
+
+    def _spec(self) -> Any:
+        from treeopt_dsl.formulations import get_formulation
+
+        if not isinstance(self.T, numbers.Integral) or isinstance(self.T, bool) or self.T < 1:
+            raise FormulationError(f"T must be a positive integer, got {self.T!r}")
+        if self.formulation not in ("ors", "ogrs"):
+            raise FormulationError(f"formulation must be 'ors' or 'ogrs', got {self.formulation!r}")
+        if not finite_real(self.C):
+            raise FormulationError(f"C must be a finite number, got {self.C!r}")
+        p = getattr(self, "n_features_in_", None)
+        at_most = self.formulation == "ors" and self.cardinality == "at_most"
+        if p is not None and self.T > p and not at_most:  # (4.2) / (4.9): at most one per feature
+            raise FormulationError(f"T={self.T} exceeds the number of features (n_features={p}): T must be from 1 "
+                                   f"to {p}" + (" (or cardinality='at_most' makes T an upper bound)"
+                                                if self.formulation == "ors" else ""))
+        common = dict(A=str(self.A), tangents=self.tangents, C=float(self.C), scaling=self.scaling)
+        if not finite_real(self.multiplier) or float(self.multiplier) <= 0:
+            raise FormulationError(f"multiplier must be a finite number > 0, got {self.multiplier!r}")
+        if self.formulation == "ors":
+            return get_formulation("ors", T=int(self.T), cardinality=self.cardinality,
+                                   multiplier=float(self.multiplier), **common)
+        if float(self.multiplier) != 1.0:
+            raise FormulationError("multiplier applies to formulation='ors' only")
+        return get_formulation("ogrs", T=int(self.T), **common)
+
+    def _start(self, previous: Any, n_features: int) -> Any:
+        return "auto"  # the beam-search score card (ors); no automatic start for ogrs
+
+    def _decision(self, X: np.ndarray) -> np.ndarray:
+        """``(points + beta) / m``: its sign is the prediction, its sigmoid ``P(classes_[1])``."""
+        return self.model_.decision_function(X) / float(getattr(self.model_, "multiplier", 1.0))

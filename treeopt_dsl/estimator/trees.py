@@ -1,0 +1,250 @@
+"""Tree classifiers: :class:`OptimalTreeClassifier` (the registered tree formulations: OLCT, MARGOT, OCT, ...) and
+:class:`RandomizedTreeClassifier` (S-ORCT)."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from treeopt_dsl.errors import FormulationError
+from treeopt_dsl.estimator.base import TREE_PARAMS, SolvedClassifier
+from treeopt_dsl.models.tree import TreeModel
+
+
+class OptimalTreeClassifier(SolvedClassifier):
+    """Optimal (oblique or axis-aligned) classification tree fitted by mixed-integer optimization.
+
+    Parameters
+    ----------
+    formulation : str, default="olct"
+        A tree formulation of ``treeopt_dsl.formulations.REGISTRY``: ``olct`` (thesis (3.17)),
+        ``olct_univariate`` (Remark 2), ``margot``, ``margot_hfs``, ``margot_sfs``, ``oct``, ``octh``.
+    depth : int, default=2
+        Number of branching levels ``d`` (1-6); depth 1-2 solve in seconds on a few hundred samples.
+    C : float or list of float, default=1.0
+        Loss weight ``C_h`` (one number, or one per level) of the objective ([aldinucci-thesis-2024] lines 612-616).
+    scaling : {"standard", "minmax", "none"}, default="standard"
+        Feature scaling fitted on the training data (the coefficients of ``tree_`` act on scaled features).
+    solver : str, default="highs"
+        Solver name (see ``treeopt_dsl.backends.available_solvers()``).
+    backend : str or None, default=None
+        Backend that drives the solver (None: the first available one).
+    time_limit : float or None, default=60.0
+        Solver time limit in seconds. A fit that stops at the limit keeps the incumbent tree and warns
+        with a :class:`~sklearn.exceptions.ConvergenceWarning` stating the gap (the tree is then not
+        proven optimal); a fit that stops before any feasible tree raises a ``SolveError``.
+    gap : float or None, default=None
+        Relative MIP gap at which the solver stops (None: the solver's default).
+    threads : int or None, default=None
+        Solver threads (None: the solver's default).
+    random_state : int, RandomState instance or None, default=None
+        Seed of the solver (HiGHS ``random_seed``); HiGHS is deterministic for a fixed seed as long as
+        the time limit is not reached.
+    verbose : bool, default=False
+        Print the solver log.
+    warm_start : bool, {"auto", "greedy", "greedy_lp", "cart"}, TreeModel or None, default="auto"
+        A start handed to the solver (completed to a feasible point by the blocks): ``"auto"`` (the best
+        of CART, the greedy starts and the exact DP tree in the formulation's objective; the fitted
+        model is never worse than it, ``result_.start`` says which won), ``"greedy"``
+        (node-by-node classifiers from the root), ``"greedy_lp"`` (OLCT: each node's part of the objective
+        solved exactly, an LP), ``"cart"`` (a scikit-learn tree of the same depth),
+        or a fitted tree, e.g. ``tree_`` of a shallower estimator. ``True`` follows scikit-learn's
+        convention: start from this estimator's previous ``tree_`` when it has one that fits (same
+        number of features, depth at most ``depth``), otherwise from nothing; ``False``/``None``: no start.
+    params : dict or None, default=None
+        Further parameters of the formulation, by the names it declares (``spec.params``), e.g.
+        ``{"big_m": 50.0}``, ``{"tangents": "V3"}`` (olct), ``{"alpha": 0.1}`` (oct),
+        ``{"budget": 2}`` (margot_hfs), ``{"w_bound": None}``. Parameters not given keep the
+        formulation's own defaults (``big_m`` and the weight bounds differ between formulations).
+        Unknown names raise a ``FormulationError`` (a ``ValueError``) at ``fit``.
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes (scikit-learn's semantics, :func:`~sklearn.utils.class_weight.compute_sample_weight`:
+        ``"balanced"`` gives class ``k`` the weight ``n / (K n_k)``); multiplied into ``sample_weight`` of ``fit``.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The labels in sorted order; with two, ``classes_[1]`` is the positive class (+1).
+    tree_ : TreeModel
+        The decoded tree (coefficients act on scaled features; ``tree_.scaler`` maps raw inputs). With more than
+        two classes: ``oct``/``octh`` give one tree with a class per leaf (``tree_.leaf_classes``); the other
+        formulations a tuple of one-vs-rest trees (``estimators_``: the fitted binary estimators).
+    model_ : TreeModel
+        The same object as ``tree_`` (the name every estimator of this module shares).
+    result_ : SolveResult
+        Status, objective, bound, gap, timings and sizes of the solve.
+    certificate_ : Certificate
+        The decoded tree re-evaluated on the training data against the solver's objective.
+    feature_influence_ : ndarray of shape (n_nodes, n_features_in_)
+        ``r[t, j] = w_jt * sigma_jt`` ([aldinucci-thesis-2024] lines 567-583) over the training samples.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Feature names, when ``X`` has string column names (e.g. a DataFrame).
+
+    Notes
+    -----
+    ``predict`` equals ``tree_.predict`` (``s(v) >= 0.5`` at the reached last-layer node, or
+    ``v > eps/2`` for the 0-1 loss); ``decision_function`` is ``v`` minus that leaf threshold, with an
+    exact tie ``v = 0`` of the ``s(v) >= 0.5`` rule returned as the smallest positive float, so that
+    scikit-learn's reading (``decision_function > 0`` means ``classes_[1]``) gives the same classes.
+    ``predict_proba`` is ``s(decision_function)``: calibrated log-odds for the logistic loss of OLCT;
+    for the hinge (MARGOT) and 0-1 (OCT, OCT-H: ``|w| <= 1``, scores near 0) losses it only ranks samples.
+    """
+
+    def __init__(self, formulation: str = "olct", depth: int = 2, C: Any = 1.0, scaling: str = "standard",
+                 solver: str = "highs", backend: str | None = None, time_limit: float | None = 60.0,
+                 gap: float | None = None, threads: int | None = None, random_state: Any = None,
+                 verbose: bool = False, warm_start: Any = "auto", params: dict[str, Any] | None = None,
+                 class_weight: Any = None) -> None:
+        self.formulation = formulation
+        self.depth = depth
+        self.C = C
+        self.scaling = scaling
+        self.solver = solver
+        self.backend = backend
+        self.time_limit = time_limit
+        self.gap = gap
+        self.threads = threads
+        self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.params = params
+        self.class_weight = class_weight
+
+    _multiclass = True  # oct / octh natively (leaf classes), the other formulations one-vs-rest
+
+    # ------------------------------------------------------------------ fitting
+    def _spec(self) -> Any:
+        """The formulation spec from ``formulation``, ``depth``, ``C``, ``scaling`` and ``params``."""
+        from treeopt_dsl.formulations import REGISTRY, get_formulation
+
+        if not isinstance(self.formulation, str):
+            raise FormulationError(f"formulation must be a name, got {self.formulation!r}")
+        key = self.formulation.lower().replace("-", "_")
+        trees = sorted(k for k, cls in REGISTRY.items() if "depth" in {p.name for p in cls.params})
+        if key not in REGISTRY:
+            raise FormulationError(f"unknown formulation {self.formulation!r}; tree formulations: {', '.join(trees)}")
+        if key not in trees:
+            raise FormulationError(f"{key!r} is not a tree formulation (use RiskScoreClassifier for risk scores); "
+                                   f"tree formulations: {', '.join(trees)}")
+        if self.params is not None and not isinstance(self.params, dict):
+            raise FormulationError(f"params must be a dict of formulation parameters or None, got {self.params!r}")
+        extra = dict(self.params or {})
+        clash = sorted(set(extra) & set(TREE_PARAMS))
+        if clash:
+            raise FormulationError(f"set {clash} through the estimator's own parameters, not through params=")
+        if not isinstance(self.depth, numbers.Integral) or isinstance(self.depth, bool):
+            raise FormulationError(f"depth must be an integer from 1 to 6, got {self.depth!r}")
+        # unknown names in params raise a FormulationError naming the formulation's parameters
+        return get_formulation(key, depth=int(self.depth), C=self.C, scaling=self.scaling, **extra)
+
+    def _start(self, previous: Any, n_features: int) -> Any:
+        ws = self.warm_start
+        if ws is None or ws is False:
+            return None
+        if ws is True:  # scikit-learn's convention: continue from the previous fit when it applies
+            ok = (isinstance(previous, TreeModel) and previous.W.shape[1] == n_features
+                  and isinstance(self.depth, numbers.Integral) and previous.topology.depth <= self.depth)
+            return previous if ok else None
+        return ws
+
+    def _keep(self, result: Any) -> None:
+        self.tree_ = result.model
+        self.feature_influence_ = self.tree_.feature_influence()
+
+    def _decision(self, X: np.ndarray) -> np.ndarray:
+        """``v - leaf_threshold`` at the reached node, ties of the ``>= 0`` rule made positive (class Notes)."""
+        v = self.tree_.decision_function(X)
+        lt = float(self.tree_.leaf_threshold)
+        if lt > 0:
+            return v - lt  # v > lt  <=>  v - lt > 0 exactly in floating point
+        return np.where(v == 0.0, np.finfo(float).smallest_normal, v)
+
+    # ------------------------------------------------------------------ explanation
+    def explain(self, max_terms: int = 6) -> str:
+        """The fitted tree as text: one line per node, thresholds in original units when axis-aligned."""
+        check_is_fitted(self)
+        return self.tree_.text(max_terms=max_terms)
+
+
+class RandomizedTreeClassifier(SolvedClassifier):
+    """Sparse optimal randomized classification tree, S-ORCT (Blanquero et al., [blanquero-2020-sorct]; formulation
+    ``sorct``).
+
+    A smooth NLP solved by Ipopt from ``n_starts`` random points (the best kept): node ``t`` sends ``x`` left with
+    probability ``F(a_t·x / p - mu_t)`` (``F`` the logistic CDF of slope ``gamma``), every leaf holds class
+    probabilities, the objective is the expected misclassification cost plus ``lambda_l`` (local, l1) and
+    ``lambda_g`` (global, l_inf) sparsity. Any number of classes (depth >= log2 K).
+
+    Parameters
+    ----------
+    depth : int, default=1
+        Depth ``D`` (the paper: 1 for two classes, 2 for three or four).
+    gamma, lambda_l, lambda_g, cost, rho, n_starts, max_iter, scaling
+        The formulation's parameters (``treeopt formulations sorct``): slope of ``F`` (512), sparsity weights
+        (0), the misclassification cost ``W`` off the diagonal (0.5), the class performance ``rho`` (None: off),
+        the random starts (20), Ipopt's iteration limit per start, the scaling (minmax, as the paper).
+    solver : str, default="ipopt"
+        An NLP solver route (``ipopt``).
+    backend, time_limit, gap, threads, random_state, verbose, class_weight
+        As for :class:`OptimalTreeClassifier` (``random_state`` seeds the multistart; the sample weights make the
+        expected cost a weighted mean).
+
+    Attributes
+    ----------
+    model_, tree_ : RandomizedTreeModel
+        The fitted randomized tree (``predict_proba`` is the paper's class probability, (lines 141-143)).
+    result_, certificate_, classes_, n_features_in_
+        As for :class:`OptimalTreeClassifier` (a local solver: ``result_.status`` is ``local_optimum``).
+    """
+
+    _multiclass = True
+
+    def __init__(self, depth: int = 1, gamma: float = 512.0, lambda_l: float = 0.0, lambda_g: float = 0.0,
+                 cost: float = 0.5, rho: Any = None, n_starts: int = 20, max_iter: int | None = None,
+                 scaling: str = "minmax", solver: str = "ipopt", backend: str | None = None,
+                 time_limit: float | None = 60.0, gap: float | None = None, threads: int | None = None,
+                 random_state: Any = 0, verbose: bool = False, class_weight: Any = None) -> None:
+        self.depth = depth
+        self.gamma = gamma
+        self.lambda_l = lambda_l
+        self.lambda_g = lambda_g
+        self.cost = cost
+        self.rho = rho
+        self.n_starts = n_starts
+        self.max_iter = max_iter
+        self.scaling = scaling
+        self.solver = solver
+        self.backend = backend
+        self.time_limit = time_limit
+        self.gap = gap
+        self.threads = threads
+        self.random_state = random_state
+        self.verbose = verbose
+        self.class_weight = class_weight
+
+    def _spec(self) -> Any:
+        from treeopt_dsl.formulations import get_formulation
+
+        if not isinstance(self.depth, numbers.Integral) or isinstance(self.depth, bool) or self.depth < 1:
+            raise FormulationError(f"depth must be a positive integer, got {self.depth!r}")
+        return get_formulation("sorct", depth=int(self.depth), gamma=self.gamma, lambda_l=self.lambda_l,
+                               lambda_g=self.lambda_g, cost=self.cost, rho=self.rho, n_starts=self.n_starts,
+                               max_iter=None if self.max_iter is None else float(self.max_iter),
+                               scaling=self.scaling)
+
+    def _keep(self, result: Any) -> None:
+        self.tree_ = result.model
+
+    def _seed(self) -> int | None:
+        seed = super()._seed()
+        return 0 if seed is None else seed
+
+    def explain(self) -> str:
+        """The fitted randomized tree as text."""
+        check_is_fitted(self)
+        return self.tree_.text()
