@@ -5,8 +5,8 @@
 1. refuse a solver that is not installed and a problem class the route does not solve;
 2. (options were validated when :class:`SolveOptions` was made);
 3. ``load_model`` the model into the solver; map the common options to the solver's names through the
-   backend's ``option_names`` table and ``set_option`` them, then the solver-specific pass-through
-   options (``SolveOptions.extra``): an unknown name raises :class:`~treeopt_dsl.errors.OptionError`
+   solver's :class:`~treeopt_dsl.backends.dialects.Dialect` and ``set_option`` them, then the solver-specific
+   pass-through options (``SolveOptions.extra``): an unknown name raises :class:`~treeopt_dsl.errors.OptionError`
    *before* the solve starts, with close matches among the common names and the solver's own;
 4. hand over the warm start (``set_start``);
 5. ``run`` the solver, with SIGINT and SIGTERM handlers installed (main thread only) that ask the
@@ -28,10 +28,8 @@ from __future__ import annotations
 import contextlib
 import difflib
 import math
-import os
 import re
 import signal
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -40,9 +38,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from treeopt_dsl.backends.dialects import UnknownOption, dialect
+from treeopt_dsl.backends.native import settle_infeasible_or_unbounded, solver_stdout
 from treeopt_dsl.defaults import check_gap, check_seed, check_threads, check_time_limit, check_tolerance
-from treeopt_dsl.errors import OptionError
+from treeopt_dsl.errors import CapabilityError, OptionError, SolverNotAvailable
 from treeopt_dsl.ir import StandardForm
+from treeopt_dsl.progress import ProgressEvent, warn_callback_failed
 from treeopt_dsl.result import Status, improves, relative_gap
 
 #: the options every backend understands (the fields of :class:`SolveOptions` but ``extra``)
@@ -210,17 +211,11 @@ class Run:
         if (inc, bnd) == self.data.get("progress_last"):
             return
         self.data["progress_last"] = (inc, bnd)
-        from treeopt_dsl.progress import ProgressEvent
 
         try:
             cb(ProgressEvent(inc, bnd, relative_gap(inc, bnd), float(time_s), "callback"))
         except Exception as exc:  # a solver's callback must not unwind through C code
             self.data["progress_error"] = exc
-
-
-class UnknownOption(KeyError):
-    """Raised by :meth:`Backend.set_option` for a name the solver does not know (the template turns it
-    into an :class:`OptionError` with suggestions)."""
 
 
 def unknown_option(name: str, solver: str, known: Iterable[str] = ()) -> OptionError:
@@ -235,7 +230,7 @@ def unknown_option(name: str, solver: str, known: Iterable[str] = ()) -> OptionE
 
 
 class Backend:
-    """Subclasses declare ``name``, ``solvers``, ``problem_classes``, ``option_names`` and implement the
+    """Subclasses declare ``name``, ``solvers``, ``problem_classes`` and implement the
     hooks ``load_model``, ``set_option``, ``set_start``, ``run``, ``request_stop`` and ``read_solution``."""
 
     name: ClassVar[str]
@@ -245,8 +240,6 @@ class Backend:
     features: ClassVar[frozenset[str]] = frozenset()  # time_limit, gap, threads, seed, warm_start, log, export
     #: True when the solver's log reports the objective without the model's constant ``sf.c0`` (linopy)
     log_omits_constant: ClassVar[bool] = False
-    #: common option -> the solver's name for it (options absent here are not honoured by the route)
-    option_names: ClassVar[dict[str, str]] = {}
     #: what the solver logs when it used a warm start (None: a start handed over counts as used)
     start_pattern: ClassVar[re.Pattern[str] | None] = None
     #: run the solver in a worker thread while the main thread waits for signals (the solver's call
@@ -280,8 +273,6 @@ class Backend:
     def require_class(self, sf: StandardForm, solver: str) -> None:
         """Refuse a model of a class this backend does not solve with ``solver`` (instead of silently
         dropping its quadratic part or its integrality and answering another problem)."""
-        from treeopt_dsl.errors import CapabilityError
-
         pc = sf.problem_class
         if pc not in self.classes_for(solver):
             raise CapabilityError(f"{solver} through backend {self.name!r} cannot solve a {pc} model "
@@ -289,8 +280,6 @@ class Backend:
 
     def require_installed(self, solver: str) -> None:
         """Raise :class:`SolverNotAvailable` (naming the pip extra) when ``solver`` cannot be driven here."""
-        from treeopt_dsl.errors import SolverNotAvailable
-
         if not self.solver_available(solver):
             raise SolverNotAvailable(f"{solver} through backend {self.name!r} is not installed: "
                                      f"`pip install treeopt-dsl[{self.extra}]`")
@@ -302,8 +291,6 @@ class Backend:
         self.require_class(sf, solver)
         options.validate()
         if options.lazy is not None and "lazy" not in self.features_for(solver):
-            from treeopt_dsl.errors import CapabilityError
-
             raise CapabilityError(f"{solver} through backend {self.name!r} takes no lazy constraints "
                                   "(treeopt_dsl.lazy re-solves with the cuts as rows instead)")
         t0 = time.perf_counter()
@@ -323,8 +310,6 @@ class Backend:
                 self._execute(run)
                 out = self.read_solution(run) if not run.abandoned else (run.best or Outcome("interrupted"))
             if "progress_error" in run.data:
-                from treeopt_dsl.progress import warn_callback_failed
-
                 warn_callback_failed(run.data["progress_error"], stacklevel=3)
         except Exception as exc:
             mapped = self.translate_error(run, exc)
@@ -435,20 +420,9 @@ class Backend:
         raise NotImplementedError
 
     def native_options(self, run: Run) -> dict[str, Any]:
-        """The common options under the solver's names (``option_names``), with the values it takes."""
-        out: dict[str, Any] = {}
-        for common, native in self.option_names.items():
-            value = getattr(run.options, common, None)
-            if value is None:
-                continue
-            if common in ("threads", "seed"):
-                value = int(value)
-            elif common == "integrality_tol" and not run.sf.is_mip:
-                continue
-            elif isinstance(value, (int, float, np.integer, np.floating)):
-                value = float(value)
-            out[native] = value
-        return out
+        """The common options under the solver's own names, with the values it takes (its
+        :class:`~treeopt_dsl.backends.dialects.Dialect`, one for every route that drives it)."""
+        return dialect(run.solver).native(run.sf, run.options)
 
     def set_option(self, run: Run, name: str, value: Any) -> None:  # pragma: no cover - interface
         """Set one solver option by the solver's own name; raise :class:`UnknownOption` if the solver has none."""
@@ -456,7 +430,7 @@ class Backend:
 
     def known_options(self, run: Run) -> Iterable[str]:
         """The solver's own option names, where it can list them (for suggestions)."""
-        return self.option_names.values()
+        return dialect(run.solver).option_names()
 
     def set_start(self, run: Run, start: np.ndarray) -> bool:
         """Hand the warm start (NaN = unknown) to the solver; ``False`` if this route cannot."""
@@ -502,9 +476,7 @@ def status_of(outcome: str, has_solution: bool, sf: StandardForm) -> Status:
     if outcome == "unbounded":
         return Status.UNBOUNDED
     if outcome == "infeasible_or_unbounded":
-        from treeopt_dsl.backends.highs import _disambiguate
-
-        return _disambiguate(sf)
+        return settle_infeasible_or_unbounded(sf)
     return Status.ERROR
 
 
@@ -514,102 +486,6 @@ def with_reason(message: str, log: list[str], lines: int = 3) -> str:
     tail = errs[-lines:] or [ln.strip() for ln in log if ln.strip()][-lines:]
     reason = " | ".join(t for t in tail if t not in message)
     return f"{message}: {reason}" if reason else message
-
-
-def check_native_option(solver: str, name: str, value: Any) -> None:
-    """Refuse an option name ``solver`` does not know, asking the solver library itself where it can
-    tell (HiGHS, Gurobi, SCIP); for the modelling-layer routes that pass options through by name.
-    Raises :class:`UnknownOption` or :class:`OptionError`; other solvers' names are not checked."""
-    if solver == "highs" and importable("highspy"):
-        import highspy
-
-        from treeopt_dsl.backends.highs import new_highs
-
-        h = new_highs()
-        if h.getOptionType(name)[0] != highspy.HighsStatus.kOk:
-            raise UnknownOption(name)
-    elif solver == "gurobi" and importable("gurobipy"):
-        import gurobipy as gp
-
-        with gp.Env(empty=True) as env:
-            env.setParam("OutputFlag", 0)
-            env.start()
-            try:
-                env.setParam(name, value)
-            except gp.GurobiError as exc:
-                if "Unknown parameter" in str(exc):
-                    raise UnknownOption(name) from None
-                raise OptionError(f"Gurobi refused {name}={value!r}: {exc}") from None
-    elif solver == "scip" and importable("pyscipopt"):
-        import pyscipopt
-
-        try:
-            pyscipopt.Model().setParam(name, value)
-        except (KeyError, LookupError):
-            raise UnknownOption(name) from None
-
-
-def native_option_names(solver: str) -> list[str]:
-    """The option names ``solver``'s library lists (for suggestions), or none."""
-    with contextlib.suppress(Exception):
-        if solver == "highs":
-            from treeopt_dsl.backends.highs import new_highs
-
-            h = new_highs()
-            return [n for n in dir(h.getOptions()) if not n.startswith("_")]
-        if solver == "scip":
-            import pyscipopt
-
-            return list(pyscipopt.Model().getParams())
-        if solver == "gurobi":
-            import gurobipy as gp
-
-            return [p for p in dir(gp.GRB.Param) if p[:1].isupper()]
-    return []
-
-
-def importable(module: str) -> bool:
-    """Whether ``module`` imports (a backend is available when its solver library does)."""
-    import importlib
-
-    try:
-        importlib.import_module(module)
-    except (ImportError, OSError):  # OSError: a bundled solver library failed to load
-        return False
-    return True
-
-
-@contextlib.contextmanager
-def redirect_fd1(target: str | int) -> Iterator[None]:
-    """Point the process' file descriptor 1 (where C solvers print) at ``target`` (a path or a file
-    descriptor) for the block. A no-op when fd 1 is closed."""
-    sys.stdout.flush()
-    try:
-        saved = os.dup(1)
-    except OSError:
-        yield
-        return
-    fd = os.open(target, os.O_WRONLY) if isinstance(target, str) else target
-    try:
-        os.dup2(fd, 1)
-        yield
-    finally:
-        with contextlib.suppress(Exception):
-            sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
-        if isinstance(target, str):
-            os.close(fd)
-
-
-def solver_stdout(verbose: bool) -> contextlib.AbstractContextManager[None]:
-    """Solver output off standard output: to standard error when ``verbose``, else discarded."""
-    return redirect_fd1(2 if verbose else os.devnull)
-
-
-def silent_stdout() -> contextlib.AbstractContextManager[None]:
-    """Discard what the block prints on file descriptor 1 (e.g. the banner ``highspy.Highs()`` prints)."""
-    return redirect_fd1(os.devnull)
 
 
 @contextlib.contextmanager

@@ -10,13 +10,16 @@ wheel's licence is size-limited (2000 variables and 2000 constraints); a larger 
 from __future__ import annotations
 
 import re
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from treeopt_dsl.backends.base import Backend, Outcome, Run, UnknownOption, importable
+from treeopt_dsl.backends.base import Backend, Outcome, Run
+from treeopt_dsl.backends.dialects import UnknownOption
+from treeopt_dsl.backends.native import importable
 from treeopt_dsl.errors import ModelTooLarge, OptionError, SolverNotAvailable
+from treeopt_dsl.io._text import names as safe_names
 from treeopt_dsl.ir import StandardForm
 
 #: limits of the restricted licence that ships with the pip wheel
@@ -65,8 +68,6 @@ def to_gurobi(sf: StandardForm, env: Any = None, names: bool = True) -> Any:
         m.setMObjective(None, sf.c, float(sf.c0), sense=GRB.MINIMIZE)
     m.update()
     if names:
-        from treeopt_dsl.io._text import names as safe_names
-
         cn, rn = safe_names(sf, True)
         m.setAttr("VarName", m.getVars(), cn.tolist())
         suffix = np.array(["", "_lo", "_hi"], dtype=object)[np.select([sense == "=", sense == ">"], [0, 1], 2)]
@@ -102,11 +103,7 @@ class GurobiBackend(Backend):
     extra = "gurobi"
     features = frozenset({"time_limit", "gap", "threads", "seed", "warm_start", "log", "export", "interrupt",
                           "lazy", "progress"})
-    option_names: ClassVar[dict[str, str]] = {
-        "time_limit": "TimeLimit", "gap": "MIPGap", "threads": "Threads", "seed": "Seed",
-        "feasibility_tol": "FeasibilityTol", "integrality_tol": "IntFeasTol"}
     start_pattern = _ACCEPTED
-
     @classmethod
     def available(cls) -> bool:
         return importable("gurobipy")
@@ -121,15 +118,6 @@ class GurobiBackend(Backend):
         run.model = m
         m.Params.LogToConsole = int(bool(run.options.verbose))
         m.Params.OutputFlag = 1  # the log goes to run.emit: it carries the reason of an error
-
-    def native_options(self, run: Run) -> dict[str, Any]:
-        out = super().native_options(run)
-        if "Seed" in out:
-            out["Seed"] = int(out["Seed"]) % 2_000_000_000
-        for tol in ("FeasibilityTol", "IntFeasTol"):
-            if tol in out:
-                out[tol] = max(1e-9, float(out[tol]))
-        return out
 
     def set_option(self, run: Run, name: str, value: Any) -> None:
         gp = _gurobipy()

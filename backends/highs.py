@@ -17,26 +17,18 @@ stopped ``stop_grace_s`` seconds after the signal, the result is that incumbent.
 from __future__ import annotations
 
 import re
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
-from treeopt_dsl.backends.base import Backend, Outcome, Run, UnknownOption, importable, silent_stdout
+from treeopt_dsl.backends.base import Backend, Outcome, Run
+from treeopt_dsl.backends.dialects import UnknownOption, dialect
+from treeopt_dsl.backends.native import importable, load_highs
+from treeopt_dsl.errors import OptionError
 from treeopt_dsl.ir import StandardForm
-from treeopt_dsl.result import Status
 
 #: HiGHS' log line for a MIP start that became the incumbent
 _ACCEPTED = re.compile(r"MIP start solution is feasible")
-
-
-def new_highs() -> Any:
-    """A ``highspy.Highs`` with its output off, made without printing on standard output."""
-    import highspy
-
-    with silent_stdout():
-        h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    return h
 
 
 class HighsBackend(Backend):
@@ -46,40 +38,15 @@ class HighsBackend(Backend):
     extra = "highs"
     features = frozenset({"time_limit", "gap", "threads", "seed", "warm_start", "log", "export", "interrupt",
                           "progress"})
-    option_names: ClassVar[dict[str, str]] = {
-        "time_limit": "time_limit", "gap": "mip_rel_gap", "threads": "threads", "seed": "random_seed",
-        "feasibility_tol": "primal_feasibility_tolerance", "integrality_tol": "mip_feasibility_tolerance"}
     start_pattern = _ACCEPTED
-
     @classmethod
     def available(cls) -> bool:
         return importable("highspy")
 
     @staticmethod
     def load(sf: StandardForm) -> Any:
-        """A ``highspy.Highs`` holding the standard form (no solve)."""
-        import highspy
-
-        h = new_highs()
-        A = sf.A
-        inf = h.inf
-        integrality = sf.integrality.astype(np.int32)
-        args = (sf.n_cols, sf.n_rows, A.nnz)
-        bounds = (np.clip(sf.col_lower, -inf, inf), np.clip(sf.col_upper, -inf, inf),
-                  np.clip(sf.row_lower, -inf, inf), np.clip(sf.row_upper, -inf, inf))
-        if sf.is_quadratic:
-            Q = sf.Q.tocsc()
-            from scipy.sparse import tril
-
-            L = tril(Q, format="csc")  # HiGHS: ½ xᵀQx with the lower triangle, column-wise
-            status = h.passModel(*args, L.nnz, 2, 1, 1, float(sf.c0), sf.c.astype(float), *bounds,
-                                 *_csr(A), L.indptr[:-1].astype(np.int32) if L.nnz else np.zeros(sf.n_cols, np.int32),
-                                 L.indices.astype(np.int32), L.data, integrality)
-        else:
-            status = h.passModel(*args, 2, 1, float(sf.c0), sf.c.astype(float), *bounds, *_csr(A), integrality)
-        if status == highspy.HighsStatus.kError:
-            raise RuntimeError("HiGHS rejected the model")
-        return h
+        """A ``highspy.Highs`` holding the standard form (no solve): :func:`~treeopt_dsl.backends.native.load_highs`."""
+        return load_highs(sf)
 
     # ------------------------------------------------------------------ protocol hooks
     def load_model(self, run: Run) -> None:
@@ -98,13 +65,6 @@ class HighsBackend(Backend):
 
         h.cbLogging.subscribe(on_log)
 
-    def native_options(self, run: Run) -> dict[str, Any]:
-        out = super().native_options(run)
-        tol = run.options.feasibility_tol
-        if tol is not None and "mip_feasibility_tolerance" not in out:
-            out["mip_feasibility_tolerance"] = float(min(1e-6, tol * 10))
-        return out
-
     def set_option(self, run: Run, name: str, value: Any) -> None:
         import highspy
 
@@ -115,7 +75,6 @@ class HighsBackend(Backend):
             kind = run.model.getOptionType(name)
             if kind[0] != highspy.HighsStatus.kOk:
                 raise UnknownOption(name)
-            from treeopt_dsl.errors import OptionError
 
             raise OptionError(f"HiGHS refused {name}={value!r}: {' '.join(run.log[-1:])}".rstrip(": "))
 
@@ -123,7 +82,7 @@ class HighsBackend(Backend):
         try:
             return [n for n in dir(run.model.getOptions()) if not n.startswith("_")]
         except Exception:  # older highspy without the option listing
-            return list(self.option_names.values())
+            return dialect(run.solver).option_names()
 
     def set_start(self, run: Run, start: np.ndarray) -> bool:
         import highspy
@@ -188,24 +147,6 @@ class HighsBackend(Backend):
         if ms in (S.kTimeLimit, S.kIterationLimit, S.kSolutionLimit):
             outcome = "limit"
         return Outcome(outcome, x, obj, bound, h.modelStatusToString(ms))
-
-
-def _csr(A: object) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Row starts, column indices and values as HiGHS takes them (int32, float64), without copies
-    when the standard form already holds them so."""
-    return (np.asarray(A.indptr[:-1], dtype=np.int32), np.asarray(A.indices, dtype=np.int32),
-            np.asarray(A.data, dtype=np.float64))
-
-
-def _disambiguate(sf: StandardForm) -> Status:
-    """HiGHS may say "infeasible or unbounded"; a feasibility solve (zero objective) tells which."""
-    from dataclasses import replace
-
-    import highspy
-
-    h = HighsBackend.load(replace(sf, c=np.zeros_like(sf.c), Q=None))
-    h.run()
-    return Status.UNBOUNDED if h.getModelStatus() == highspy.HighsModelStatus.kOptimal else Status.INFEASIBLE
 
 
 BACKENDS = [HighsBackend]

@@ -44,7 +44,8 @@ from typing import Any
 import numpy as np
 
 from treeopt_dsl.backends._exe import find_executable
-from treeopt_dsl.backends.base import Backend, Outcome, Run, SolveOptions, check_native_option, native_option_names
+from treeopt_dsl.backends.base import Backend, Outcome, Run, SolveOptions
+from treeopt_dsl.backends.dialects import dialect
 from treeopt_dsl.errors import CapabilityError, ModelError, ModelTooLarge, SolverNotAvailable
 from treeopt_dsl.ir import StandardForm
 
@@ -261,46 +262,17 @@ def solution_vector(model: Any, sf: StandardForm) -> np.ndarray | None:
 
 
 # ---------------------------------------------------------------------------------------- options
-def _options(solver: str, o: SolveOptions, is_mip: bool) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _options(solver: str, o: SolveOptions, sf: StandardForm) -> dict[str, Any]:
+    """The solver's own parameters (its :class:`~treeopt_dsl.backends.dialects.Dialect`, as on every route) and its
+    log switched on: linopy writes it to the file that feeds ``run.emit`` (the console only when verbose)."""
+    out = dialect(solver).native(sf, o)
     if solver == "highs":
-        names = {"time_limit": "time_limit", "gap": "mip_rel_gap", "threads": "threads", "seed": "random_seed"}
-        out["output_flag"] = bool(o.verbose or o.log_callback or o.warm_start is not None)
-        out["log_to_console"] = bool(o.verbose)
-        if o.feasibility_tol is not None:
-            out["primal_feasibility_tolerance"] = float(o.feasibility_tol)
-        if o.integrality_tol is not None and is_mip:
-            out["mip_feasibility_tolerance"] = float(o.integrality_tol)
+        out.update(output_flag=True, log_to_console=bool(o.verbose))
     elif solver == "gurobi":
-        names = {"time_limit": "TimeLimit", "gap": "MIPGap", "threads": "Threads", "seed": "Seed"}
-        out["OutputFlag"] = int(bool(o.verbose or o.log_callback or o.warm_start is not None))
-        out["LogToConsole"] = int(bool(o.verbose))
-        if o.feasibility_tol is not None:
-            out["FeasibilityTol"] = max(1e-9, float(o.feasibility_tol))
-        if o.integrality_tol is not None and is_mip:
-            out["IntFeasTol"] = max(1e-9, float(o.integrality_tol))
+        out.update(OutputFlag=1, LogToConsole=int(bool(o.verbose)))
     elif solver == "scip":
-        names = {"time_limit": "limits/time", "gap": "limits/gap", "threads": "lp/threads",
-                 "seed": "randomization/randomseedshift"}
-        out["display/verblevel"] = 4 if (o.verbose or o.log_callback) else 0
-        if o.feasibility_tol is not None:
-            out["numerics/feastol"] = float(o.feasibility_tol)
-    else:  # cbc command line: "-key value"
-        names = {"time_limit": "sec", "gap": "ratioGap", "threads": "threads", "seed": "randomCbcSeed"}
-        if o.feasibility_tol is not None:
-            out["primalTolerance"] = float(o.feasibility_tol)
-        if o.integrality_tol is not None and is_mip:
-            out["integerTolerance"] = float(o.integrality_tol)
-    for field, name in names.items():
-        val = getattr(o, field)
-        if val is not None:
-            out[name] = type(val)(val) if field != "seed" else int(val)
-    if solver == "cbc" and "randomCbcSeed" in out:
-        out["randomCbcSeed"] = max(1, out["randomCbcSeed"])  # CBC: 0 means "use the clock"
+        out["display/verblevel"] = 4
     out.update(o.extra)
-    if solver != "cbc":
-        out["output_flag" if solver == "highs" else "OutputFlag" if solver == "gurobi" else "display/verblevel"] = (
-            True if solver == "highs" else 1 if solver == "gurobi" else 4)  # the log file feeds run.emit
     return out
 
 
@@ -375,15 +347,15 @@ class LinopyBackend(Backend):
         run.data["opts"] = {}
 
     def native_options(self, run: Run) -> dict[str, Any]:
-        return _options(run.solver, replace(run.options, extra={}), run.sf.is_mip)
+        return _options(run.solver, replace(run.options, extra={}), run.sf)
 
     def set_option(self, run: Run, name: str, value: Any) -> None:
         if name not in run.data["opts"]:
-            check_native_option(run.solver, name, value)
+            dialect(run.solver).check_option(name, value)
         run.data["opts"][name] = value
 
     def known_options(self, run: Run) -> list[str]:
-        return native_option_names(run.solver)
+        return dialect(run.solver).option_names()
 
     def set_start(self, run: Run, start: np.ndarray) -> bool:
         return run.solver in _WARM

@@ -17,8 +17,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from treeopt_dsl.backends._files import captured_stdout, columns_by_name, mps_file
-from treeopt_dsl.backends.base import Backend, Outcome, Run, UnknownOption, importable
+from treeopt_dsl.backends._files import columns_by_name, mps_file
+from treeopt_dsl.backends.base import Backend, Outcome, Run
+from treeopt_dsl.backends.dialects import UnknownOption, dialect
+from treeopt_dsl.backends.native import captured_stdout, importable
 from treeopt_dsl.errors import SolverNotAvailable
 from treeopt_dsl.result import Status
 
@@ -54,10 +56,11 @@ class MipBackend(Backend):
     problem_classes = frozenset({"LP", "MILP"})
     extra = "cbc"
     features = frozenset({"time_limit", "gap", "threads", "seed", "warm_start", "log", "export"})
-    #: python-mip ``Model`` attributes (``time_limit`` is ``optimize(max_seconds=)``)
-    option_names: ClassVar[dict[str, str]] = {
-        "gap": "max_mip_gap", "threads": "threads", "seed": "seed", "feasibility_tol": "infeas_tol",
-        "integrality_tol": "integer_tol"}
+    #: CBC's common options as python-mip spells them (``Model`` attributes; ``time_limit`` is
+    #: ``optimize(max_seconds=)``); the values are CBC's dialect's
+    spelling: ClassVar[dict[str, str]] = {
+        "time_limit": "max_seconds", "gap": "max_mip_gap", "threads": "threads", "seed": "seed",
+        "feasibility_tol": "infeas_tol", "integrality_tol": "integer_tol"}
     start_pattern = _ACCEPTED
 
     @classmethod
@@ -86,10 +89,8 @@ class MipBackend(Backend):
         run.data["vars"] = columns_by_name(m.vars, sf.n_cols)
 
     def native_options(self, run: Run) -> dict[str, Any]:
-        out = super().native_options(run)
-        if "integer_tol" in out:
-            out["integer_tol"] = max(1e-9, float(out["integer_tol"]))
-        return out
+        return {self.spelling[k]: v for k, v in dialect("cbc").values(run.sf, run.options).items()
+                if k in self.spelling}
 
     def set_option(self, run: Run, name: str, value: Any) -> None:
         if name in ("max_seconds", "time_limit_s"):

@@ -35,14 +35,16 @@ import tempfile
 import time
 from collections import OrderedDict
 from functools import cached_property
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from treeopt_dsl.backends.base import Backend, Outcome, Run, UnknownOption, importable
+from treeopt_dsl.backends.base import Backend, Outcome, Run
+from treeopt_dsl.backends.dialects import UnknownOption, dialect
 from treeopt_dsl.backends.linopy import row_activity
-from treeopt_dsl.errors import CapabilityError, SolveError
+from treeopt_dsl.backends.native import importable
+from treeopt_dsl.errors import CapabilityError, OptionError, SolveError
 from treeopt_dsl.ir import StandardForm
 from treeopt_dsl.ir.labels import expand, shape_of
 from treeopt_dsl.result import Status
@@ -317,8 +319,6 @@ class CasadiBackend(Backend):
     problem_classes = frozenset({"LP", "QP", "NLP"})
     extra = "nlp"
     features = frozenset({"time_limit", "log", "warm_start", "interrupt"})
-    option_names: ClassVar[dict[str, str]] = {
-        "time_limit": "ipopt.max_wall_time", "feasibility_tol": "ipopt.constr_viol_tol"}
     threaded = False
 
     @classmethod
@@ -336,10 +336,8 @@ class CasadiBackend(Backend):
                             "ipopt.print_level": 5 if run.options.verbose else 0}
 
     def native_options(self, run: Run) -> dict[str, Any]:
-        out = super().native_options(run)
-        if "ipopt.max_wall_time" in out:
-            out["ipopt.max_wall_time"] = float(max(out["ipopt.max_wall_time"], 1e-3))
-        return out
+        """Ipopt's dialect under CasADi's spelling (``ipopt.`` before Ipopt's own names)."""
+        return {f"ipopt.{k}": v for k, v in dialect("ipopt").native(run.sf, run.options).items()}
 
     def set_option(self, run: Run, name: str, value: Any) -> None:
         key = name if name.startswith("ipopt.") else f"ipopt.{name}"
@@ -349,8 +347,6 @@ class CasadiBackend(Backend):
             if problem is not None and "No such IPOPT option" in problem:
                 raise UnknownOption(name)
             if problem is not None:
-                from treeopt_dsl.errors import OptionError
-
                 raise OptionError(f"Ipopt refused {name}={value!r}: {problem}")
         run.data["opts"][key] = value
 

@@ -41,13 +41,14 @@ from treeopt_dsl.backends.base import (
     Outcome,
     Run,
     SolveOptions,
-    check_native_option,
-    native_option_names,
     status_of,
 )
+from treeopt_dsl.backends.dialects import dialect
 from treeopt_dsl.backends.linopy import _feasible, check_empty_rows, column_families, families, row_activity
+from treeopt_dsl.backends.native import settle_infeasible_or_unbounded
 from treeopt_dsl.errors import CapabilityError, ModelTooLarge, SolverNotAvailable
 from treeopt_dsl.ir import StandardForm
+from treeopt_dsl.ir.labels import expand, shape_of
 from treeopt_dsl.result import Status
 
 _ALL = ("highs", "gurobi", "scip", "cbc", "ipopt")
@@ -224,7 +225,6 @@ def pyomo_values(expr: Any, xs: np.ndarray) -> Any:
     needs anyway)."""
     import pyomo.environ as pe
 
-    from treeopt_dsl.ir.labels import expand, shape_of
 
     unary = {"exp": pe.exp, "log": pe.log, "log1p": lambda v: pe.log(1 + v), "neg": lambda v: -v,
              "logistic": lambda v: 0.5 * (1 + pe.tanh(0.5 * v)), "softplus": lambda v: pe.log(1 + pe.exp(v))}
@@ -348,11 +348,11 @@ class PyomoBackend(Backend):
         run.data["extra"] = {}
 
     def set_option(self, run: Run, name: str, value: Any) -> None:
-        check_native_option(run.solver, name, value)
+        dialect(run.solver).check_option(name, value)
         run.data["extra"][name] = value
 
     def known_options(self, run: Run) -> list[str]:
-        return native_option_names(run.solver)
+        return dialect(run.solver).option_names()
 
     def set_start(self, run: Run, start: np.ndarray) -> bool:
         if not (run.solver in _WARM or run.solver == "ipopt"):  # Ipopt starts from the variables' values
@@ -411,26 +411,8 @@ class PyomoBackend(Backend):
             kw["rel_gap"] = float(o.gap)
         if o.threads is not None:
             kw["threads"] = int(o.threads)
-        sopts: dict[str, Any] = {}
-        if solver == "highs":
-            if o.seed is not None:
-                sopts["random_seed"] = int(o.seed)
-            if o.feasibility_tol is not None:
-                sopts["primal_feasibility_tolerance"] = float(o.feasibility_tol)
-            if o.integrality_tol is not None and sf.is_mip:
-                sopts["mip_feasibility_tolerance"] = float(o.integrality_tol)
-        elif solver == "gurobi":
-            if o.seed is not None:
-                sopts["Seed"] = int(o.seed)
-            if o.feasibility_tol is not None:
-                sopts["FeasibilityTol"] = max(1e-9, float(o.feasibility_tol))
-            if o.integrality_tol is not None and sf.is_mip:
-                sopts["IntFeasTol"] = max(1e-9, float(o.integrality_tol))
-        elif solver == "scip":
-            if o.seed is not None:
-                sopts["randomization/randomseedshift"] = int(o.seed)
-            if o.feasibility_tol is not None:
-                sopts["numerics/feastol"] = float(o.feasibility_tol)
+        # the solver's own parameters (its dialect, as on every route) but those pyomo takes as keywords above
+        sopts: dict[str, Any] = dialect(solver).native(sf, o, skip=("time_limit", "gap", "threads"))
         sopts.update(o.extra)
         if sopts:
             kw["solver_options"] = sopts
@@ -470,18 +452,8 @@ class PyomoBackend(Backend):
             m.treeopt_anchor_col = pe.Var(bounds=(0, 1))
             m.treeopt_anchor_row = pe.Constraint(expr=m.treeopt_anchor_col <= 1)
         opt = SolverFactory("cbc", executable=find_executable("cbc"))
-        if o.time_limit is not None:
-            opt.options["sec"] = float(o.time_limit)
-        if o.gap is not None:
-            opt.options["ratioGap"] = float(o.gap)
-        if o.threads is not None:
-            opt.options["threads"] = int(o.threads)
-        if o.seed is not None:
-            opt.options["randomCbcSeed"] = max(1, int(o.seed))  # 0 would mean "use the clock"
-        if o.feasibility_tol is not None:
-            opt.options["primalTolerance"] = float(o.feasibility_tol)
-        if o.integrality_tol is not None and sf.is_mip:
-            opt.options["integerTolerance"] = float(o.integrality_tol)
+        for k, v in dialect("cbc").native(sf, o).items():  # CBC's command-line names, as on every route
+            opt.options[k] = v
         for k, v in o.extra.items():
             opt.options[k] = v
         if o.log_callback is not None:  # the shell interface tees to sys.stdout: point it at the log
@@ -505,9 +477,7 @@ class PyomoBackend(Backend):
         elif tc == T.unbounded:
             status = Status.UNBOUNDED
         elif tc == T.infeasibleOrUnbounded:
-            from treeopt_dsl.backends.highs import _disambiguate
-
-            status = _disambiguate(sf)
+            status = settle_infeasible_or_unbounded(sf)
         else:
             status = Status.ERROR
         bound = None

@@ -12,13 +12,14 @@ import contextlib
 import re
 import tempfile
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
 from treeopt_dsl.backends._files import columns_by_name, mps_file
-from treeopt_dsl.backends.base import Backend, Outcome, Run, UnknownOption, importable
-from treeopt_dsl.backends.dialects import dialect
+from treeopt_dsl.backends.base import Backend, Outcome, Run
+from treeopt_dsl.backends.dialects import SCIP_NLP_HEURISTICS, UnknownOption, dialect
+from treeopt_dsl.backends.native import importable
 from treeopt_dsl.errors import OptionError, SolverNotAvailable
 
 #: what SCIP logs when a start became a solution (complete start / partial start completed by SCIP)
@@ -26,9 +27,8 @@ ACCEPTED = ("feasible solution given by solution candidate storage", "found by c
 _ACCEPTED = re.compile("|".join(re.escape(a) for a in ACCEPTED))
 
 
-#: SCIP's heuristics that solve NLPs with its bundled Ipopt (off for quadratic and nonlinear models, see
-#: :meth:`ScipBackend.native_options`)
-NLP_HEURISTICS = ("subnlp", "nlpdiving", "mpec", "multistart")
+#: SCIP's heuristics that solve NLPs with its bundled Ipopt (off for quadratic and nonlinear models: the dialect)
+NLP_HEURISTICS = SCIP_NLP_HEURISTICS
 
 
 class ScipBackend(Backend):
@@ -42,10 +42,6 @@ class ScipBackend(Backend):
     extra = "scip"
     features = frozenset({"time_limit", "gap", "seed", "warm_start", "log", "export", "interrupt", "lazy",
                           "progress"})
-    option_names: ClassVar[dict[str, str]] = {
-        "time_limit": "limits/time", "gap": "limits/gap", "seed": "randomization/randomseedshift",
-        "feasibility_tol": "numerics/feastol"}
-
     @classmethod
     def available(cls) -> bool:
         return importable("pyscipopt")
@@ -69,21 +65,8 @@ class ScipBackend(Backend):
         run.data["vars"] = columns_by_name(m.getVars(), run.sf.n_cols)
 
     def native_options(self, run: Run) -> dict[str, Any]:
-        out = super().native_options(run)
-        tol = dialect("scip").tolerances(run.sf, run.options.feasibility_tol, run.options.integrality_tol)
-        if "feasibility_tol" in tol:  # SCIP reads it relative to a row's size, and for integrality too
-            out["numerics/feastol"] = tol["feasibility_tol"]
-            if tol["feasibility_tol"] < 1e-9:  # SCIP's epsilon (1e-9 by default) may not exceed its feastol
-                out["numerics/epsilon"] = tol["feasibility_tol"]
-        if "randomization/randomseedshift" in out:
-            out["randomization/randomseedshift"] = int(out["randomization/randomseedshift"]) % 2**31
-        if run.sf.is_quadratic or run.sf.nonlinear or run.sf.nl_constraints:
-            # SCIP 10's NLP heuristics (Ipopt with MUMPS and METIS) corrupted the heap on MARGOT over tic-tac-toe
-            # (SIGABRT "free(): invalid pointer" in METIS_NodeND, or a hang at 0% CPU: all 10 of the runner's
-            # attempts, 2 of 4 runs in one process; none of 11 with them off: docs/experiments.md). Our starts give
-            # SCIP its incumbent; a caller can turn them back on with the same names.
-            out.update({f"heuristics/{h}/freq": -1 for h in NLP_HEURISTICS})
-        return out
+        """SCIP's dialect, but threads: SCIP runs single-threaded here (``lp/threads`` is the LP solver's)."""
+        return dialect("scip").native(run.sf, run.options, skip=("threads",))
 
     def set_option(self, run: Run, name: str, value: Any) -> None:
         try:

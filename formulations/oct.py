@@ -18,6 +18,8 @@ from __future__ import annotations
 from typing import Any
 
 from treeopt_dsl import blocks as B
+from treeopt_dsl.errors import FormulationError
+from treeopt_dsl.exact.binarize import CutScaler, binarize
 from treeopt_dsl.formulation import Formulation, Numerics
 from treeopt_dsl.formulations.common import tree_params
 from treeopt_dsl.formulations.spec import FormulationSpec, Param
@@ -47,8 +49,6 @@ class OCT(FormulationSpec):
         """``cuts="all"``: the model splits threshold columns ``[x_j > c]``, one per midpoint between
         consecutive distinct training values (:func:`treeopt_dsl.exact.binarize`): every distinct
         axis-aligned cut has a gap of 1, whatever eps, and predictions map raw inputs through the same cuts."""
-        from treeopt_dsl.errors import FormulationError
-
         cuts = self.values.get("cuts", "data")  # (OCT-H, oblique, has no such parameter)
         routing = self.values.get("routing", "bigm")
         if cuts not in ("data", "all"):
@@ -59,7 +59,6 @@ class OCT(FormulationSpec):
             return super().prepare(data)
         from dataclasses import replace
 
-        from treeopt_dsl.exact.binarize import CutScaler, binarize
 
         if routing != "bigm":
             data.require_binary(f"{self.name} with routing={routing}")
@@ -82,8 +81,6 @@ class OCT(FormulationSpec):
         routing = v.get("routing", "bigm")
         if routing in ("flow", "benders"):
             if v.get("split_columns"):
-                from treeopt_dsl.errors import FormulationError
-
                 raise FormulationError(f"split_columns applies to routing=bigm (the hyperplane split's values); "
                                        f"routing={routing} has binary splits and no such values")
             return self.flow_formulation(routing)

@@ -23,6 +23,8 @@ from treeopt_dsl.data import Dataset
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.ir import Model, StandardForm
 from treeopt_dsl.ir.variables import Kind
+from treeopt_dsl.roles import role
+from treeopt_dsl.solve import solve_built
 from treeopt_dsl.topology import Topology
 
 
@@ -235,8 +237,6 @@ class Built:
 
     def solve(self, solver: str = "highs", backend: str | None = None, **options: Any) -> Any:
         """Compile, solve, decode and certify. Returns a :class:`~treeopt_dsl.result.SolveResult`."""
-        from treeopt_dsl.solve import solve_built
-
         return solve_built(self, solver=solver, backend=backend, **options)
 
 
@@ -288,8 +288,6 @@ class Formulation:
     def check(self) -> None:
         """Every role a block requires is provided by an earlier block, and every role is declared
         (:mod:`treeopt_dsl.roles`: what it is, by type)."""
-        from treeopt_dsl.roles import role
-
         have: dict[str, str] = {}
         for b in self.blocks:
             for r in (*b.requires, *b.provides):

@@ -18,25 +18,23 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from treeopt_dsl.result import Status
-
-if TYPE_CHECKING:
-    from treeopt_dsl.formulation import Built
+from treeopt_dsl.backends.base import RawResult
+from treeopt_dsl.result import Status, relative_gap
 
 #: rounds of row generation before giving up (each round adds every violated row of the master's answer)
 MAX_ROUNDS = 500
 
 
-def recomplete(built: Built, x: np.ndarray) -> np.ndarray:
+def recomplete(built: Any, x: np.ndarray) -> np.ndarray:
     """The point of ``x``'s decisions (polished), every other column completed by the blocks."""
     return built.completed(built.polish(x))
 
 
-def solve_lazy(built: Built, be: Any, sf: Any, solver: str, opts: Any) -> Any:
+def solve_lazy(built: Any, be: Any, sf: Any, solver: str, opts: Any) -> Any:
     """Solve ``sf`` (the master of ``built``) so that no lazy row of ``built`` is violated by the answer."""
     if "lazy" in be.features_for(solver):
         raw = be.solve(sf, solver, replace(opts, lazy=built.separate))
@@ -45,11 +43,8 @@ def solve_lazy(built: Built, be: Any, sf: Any, solver: str, opts: Any) -> Any:
     return row_generation(built, be, sf, solver, opts)
 
 
-def row_generation(built: Built, be: Any, sf: Any, solver: str, opts: Any) -> Any:
+def row_generation(built: Any, be: Any, sf: Any, solver: str, opts: Any) -> Any:
     """Solve, separate, append the violated rows, re-solve from the best completed point (module docstring)."""
-    from treeopt_dsl.backends.base import RawResult
-    from treeopt_dsl.result import relative_gap
-
     t0 = time.perf_counter()
     limit = opts.time_limit
     best_x: np.ndarray | None = None

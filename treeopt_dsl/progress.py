@@ -26,6 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from treeopt_dsl.result import relative_gap
+
 _NUM = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|inf)"
 #: HiGHS' MIP table: ... BestBound BestSol Gap | Cuts InLp Confl. | LpIters Time
 _HIGHS = re.compile(rf"^\s*\S?\s+\d+\s+\d+\s+\d+\s+[\d.]+%\s+({_NUM})\s+({_NUM})\s+({_NUM}%|inf|Large)\s+"
@@ -117,8 +119,6 @@ def log_progress(progress: Callable[[ProgressEvent], Any], log_callback: Callabl
     >>> seen[0].incumbent, seen[0].source
     (4.9767887, 'log')
     """
-    from treeopt_dsl.result import relative_gap
-
     last: list[tuple[float | None, float | None]] = []
 
     def sink(message: str) -> None:

@@ -21,6 +21,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from treeopt_dsl.errors import FormulationError
+from treeopt_dsl.ir.expr import LinExpr, QuadExpr
+from treeopt_dsl.ir.nonlinear import NLConstraint, NLExpr
+from treeopt_dsl.ir.variables import VarFamily
 
 KINDS = ("variables", "expression", "constraints", "loss", "data")
 DOMAINS = ("binary", "integer", "continuous", "any")
@@ -147,10 +150,6 @@ def describe(name: str) -> str:
 
 def check_value(name: str, value: Any) -> str | None:
     """Why a built ``value`` does not match the declaration of role ``name`` (``None``: it matches)."""
-    from treeopt_dsl.ir.expr import LinExpr, QuadExpr
-    from treeopt_dsl.ir.nonlinear import NLConstraint, NLExpr
-    from treeopt_dsl.ir.variables import VarFamily
-
     r = role(name)
     expr_types = (LinExpr, QuadExpr, NLExpr)
     if r.kind == "variables":
@@ -159,10 +158,9 @@ def check_value(name: str, value: Any) -> str | None:
         ok = isinstance(value, (*expr_types, VarFamily))  # a family is an expression too
     elif r.kind == "constraints":
         ok = isinstance(value, NLConstraint) or type(value).__name__.endswith("Constraint")
-    elif r.kind == "loss":
-        from treeopt_dsl.formulation import Block
-
-        ok = isinstance(value, (Block, *expr_types))
+    elif r.kind == "loss":  # a loss block (anything built and completed like one) or an expression
+        ok = (callable(getattr(value, "build", None)) and callable(getattr(value, "complete", None))) \
+            or isinstance(value, expr_types)
     else:
         ok = True
     if not ok:

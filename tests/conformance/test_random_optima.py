@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from brute_force import brute_force, brute_force_ors
 
-from treeopt_dsl.backends.base import importable
+from treeopt_dsl.backends.native import importable
 from treeopt_dsl.data import Dataset
 from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.result import Status

@@ -13,6 +13,7 @@ import numpy as np
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.formulation import Block, BuildContext
 from treeopt_dsl.ir import Kind
+from treeopt_dsl.ir.variables import VarFamily
 
 #: weights at most this large count as zero in l0 completion (the decoder zeroes them too)
 ZERO_TOL = 1e-9
@@ -152,8 +153,6 @@ class L0(Block):
 
 def _is_indicator(w: Any) -> bool:
     """Whether ``w`` is a binary variable family (bounds within [0, 1])."""
-    from treeopt_dsl.ir.variables import VarFamily
-
     return isinstance(w, VarFamily) and w.kind is Kind.BINARY and bool(np.all(w.lower >= 0))
 
 

@@ -28,6 +28,7 @@ from treeopt_dsl.blocks.splits import FEATURE, SAMPLE
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.formulation import Block, BuildContext
 from treeopt_dsl.ir import Kind
+from treeopt_dsl.roles import ROLES, Role, register_role
 
 RULE = "rule"
 
@@ -123,7 +124,6 @@ class BinaryTimesInteger(Block):
         self.binary, self.value, self.name = binary, value, name
         self.requires = (binary, value)
         self.provides = (name,)
-        from treeopt_dsl.roles import ROLES, Role, register_role
 
         if name not in ROLES:  # the product is a role named by the caller: declare it
             register_role(Role(name, "variables", (), "continuous", f"{binary} times {value} (4.13)"))

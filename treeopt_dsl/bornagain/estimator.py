@@ -26,6 +26,7 @@ from treeopt_dsl.bornagain.faithful import check_faithful
 from treeopt_dsl.bornagain.heuristic import born_again_heuristic
 from treeopt_dsl.bornagain.prune import prune_empty_splits
 from treeopt_dsl.errors import ModelTooLarge, SolveError
+from treeopt_dsl.estimator import fit_weights
 
 __all__ = ["BornAgainClassifier"]
 
@@ -85,7 +86,6 @@ class BornAgainClassifier(ClassifierMixin, BaseEstimator):
 
             forest = (clone(self.estimator) if self.estimator is not None else
                       RandomForestClassifier(n_estimators=10, max_depth=3, random_state=self.random_state))
-            from treeopt_dsl.estimator import fit_weights
 
             sw = fit_weights(self, X, y, sample_weight)
             if sw is None:

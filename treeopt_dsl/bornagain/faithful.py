@@ -35,6 +35,7 @@ import numpy as np
 
 from treeopt_dsl.bornagain.cells import CellSpace, _box_indices
 from treeopt_dsl.bornagain.ensemble import Ensemble
+from treeopt_dsl.bornagain.homogeneity import violating_cell
 from treeopt_dsl.errors import DataError
 from treeopt_dsl.models.decision_tree import DecisionTree
 
@@ -130,8 +131,6 @@ def check_faithful(tree: DecisionTree, ensemble: Ensemble, max_cells: int = 2_00
 def _by_integer_program(tree: DecisionTree, ensemble: Ensemble, cmap: np.ndarray, blo: np.ndarray,
                         bhi: np.ndarray, leaves: np.ndarray, solver: str) -> FaithfulResult:
     """Each leaf's box ``blo < x <= bhi`` proved homogeneous with the leaf's class by the integer program."""
-    from treeopt_dsl.bornagain.homogeneity import violating_cell
-
     for leaf in leaves:
         x = violating_cell(ensemble, blo[leaf], bhi[leaf], int(cmap[tree.value[leaf]]), solver=solver)
         if x is not None:

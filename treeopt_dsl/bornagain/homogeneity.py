@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from treeopt_dsl.backends import SolveOptions, get_backend
 from treeopt_dsl.bornagain.ensemble import Ensemble
 from treeopt_dsl.errors import SolveError
 from treeopt_dsl.ir import Model
@@ -147,8 +148,6 @@ class _PathModel:
     def best_rival(self, k: int, c: int, lo: np.ndarray, hi: np.ndarray, solver: str, backend: str | None,
                    time_limit: float | None) -> tuple[float, np.ndarray | None]:
         """``max (score_c - score_k)`` over the region (a proven upper bound) and the point attaining it."""
-        from treeopt_dsl.backends import SolveOptions, get_backend
-
         c_vec = np.zeros(self.sf.c.shape[0])
         c_vec[self.lam.offset: self.lam.offset + self.scores.shape[0]] = -(self.scores[:, c] - self.scores[:, k])
         col_lower, col_upper = self.bounds(lo, hi)

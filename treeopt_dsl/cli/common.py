@@ -11,6 +11,7 @@ import sys
 import time
 from typing import Any
 
+from treeopt_dsl.backends import engines
 from treeopt_dsl.datasets import load
 from treeopt_dsl.defaults import check_gap, check_threads, check_time_limit
 from treeopt_dsl.errors import OptionError, TreeoptError
@@ -168,8 +169,10 @@ def run_solve(spec: Any, data: Any, args: argparse.Namespace) -> Any:
     solver = solver_of(spec, args)
     dp_only = {}
     if getattr(args, "max_thresholds", None) is not None:
-        if solver != "streed":
-            raise UsageError(f"--max-thresholds applies to --solver streed (the DP route), not {solver}")
+        owners = sorted(name for name, engine in engines().items() if "max_thresholds" in engine.options)
+        if solver.lower() not in owners:
+            raise UsageError(f"--max-thresholds applies to --solver {' or '.join(owners)} (the exact route), not "
+                             f"{solver}")
         dp_only["max_thresholds"] = args.max_thresholds
     progress, log_file = open_progress(args)
     try:

@@ -42,6 +42,7 @@ from treeopt_dsl.contextual.forest import (
     tree_probabilities,
     validate_depth,
 )
+from treeopt_dsl.contextual.plots import plot_training
 from treeopt_dsl.contextual.policy import ENTROPIES, METHODS, PolicyConfig, PolicyFit, policy_logits, train_policy
 from treeopt_dsl.contextual.rewards import (
     classification_rewards,
@@ -300,7 +301,6 @@ class _ContextualTree(BaseEstimator):
     def plot_training(self, title: str | None = None, **kw: Any) -> Any:
         """Reward and tree-selection histograms per epoch (the thesis' Figure 5.2); returns the Figure."""
         check_is_fitted(self, "history_")
-        from treeopt_dsl.contextual.plots import plot_training
 
         return plot_training(self.history_, title=title, best_epoch=self.best_epoch_, **kw)
 

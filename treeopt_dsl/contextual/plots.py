@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from treeopt_dsl.errors import TreeoptError
+
 __all__ = ["plot_training"]
 
 
@@ -27,8 +29,6 @@ def plot_training(history: dict[str, Any], title: str | None = None, best_epoch:
         matplotlib.use("Agg", force=False)
         import matplotlib.pyplot as plt
     except ImportError:
-        from treeopt_dsl.errors import TreeoptError
-
         raise TreeoptError("plotting needs matplotlib: `pip install treeopt-dsl[plot]`") from None
     reward = np.asarray(history["reward"], dtype=float)
     sel = np.asarray(history["selection"], dtype=float)

@@ -29,7 +29,7 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 from treeopt_dsl.data import Dataset
-from treeopt_dsl.datasets.frames import arrays_to_dataset, frame_to_dataset
+from treeopt_dsl.datasets.frames import arrays_to_dataset, frame_to_dataset, label_key
 from treeopt_dsl.errors import DataError
 
 MANIFEST = "MANIFEST.toml"
@@ -97,7 +97,6 @@ def _named_classes(d: Dataset, names: dict[str, Any] | None) -> Dataset:
         return d
     from dataclasses import replace
 
-    from treeopt_dsl.datasets.frames import label_key
 
     table = {label_key(k): v for k, v in names.items()}
     return replace(d, classes=tuple(table.get(label_key(c), c) for c in d.classes))

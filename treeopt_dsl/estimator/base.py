@@ -19,6 +19,7 @@ from treeopt_dsl.data import Dataset, check_labels, require_numeric
 from treeopt_dsl.errors import DataError, FormulationError, SolveError, UncertifiedWarning
 from treeopt_dsl.numeric import sigmoid
 from treeopt_dsl.result import Status
+from treeopt_dsl.solve import failure_message
 
 #: formulation parameters that are estimator parameters of OptimalTreeClassifier: every tree formulation
 #: declares them with these same defaults, so an estimator default never hides a formulation's own default
@@ -132,8 +133,6 @@ class SolvedClassifier(ClassifierMixin, BaseEstimator):
         A solve stopped by the time limit with a feasible tree keeps it and warns with a
         :class:`~sklearn.exceptions.ConvergenceWarning` that states the optimality gap.
         """
-        from treeopt_dsl.solve import failure_message
-
         previous = getattr(self, "model_", None)
         for name in FITTED:
             self.__dict__.pop(name, None)

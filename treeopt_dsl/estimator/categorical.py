@@ -8,6 +8,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from treeopt_dsl.estimator.base import SolvedClassifier
+from treeopt_dsl.formulations import get_formulation
 
 
 class CategoricalTreeClassifier(SolvedClassifier):
@@ -89,8 +90,6 @@ class CategoricalTreeClassifier(SolvedClassifier):
         self.class_weight = class_weight
 
     def _spec(self) -> Any:
-        from treeopt_dsl.formulations import get_formulation
-
         cats = () if self.categorical_features is None else tuple(np.atleast_1d(self.categorical_features).tolist())
         return get_formulation(
             "odt_categorical", shape=str(self.shape), C=self.C, categorical=cats, n_bins=self.n_bins,

@@ -30,6 +30,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from treeopt_dsl.errors import OptionError
+from treeopt_dsl.starts.memetic.tmo import tmo
 from treeopt_dsl.starts.tao import from_sklearn, tao, to_decision_tree
 from treeopt_dsl.topology import Topology
 
@@ -183,8 +184,6 @@ class TMOClassifier(_AxisTreeClassifier):
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None, callback: Any = None) -> TMOClassifier:
         """Run TMO on ``(X, y)``; ``callback`` receives a dict after the initial population and each generation."""
-        from treeopt_dsl.starts.memetic.tmo import tmo
-
         X, ypm, sw = self._prepare(X, y, sample_weight)
         res = tmo(X, ypm, int(self.depth), n_trees=self.n_trees, n_generations=self.n_generations,
                   crossover_rate=self.crossover_rate, seed=self._seed(), schedule=self.schedule, n_jobs=self.n_jobs,

@@ -9,6 +9,7 @@ import numpy as np
 
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.estimator.base import SolvedClassifier, finite_real
+from treeopt_dsl.formulations import get_formulation
 
 
 class RiskScoreClassifier(SolvedClassifier):
@@ -74,8 +75,6 @@ class RiskScoreClassifier(SolvedClassifier):
         self.class_weight = class_weight
 
     def _spec(self) -> Any:
-        from treeopt_dsl.formulations import get_formulation
-
         if not isinstance(self.T, numbers.Integral) or isinstance(self.T, bool) or self.T < 1:
             raise FormulationError(f"T must be a positive integer, got {self.T!r}")
         if self.formulation not in ("ors", "ogrs"):

@@ -11,6 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.estimator.base import TREE_PARAMS, SolvedClassifier
+from treeopt_dsl.formulations import REGISTRY, get_formulation
 from treeopt_dsl.models.tree import TreeModel
 
 
@@ -120,8 +121,6 @@ class OptimalTreeClassifier(SolvedClassifier):
     # ------------------------------------------------------------------ fitting
     def _spec(self) -> Any:
         """The formulation spec from ``formulation``, ``depth``, ``C``, ``scaling`` and ``params``."""
-        from treeopt_dsl.formulations import REGISTRY, get_formulation
-
         if not isinstance(self.formulation, str):
             raise FormulationError(f"formulation must be a name, got {self.formulation!r}")
         key = self.formulation.lower().replace("-", "_")
@@ -228,8 +227,6 @@ class RandomizedTreeClassifier(SolvedClassifier):
         self.class_weight = class_weight
 
     def _spec(self) -> Any:
-        from treeopt_dsl.formulations import get_formulation
-
         if not isinstance(self.depth, numbers.Integral) or isinstance(self.depth, bool) or self.depth < 1:
             raise FormulationError(f"depth must be a positive integer, got {self.depth!r}")
         return get_formulation("sorct", depth=int(self.depth), gamma=self.gamma, lambda_l=self.lambda_l,

@@ -69,6 +69,7 @@ from pathlib import Path
 from typing import Any
 
 from treeopt_dsl.errors import TreeoptError
+from treeopt_dsl.formulations import REGISTRY, get_formulation
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -334,8 +335,6 @@ def parse_grid(text: str, source: str = "<grid>") -> Grid:
 
 
 def _method(ck: _Checker, m: Any, i: int, **defaults: Any) -> MethodSpec:
-    from treeopt_dsl.formulations import REGISTRY
-
     if not isinstance(m, dict):
         raise ck.fail("method", None, "must be a table", i)
     ck.unknown("method", m, _METHOD_KEYS, i)
@@ -438,7 +437,6 @@ def _path(ck: _Checker, i: int, m: dict[str, Any], form: str | None, cv: Any, sc
         raise ck.fail("method", "path", f"unknown key {bad[0]!r} (allowed: {', '.join(sorted(_PATH_KEYS))})", i)
     if form is None:
         raise ck.fail("method", "path", "a path walks a formulation's lambda grid: give formulation = ...", i)
-    from treeopt_dsl.formulations import REGISTRY
 
     known = {p["name"] for p in REGISTRY[form].describe()["params"]}
     if not {"lambda_l", "lambda_g"} <= known:
@@ -466,8 +464,6 @@ def _path(ck: _Checker, i: int, m: dict[str, Any], form: str | None, cv: Any, sc
 
 def _check_params(ck: _Checker, i: int, form: str, params: dict[str, Any]) -> None:
     """Build the formulation's spec once (no data) so a misspelled or out-of-range parameter fails here."""
-    from treeopt_dsl.formulations import REGISTRY, get_formulation
-
     try:
         get_formulation(form, **params)
     except (TreeoptError, TypeError, ValueError) as exc:

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from treeopt_dsl.errors import DataError, OptionError
+from treeopt_dsl.experiments.store import ResultStore
 
 __all__ = ["cumulative_gap", "instance_matrix", "paper_table", "performance_profile", "summary_table",
            "write_report"]
@@ -225,8 +226,6 @@ def write_report(store: str | Path, *, by: str = "method", profiles: list[str] |
                  out: str | Path | None = None, fmt: str = "png", paper: str | Path | None = None,
                  experiment: str | None = None) -> dict[str, Any]:
     """Plots and ``report.md`` from the store's rows alone; returns ``{"markdown", "files"}``."""
-    from treeopt_dsl.experiments.store import ResultStore
-
     if not Path(store).exists():
         raise DataError(f"no results store at {store}")
     with ResultStore(store) as s:

@@ -20,8 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from treeopt_dsl.experiments.executors import make_executor
+from treeopt_dsl.experiments.grid import parse_grid
 from treeopt_dsl.experiments.progress import RunProgress
 from treeopt_dsl.experiments.store import ResultStore
+from treeopt_dsl.experiments.tasks import expand
 from treeopt_dsl.experiments.worker import with_hooks
 
 __all__ = ["RunSummary", "run_grid_text", "run_tasks"]
@@ -115,8 +117,6 @@ def run_grid_text(text: str, out: Any, source: str, **kw: Any) -> tuple[RunSumma
     tasks; ``kw`` go to :func:`run_tasks`. What the benchmark scripts that build a grid call."""
     from pathlib import Path
 
-    from treeopt_dsl.experiments.grid import parse_grid
-    from treeopt_dsl.experiments.tasks import expand
 
     out = Path(out)
     if out.suffix == ".jsonl":  # the old JSON-lines results (kept as history): the store goes beside them

@@ -35,7 +35,17 @@ import time
 import traceback
 from typing import Any
 
+from treeopt_dsl import __version__
+from treeopt_dsl.datasets import load
+from treeopt_dsl.estimator import OptimalTreeClassifier, RiskScoreClassifier
+from treeopt_dsl.estimator.memetic import TAOClassifier, TMOClassifier
+from treeopt_dsl.experiments.tasks import _combos
+from treeopt_dsl.formulations import get_formulation
+from treeopt_dsl.formulations.sorct import run_path
+from treeopt_dsl.models.metrics import metrics
 from treeopt_dsl.numeric import json_default
+from treeopt_dsl.starts.multistart import paper_grid
+from treeopt_dsl.starts.resolver import start_point
 
 __all__ = ["HOOK_VARS", "run_isolated", "run_task", "wall_timeout", "with_hooks"]
 
@@ -52,9 +62,7 @@ def _versions(solver: str | None) -> dict[str, str]:
 
     import numpy
 
-    import treeopt_dsl
-
-    out = {"treeopt_dsl": treeopt_dsl.__version__, "python": platform.python_version(), "numpy": numpy.__version__}
+    out = {"treeopt_dsl": __version__, "python": platform.python_version(), "numpy": numpy.__version__}
     for pkg in ("scikit-learn", _SOLVER_PACKAGES.get(solver or "", "")):
         if pkg:
             try:
@@ -65,8 +73,6 @@ def _versions(solver: str | None) -> dict[str, str]:
 
 
 def _load(task: dict[str, Any]) -> Any:
-    from treeopt_dsl.datasets import load
-
     d = task["dataset"]
     kw = {k: d[k] for k in ("positive", "variant", "label", "multiclass") if d.get(k) is not None}
     data = load(d.get("path") or d["name"], data_dir=task.get("data_dir"), **kw)
@@ -155,8 +161,6 @@ def _fit_scaled(task: dict[str, Any], params: dict[str, Any], train: Any, time_l
                 threads: int) -> tuple[Any, dict[str, Any]]:
     """:func:`_fit` with the parameters as solved (a HiGHS solve's log gives its nodes and LP iterations)."""
     if task.get("formulation"):
-        from treeopt_dsl.formulations import get_formulation
-
         spec = get_formulation(task["formulation"], **params)
         ws, solver = task.get("warm_start", "auto"), task.get("solver", "highs")
         lines: list[str] = []
@@ -177,14 +181,11 @@ def _fit_scaled(task: dict[str, Any], params: dict[str, Any], train: Any, time_l
         return model, {"status": "fitted", "objective": None, "bound": None, "gap": None,
                        "runtime_s": round(time.perf_counter() - t0, 4)}
     if est in ("tmo", "tao"):
-        from treeopt_dsl.estimator.memetic import TAOClassifier, TMOClassifier
-
         cls = TMOClassifier if est == "tmo" else TAOClassifier
         extra = {"time_limit": time_limit} if est == "tmo" and "time_limit" not in params else {}
         model = cls(**{"random_state": seed, **extra, **params}).fit(X, y)
         return model, {"status": "fitted", "objective": None, "bound": None, "gap": None,
                        "runtime_s": round(time.perf_counter() - t0, 4)}
-    from treeopt_dsl.estimator import OptimalTreeClassifier, RiskScoreClassifier
 
     cls = OptimalTreeClassifier if est == "optimal_tree" else RiskScoreClassifier
     model = cls(**{"solver": task.get("solver", "highs"), "time_limit": time_limit, "threads": threads,
@@ -194,8 +195,6 @@ def _fit_scaled(task: dict[str, Any], params: dict[str, Any], train: Any, time_l
 
 def _references(built: Any, names: list[str]) -> dict[str, Any]:
     """Each named start's objective in the formulation's own objective (a yardstick for the solver's answer)."""
-    from treeopt_dsl.starts.resolver import start_point
-
     sf = built.compile()
     out: dict[str, Any] = {}
     for name in names:
@@ -207,8 +206,6 @@ def _references(built: Any, names: list[str]) -> dict[str, Any]:
 
 
 def _metrics(model: Any, data: Any, names: list[str]) -> dict[str, float]:
-    from treeopt_dsl.models.metrics import metrics
-
     try:
         m = metrics(model, data)
     except (AttributeError, ValueError):  # a model without predict_proba: no AUC
@@ -257,7 +254,6 @@ def _select(task: dict[str, Any], train: Any, val: Any) -> tuple[dict[str, Any],
     import numpy as np
     from sklearn.model_selection import StratifiedKFold
 
-    from treeopt_dsl.experiments.tasks import _combos
 
     cv = task["cv"]
     holdout = int(cv["folds"]) == 0
@@ -290,8 +286,6 @@ def _select(task: dict[str, Any], train: Any, val: Any) -> tuple[dict[str, Any],
 
 def _run_path(task: dict[str, Any], data: Any) -> dict[str, Any]:
     """A regularization path (``task["path"]``): its points, each with its measures, and the split's sizes."""
-    from treeopt_dsl.formulations.sorct import run_path
-
     p = task["path"]
     points, train, test = run_path(task["formulation"], data, p["lambda_l"], p["lambda_g"], params=task["params"],
                                    test_size=float(task.get("test_size", 0.25)), seed=int(task["seed"]),
@@ -401,12 +395,9 @@ def wall_timeout(task: dict[str, Any]) -> float:
         return float(task["task_timeout"])
     n = 1
     if task.get("cv"):
-        from treeopt_dsl.experiments.tasks import _combos
-
         folds = int(task["cv"]["folds"])  # 0: hold-out, one fit per combination and no refit
         n = (folds or 1) * len(_combos(task["cv"]["grid"])) + (1 if folds else 0)
     if task.get("path"):  # the first point's starts, then each later point's chained and fresh starts
-        from treeopt_dsl.starts.multistart import paper_grid
 
         p = task["path"]
         n_l, n_g = (len(paper_grid("l", 1)) if v == "paper" else len(v) for v in (p["lambda_l"], p["lambda_g"]))

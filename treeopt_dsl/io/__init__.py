@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from treeopt_dsl.errors import ModelError
+from treeopt_dsl.errors import CapabilityError, ModelError
 from treeopt_dsl.io.lp import lp_lines, write_lp
 from treeopt_dsl.io.mps import mps_lines, write_mps
 from treeopt_dsl.ir import Model, StandardForm
@@ -40,8 +40,6 @@ def as_standard_form(obj: Any) -> StandardForm:
     if isinstance(obj, Model):
         return obj.compile()
     if getattr(obj, "lazy", False):
-        from treeopt_dsl.errors import CapabilityError
-
         raise CapabilityError(LAZY_EXPORT)
     if hasattr(obj, "compile") and callable(obj.compile):
         sf = obj.compile()

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from treeopt_dsl.errors import ModelError
+from treeopt_dsl.errors import CapabilityError, ModelError
 from treeopt_dsl.ir import StandardForm
 
 #: a field given as a table of texts and, per line, the index of its text (no per-line copy of the text)
@@ -233,8 +233,6 @@ def text_lines(lines: list[str]) -> bytes:
 
 def check_linear(sf: StandardForm, fmt_name: str) -> None:
     if sf.nonlinear or sf.nl_constraints:
-        from treeopt_dsl.errors import CapabilityError
-
         raise CapabilityError(
             f"a {fmt_name} file cannot hold the nonlinear terms of this model ({sf.problem_class}); "
             "solve it with an NLP backend (--solver ipopt) or export the pyomo model instead")

@@ -8,7 +8,7 @@ import numpy as np
 
 from treeopt_dsl.errors import ModelError
 from treeopt_dsl.ir.expr import LinExpr, as_operand
-from treeopt_dsl.ir.labels import Coords, expand, shape_of
+from treeopt_dsl.ir.labels import Coords, expand, labeled, shape_of
 
 
 class Constraint:
@@ -66,8 +66,6 @@ class Constraint:
 
     def where(self, mask: Any) -> Constraint:
         """Keep only the rows where ``mask`` (broadcast by name) is true; the others are dropped at compile."""
-        from treeopt_dsl.ir.labels import labeled
-
         e = self.expr.where(mask)
         arr, d_dims, _ = labeled(mask, e.dims, e.coords)
         keep = expand(arr.astype(bool), d_dims, e.dims, e.shape)

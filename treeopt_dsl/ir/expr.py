@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from treeopt_dsl.errors import ModelError
-from treeopt_dsl.ir.labels import Coords, expand, labeled, shape_of, union
+from treeopt_dsl.ir.labels import Coords, as_coords, expand, labeled, shape_of, union
 
 if TYPE_CHECKING:
     from treeopt_dsl.ir.constraints import Constraint
@@ -72,17 +72,17 @@ class ExprOps:
         return self.to_expr()._scale(inv)
 
     def __le__(self, other: Any) -> Constraint:
-        from treeopt_dsl.ir.constraints import Constraint
+        from treeopt_dsl.ir.constraints import Constraint  # constraints.py builds on this module (two-file circle)
 
         return Constraint.from_sides(self.to_expr(), other, "<=")
 
     def __ge__(self, other: Any) -> Constraint:
-        from treeopt_dsl.ir.constraints import Constraint
+        from treeopt_dsl.ir.constraints import Constraint  # constraints.py builds on this module (two-file circle)
 
         return Constraint.from_sides(self.to_expr(), other, ">=")
 
     def __eq__(self, other: Any) -> Constraint:  # type: ignore[override]
-        from treeopt_dsl.ir.constraints import Constraint
+        from treeopt_dsl.ir.constraints import Constraint  # constraints.py builds on this module (two-file circle)
 
         return Constraint.from_sides(self.to_expr(), other, "==")
 
@@ -135,7 +135,6 @@ class ExprOps:
     def expand_dims(self, **coords: Any) -> LinExpr:
         """Add new dimensions (broadcast copies), placed first."""
         e = self.to_expr()
-        from treeopt_dsl.ir.labels import as_coords
 
         new_dims, new_coords = as_coords(tuple(coords), coords)
         dims = new_dims + e.dims

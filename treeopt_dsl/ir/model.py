@@ -160,7 +160,7 @@ class Model:
         return where, worst
 
     def compile(self) -> StandardForm:  # noqa: F821 - imported lazily to keep modules small
-        from treeopt_dsl.ir.standard_form import compile_model
+        from treeopt_dsl.ir.standard_form import compile_model  # standard_form.py builds on this module (circle)
 
         return compile_model(self)
 

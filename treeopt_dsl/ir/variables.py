@@ -9,7 +9,7 @@ import numpy as np
 
 from treeopt_dsl.errors import ModelError
 from treeopt_dsl.ir.expr import ExprOps, LinExpr
-from treeopt_dsl.ir.labels import Coords, labeled, shape_of
+from treeopt_dsl.ir.labels import Coords, expand, labeled, shape_of
 
 
 class Kind(str, Enum):
@@ -74,6 +74,5 @@ def _bound(value: Any, dims: tuple[str, ...], coords: Coords, shape: tuple[int, 
     if value is None:
         value = -np.inf if which == "lower" else np.inf
     arr, d_dims, _ = labeled(value, dims, coords)
-    from treeopt_dsl.ir.labels import expand
 
     return np.array(expand(arr, d_dims, dims, shape), dtype=float)

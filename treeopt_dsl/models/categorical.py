@@ -20,6 +20,7 @@ import numpy as np
 from treeopt_dsl.data import pick_labels
 from treeopt_dsl.datasets.encoding import NONE_LEVEL, GroupEncoder
 from treeopt_dsl.errors import FormulationError, SolverNotAvailable
+from treeopt_dsl.models.pictures import categorical_graph, to_dot
 from treeopt_dsl.topology.shapes import Shape
 
 _TINY = float(np.finfo(float).smallest_normal)
@@ -197,8 +198,6 @@ class CategoricalTreeModel:
 
     def to_dot(self) -> str:
         """The tree as Graphviz DOT text: set tests (``yes`` = left), leaves with class and training counts."""
-        from treeopt_dsl.models.pictures import categorical_graph, to_dot
-
         return to_dot(categorical_graph(self), name="categorical_tree")
 
 

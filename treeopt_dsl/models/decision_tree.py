@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from treeopt_dsl.errors import DataError
+from treeopt_dsl.models.pictures import decision_tree_graph, draw, to_dot
 
 __all__ = ["DecisionTree"]
 
@@ -257,8 +258,6 @@ class DecisionTree:
             >>> t = DecisionTree([0, -1, -1], [1.5, 0, 0], [1, -1, -1], [2, -1, -1], [-1, 0, 1])
             >>> t.plot().savefig("/tmp/tree.png")  # doctest: +SKIP
         """
-        from treeopt_dsl.models.pictures import decision_tree_graph, draw
-
         return draw(decision_tree_graph(self, decimals), ax=ax, max_leaves=max_leaves)
 
     def to_dot(self, decimals: int | None = None) -> str:
@@ -270,8 +269,6 @@ class DecisionTree:
             >>> t.to_dot().count("->")
             2
         """
-        from treeopt_dsl.models.pictures import decision_tree_graph, to_dot
-
         return to_dot(decision_tree_graph(self, decimals))
 
     @classmethod

@@ -13,19 +13,16 @@ is feasible (:func:`feasible_start`). Named starts (``"greedy"``, ``"auto"``, ..
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from treeopt_dsl.blocks import L0, IntegerScores
 from treeopt_dsl.blocks.regularizers import ZERO_TOL
 from treeopt_dsl.errors import FormulationError
+from treeopt_dsl.formulation import Built
 from treeopt_dsl.models.decision_tree import DecisionTree
 from treeopt_dsl.models.tree import TreeModel, constant_subtree, flow_decisions
-
-if TYPE_CHECKING:
-    from treeopt_dsl.formulation import Built
-
 
 FEASIBILITY_TOL = 1e-7
 

@@ -26,6 +26,9 @@ from typing import Any
 
 import numpy as np
 
+from treeopt_dsl.errors import DataError, TreeoptError
+from treeopt_dsl.numeric import logistic_cdf
+
 __all__ = ["Graph", "GraphNode", "categorical_graph", "decision_tree_graph", "draw", "linear_rule", "plot_score_card",
            "randomized_graph", "to_dot", "tree_model_graph"]
 
@@ -70,8 +73,6 @@ def _pyplot() -> Any:
     try:
         import matplotlib.pyplot as plt
     except ImportError:
-        from treeopt_dsl.errors import TreeoptError
-
         raise TreeoptError("plotting needs matplotlib: `pip install treeopt-dsl[plot]`") from None
     return plt
 
@@ -253,7 +254,6 @@ def randomized_graph(model: Any, max_terms: int = 3) -> Graph:
         const = -(float(mu[t]) + float(np.sum(coef * shift)))
         used = np.flatnonzero(coef)
         if used.size == 0:  # no feature: the same probability for every sample
-            from treeopt_dsl.numeric import logistic_cdf
 
             g.add(f"n{t}", f"no feature: 'yes' w.p. {float(logistic_cdf(np.array(-mu[t]), model.gamma)):.2f}")
             continue
@@ -345,8 +345,6 @@ def draw(graph: Graph, ax: Any = None, fontsize: float = 7.0, max_leaves: int = 
     plt = _pyplot()
     n_leaves = sum(1 for n in graph.nodes if n.leaf or not graph.children()[n.id])
     if n_leaves > max_leaves:
-        from treeopt_dsl.errors import DataError
-
         raise DataError(f"the tree has {n_leaves} leaves, more than max_leaves={max_leaves}: use text() "
                         "or raise max_leaves")
     x, depth = _layout(graph)

@@ -9,6 +9,8 @@ import numpy as np
 
 from treeopt_dsl.data import Scaler
 from treeopt_dsl.errors import DataError
+from treeopt_dsl.models.pictures import draw, randomized_graph, to_dot
+from treeopt_dsl.numeric import leaf_probabilities, logistic_cdf
 from treeopt_dsl.topology import Topology
 
 #: coefficients at most this large count as zero in the sparsity measures (Ipopt is an interior-point
@@ -47,8 +49,6 @@ class RandomizedTreeModel:
 
     def leaf_probabilities(self, X: Any) -> np.ndarray:
         """``P[i, t]``: probability that sample ``i`` reaches leaf ``t`` (sample x leaf)."""
-        from treeopt_dsl.numeric import leaf_probabilities, logistic_cdf
-
         Xs = self._scaled(X)
         v = Xs @ self.A.T / self.A.shape[1] - self.mu
         left, right = self.topology.leaf_paths
@@ -118,14 +118,10 @@ class RandomizedTreeModel:
 
             >>> model.plot().savefig("sorct.png")  # doctest: +SKIP
         """
-        from treeopt_dsl.models.pictures import draw, randomized_graph
-
         return draw(randomized_graph(self, max_terms), ax=ax, fontsize=fontsize)
 
     def to_dot(self, max_terms: int = 3) -> str:
         """The tree of :meth:`plot` as Graphviz DOT text."""
-        from treeopt_dsl.models.pictures import randomized_graph, to_dot
-
         return to_dot(randomized_graph(self, max_terms), name="sorct")
 
 

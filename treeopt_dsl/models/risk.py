@@ -9,6 +9,7 @@ import numpy as np
 
 from treeopt_dsl.data import Scaler, pick_labels
 from treeopt_dsl.errors import DataError
+from treeopt_dsl.models.pictures import plot_score_card
 from treeopt_dsl.numeric import sigmoid
 
 
@@ -118,8 +119,6 @@ class RiskScoreModel:
 
             >>> model.plot().savefig("card.png")  # doctest: +SKIP
         """
-        from treeopt_dsl.models.pictures import plot_score_card
-
         return plot_score_card(self, ax=ax)
 
 
@@ -205,8 +204,6 @@ class GeneralizedRiskScoreModel:
 
             >>> model.plot().savefig("card.png")  # doctest: +SKIP
         """
-        from treeopt_dsl.models.pictures import plot_score_card
-
         return plot_score_card(self, ax=ax)
 
 

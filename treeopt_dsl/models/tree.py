@@ -9,6 +9,7 @@ import numpy as np
 
 from treeopt_dsl.data import Scaler, pick_labels
 from treeopt_dsl.errors import DataError, FormulationError
+from treeopt_dsl.models.pictures import draw, to_dot, tree_model_graph
 from treeopt_dsl.numeric import sigmoid
 from treeopt_dsl.topology import Topology
 
@@ -245,8 +246,6 @@ class TreeModel:
 
             >>> model.plot().savefig("tree.png")  # doctest: +SKIP
         """
-        from treeopt_dsl.models.pictures import draw, tree_model_graph
-
         return draw(tree_model_graph(self, max_terms, X, y), ax=ax, fontsize=fontsize)
 
     def to_dot(self, max_terms: int = 3, X: Any = None, y: Any = None) -> str:
@@ -256,8 +255,6 @@ class TreeModel:
 
             >>> open("tree.dot", "w").write(model.to_dot())  # doctest: +SKIP
         """
-        from treeopt_dsl.models.pictures import to_dot, tree_model_graph
-
         return to_dot(tree_model_graph(self, max_terms, X, y))
 
 

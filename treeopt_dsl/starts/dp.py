@@ -4,18 +4,14 @@ incumbent for the others (OLCT, OCT-H, MARGOT)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from treeopt_dsl.defaults import DP_START_TIME
 from treeopt_dsl.errors import FormulationError, SolverNotAvailable
 from treeopt_dsl.exact import depth2
 from treeopt_dsl.exact.dp import BACKEND, SOLVER, DPTask, fit_dp, recognize, streed, weights_reason
+from treeopt_dsl.formulation import Built
 from treeopt_dsl.models.embed import is_tree, point_of
-
-if TYPE_CHECKING:
-    from treeopt_dsl.formulation import Built
 
 #: the route whose proof a proven DP start is (the result names it as the solver)
 PROVEN_BY = {"solver": SOLVER, "backend": BACKEND}

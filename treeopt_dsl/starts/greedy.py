@@ -12,15 +12,12 @@ scikit-learn is imported inside the functions that fit (0.5 s, paid only by a st
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from treeopt_dsl.blocks import HingeLoss, TangentLogisticLoss, ZeroOneLoss
+from treeopt_dsl.formulation import Built
 from treeopt_dsl.models.embed import fill_constant, split_budget
-
-if TYPE_CHECKING:
-    from treeopt_dsl.formulation import Built
 
 
 def loss_kind(built: Built) -> str:

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from treeopt_dsl.backends.dialects import dialect
 from treeopt_dsl.data import Dataset
 from treeopt_dsl.errors import SolveError, TreeoptError
 from treeopt_dsl.formulation import Built
@@ -51,11 +52,8 @@ def decisions_of(built: Built, x: np.ndarray) -> dict[str, np.ndarray]:
     return {name: built.model.variables[name].values(x) for name in built.formulation.decisions}
 
 
-#: Ipopt settings for a start that is a solution (a warm chain, a fitted model): the default barrier
-#: parameter (``mu_init`` 0.1) and bound push move such a point far into the interior, and with a steep
-#: split CDF (gamma = 512) the first steps then reach the empty tree ``a = 0``, a stationary point for every
-#: lambda > 0 (docs/sorct.md, "Warm chains"). Random points keep Ipopt's defaults.
-WARM_IPOPT: dict[str, Any] = {"mu_init": 1e-6, "warm_start_init_point": "yes"}
+#: Ipopt's settings for a start that is a solution (:attr:`~treeopt_dsl.backends.dialects.Dialect.warm`)
+WARM_IPOPT: dict[str, Any] = dict(dialect("ipopt").warm)
 
 
 def multistart(built: Built, n_starts: int = 20, seed: int | None = 0, starts: Sequence[Any] | None = None,
@@ -98,7 +96,7 @@ def solve_from(built: Built, n_starts: int = 20, seed: Any = 0, starts: Sequence
     if not plan:
         raise SolveError("no start to solve from: give starts or fresh > 0")
     options.pop("warm_start", None)
-    warm = {k: v for k, v in WARM_IPOPT.items() if k not in options} if solver == "ipopt" else {}
+    warm = {k: v for k, v in dialect(solver).warm.items() if k not in options}
     best: SolveResult | None = None
     won = ""
     record, solutions = [], []

@@ -22,18 +22,14 @@ exactly by the greedy start's linear SVM.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 from scipy import sparse
 
 from treeopt_dsl.blocks import L0, L1, LInf, SlackLoss, SquaredL2
 from treeopt_dsl.errors import FormulationError
+from treeopt_dsl.formulation import Built
 from treeopt_dsl.models.embed import feasible_start
 from treeopt_dsl.starts.greedy import descend, level_weight
-
-if TYPE_CHECKING:
-    from treeopt_dsl.formulation import Built
 
 
 def node_lp(X: np.ndarray, y: np.ndarray, sw: np.ndarray, a: np.ndarray, c: np.ndarray, C: float, l1: float,

@@ -16,12 +16,13 @@ formulation's ``solve``) calls before the solve, which takes a start only as val
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from treeopt_dsl.defaults import AUTO_TMO
 from treeopt_dsl.errors import FormulationError
+from treeopt_dsl.formulation import Built
 from treeopt_dsl.models.embed import feasible_start, is_risk_score, is_tree, point_of, split_budget
 from treeopt_dsl.solve import Start
 from treeopt_dsl.starts.dp import PROVEN_BY, dp_candidate
@@ -31,9 +32,6 @@ from treeopt_dsl.starts.node_lp import greedy_lp_tree
 from treeopt_dsl.starts.risk import risk_score_start
 from treeopt_dsl.starts.rules import rule_by_rule
 from treeopt_dsl.starts.tao import tao
-
-if TYPE_CHECKING:
-    from treeopt_dsl.formulation import Built
 
 __all__ = ["AUTO_CANDIDATES", "RISK_STRATEGIES", "STRATEGIES", "auto_start", "resolve", "start_point", "tao_start",
            "tmo_start"]

@@ -33,16 +33,14 @@ a dict of the decisions ``{"s": points, "beta": intercept}``; the blocks complet
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from treeopt_dsl.blocks import L0, IntegerScores
 from treeopt_dsl.errors import FormulationError
+from treeopt_dsl.formulation import Built
 from treeopt_dsl.models.embed import from_decisions
-
-if TYPE_CHECKING:
-    from treeopt_dsl.formulation import Built
 
 #: how many of the best roundings get the discrete coordinate descent
 POLISHED = 3

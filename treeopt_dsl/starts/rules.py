@@ -8,15 +8,12 @@ put in feature order, as (4.10) requires, and completed to a full start by the b
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from treeopt_dsl import blocks as B
-from treeopt_dsl.formulation import Formulation
-
-if TYPE_CHECKING:
-    from treeopt_dsl.formulation import Built
+from treeopt_dsl.formulation import Built, Formulation
 
 #: seconds allowed to each one-rule problem
 RULE_TIME_LIMIT = 10.0
