@@ -26,6 +26,8 @@ from treeopt_dsl.errors import OptionError
 TIME_LIMIT = 300.0
 #: the estimators' default ``time_limit`` (a grid search fits many models)
 ESTIMATOR_TIME_LIMIT = 60.0
+#: an experiment grid's default ``time_limit`` per solve (``[experiment] time_limit``)
+GRID_TIME_LIMIT = 60.0
 #: the exact DP route's limit when the call gives none (the engine runs in a thread it cannot interrupt)
 DP_TIME_LIMIT = 600.0
 #: solver threads when none are asked for (``None``: the solver's own choice)

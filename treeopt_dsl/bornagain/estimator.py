@@ -25,6 +25,7 @@ from treeopt_dsl.bornagain.ensemble import Ensemble
 from treeopt_dsl.bornagain.faithful import check_faithful
 from treeopt_dsl.bornagain.heuristic import born_again_heuristic
 from treeopt_dsl.bornagain.prune import prune_empty_splits
+from treeopt_dsl.defaults import ESTIMATOR_TIME_LIMIT
 from treeopt_dsl.errors import ModelTooLarge, SolveError
 from treeopt_dsl.estimator import fit_weights
 
@@ -58,7 +59,7 @@ class BornAgainClassifier(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, estimator: Any = None, *, prefit: bool = False, objective: str = "depth",
-                 method: str = "auto", prune: bool = False, time_limit: float | None = 60.0,
+                 method: str = "auto", prune: bool = False, time_limit: float | None = ESTIMATOR_TIME_LIMIT,
                  random_state: int | None = 0, class_weight: Any = None) -> None:
         self.estimator = estimator
         self.prefit = prefit

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from treeopt_dsl.defaults import ESTIMATOR_TIME_LIMIT
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.estimator.base import TREE_PARAMS, SolvedClassifier
 from treeopt_dsl.formulations import REGISTRY, get_formulation
@@ -97,7 +98,7 @@ class OptimalTreeClassifier(SolvedClassifier):
     """
 
     def __init__(self, formulation: str = "olct", depth: int = 2, C: Any = 1.0, scaling: str = "standard",
-                 solver: str = "highs", backend: str | None = None, time_limit: float | None = 60.0,
+                 solver: str = "highs", backend: str | None = None, time_limit: float | None = ESTIMATOR_TIME_LIMIT,
                  gap: float | None = None, threads: int | None = None, random_state: Any = None,
                  verbose: bool = False, warm_start: Any = "auto", params: dict[str, Any] | None = None,
                  class_weight: Any = None) -> None:
@@ -206,7 +207,7 @@ class RandomizedTreeClassifier(SolvedClassifier):
     def __init__(self, depth: int = 1, gamma: float = 512.0, lambda_l: float = 0.0, lambda_g: float = 0.0,
                  cost: float = 0.5, rho: Any = None, n_starts: int = 20, max_iter: int | None = None,
                  scaling: str = "minmax", solver: str = "ipopt", backend: str | None = None,
-                 time_limit: float | None = 60.0, gap: float | None = None, threads: int | None = None,
+                 time_limit: float | None = ESTIMATOR_TIME_LIMIT, gap: float | None = None, threads: int | None = None,
                  random_state: Any = 0, verbose: bool = False, class_weight: Any = None) -> None:
         self.depth = depth
         self.gamma = gamma

@@ -43,6 +43,7 @@ from treeopt_dsl.blocks import (
     Routing,
     ZeroOneLoss,
 )
+from treeopt_dsl.defaults import DP_TIME_LIMIT
 from treeopt_dsl.errors import CapabilityError, FormulationError, ModelTooLarge, SolverNotAvailable
 from treeopt_dsl.exact import depth2
 from treeopt_dsl.exact.binarize import Binarization, binarize
@@ -55,8 +56,6 @@ from treeopt_dsl.solve import certify
 SOLVER = "streed"
 BACKEND = "dp"
 INSTALL_HINT = "install the DP solver: pip install treeopt-dsl[dp] (or pip install pystreed)"
-#: STreeD's own default time limit, used when none is given
-DEFAULT_TIME_LIMIT = 600.0
 
 #: the row and objective families OCT's blocks add (anything else is a side constraint the DP does not model)
 _ROW_PREFIXES = ("w_l0_up", "w_l0_lo", "w_l0_budget", "w_l0_count", "route", "forward_left_level",
@@ -370,7 +369,7 @@ def fit_tree(data: Any, task: DPTask, b_cap: float = 1.0, time_limit: float | No
     K, multiclass = data.n_classes, data.n_classes > 2
     y = data.class_index  # class codes 0..K-1 (0/1 for two classes), what STreeD labels
     w = data.weights
-    limit = DEFAULT_TIME_LIMIT if time_limit is None else float(time_limit)
+    limit = DP_TIME_LIMIT if time_limit is None else float(time_limit)
     bz = binarize(X, max_thresholds=max_thresholds, min_gap=task.min_gap, count_below=count_below)
     mass = np.bincount(y, weights=w, minlength=K)
     majority = float(np.argmax(mass)) if multiclass else (1.0 if mass[1] >= mass[0] else -1.0)

@@ -68,6 +68,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from treeopt_dsl.defaults import GRID_TIME_LIMIT
 from treeopt_dsl.errors import TreeoptError
 from treeopt_dsl.formulations import REGISTRY, get_formulation
 
@@ -253,7 +254,7 @@ def parse_grid(text: str, source: str = "<grid>") -> Grid:
     name = exp.get("name", Path(source).stem if source != "<grid>" else "experiment")
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.\-]+", name):
         raise ck.fail("experiment", "name", f"must be letters, digits, '_', '-', '.', got {name!r}")
-    time_limit = ck.number("experiment", "time_limit", exp.get("time_limit", 60.0), lo=0, strict_lo=True)
+    time_limit = ck.number("experiment", "time_limit", exp.get("time_limit", GRID_TIME_LIMIT), lo=0, strict_lo=True)
     memory_mb = ck.number("experiment", "memory_mb", exp.get("memory_mb", 8192), lo=64, integer=True)
     threads = ck.number("experiment", "threads", exp.get("threads", 1), lo=1, integer=True)
     retries = ck.number("experiment", "retries", exp.get("retries", 2), lo=0, integer=True)

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from treeopt_dsl.blocks import L0, IntegerScores
+from treeopt_dsl.defaults import RISK_START_TIME
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.formulation import Built
 from treeopt_dsl.models.embed import from_decisions
@@ -222,7 +223,8 @@ def _descend(X: np.ndarray, feats: np.ndarray, s: np.ndarray, A: np.ndarray, pw:
     return s, beta, best
 
 
-def risk_score_start(built: Built, time_limit: float = 5.0, beam: int = 10, l2: float = 1e-3) -> dict[str, Any]:
+def risk_score_start(built: Built, time_limit: float = RISK_START_TIME, beam: int = 10,
+                     l2: float = 1e-3) -> dict[str, Any]:
     """The decisions ``{"s": points, "beta": intercept}`` of an ``ors`` start (thesis (4.5)) by sparse beam
     search, multiplier-grid rounding and discrete coordinate descent (module doc; FasterRisk, NeurIPS 2022).
 

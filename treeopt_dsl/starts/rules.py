@@ -13,10 +13,11 @@ from typing import Any
 import numpy as np
 
 from treeopt_dsl import blocks as B
+from treeopt_dsl.defaults import RULE_START_TIME
 from treeopt_dsl.formulation import Built, Formulation
 
 #: seconds allowed to each one-rule problem
-RULE_TIME_LIMIT = 10.0
+RULE_TIME_LIMIT = RULE_START_TIME
 
 
 def rule_by_rule(built: Built, time_limit: float = RULE_TIME_LIMIT) -> dict[str, Any]:
