@@ -79,7 +79,7 @@ class Dialect:
         about ``M``), so ``M t <= eps / 4`` keeps every sample out of the gap ``(0, eps)`` as the model needs. Read
         as absolute, SCIP's ``feastol = 1e-7`` let OLCT's rows (``M = 100``) be off by ``1e-5 = eps``: points
         that route samples across the gap (uncertified) and one suboptimal tree called optimal, in 7 of 300
-        random instances (tests/conformance/test_random_optima.py). Dividing by the largest row bound instead
+        random instances (tests/backends/conformance/test_random_optima.py). Dividing by the largest row bound instead
         (``1e-9``) left MARGOT's MIQP unable to close a ``6e-8`` gap in 60 s."""
         out = {k: float(v) for k, v in (("feasibility_tol", feasibility_tol), ("integrality_tol", integrality_tol))
                if v is not None}

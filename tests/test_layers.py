@@ -189,3 +189,12 @@ def test_a_solver_name_is_compared_only_in_the_route_registry() -> None:
             if consts:
                 bad.append(f"{path.relative_to(REPO)}:{node.lineno}")
     assert bad == []
+
+
+def test_the_tests_mirror_the_package_folders() -> None:
+    """Each folder of ``tests/`` is a folder of the package (``io_`` for ``io``, a standard library name on
+    ``sys.path``; ``backends/conformance`` the suite every route passes)."""
+    packages = {m.split(".")[1] for m in MODULES if m.count(".") >= 1 and (REPO / "treeopt_dsl" / m.split(".")[1])
+                .is_dir()} | {"backends", "formulations"}
+    folders = {p.name.rstrip("_") for p in (REPO / "tests").iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert folders <= packages, folders - packages

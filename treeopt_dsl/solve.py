@@ -381,8 +381,8 @@ def certify(built: Built, x: np.ndarray, objective: float, problem_class: str = 
 
     The decoded objective is the model's own objective terms at the completed point, so it carries the data's
     sample weights exactly as the solver's objective does (every loss block multiplies its per-sample term by
-    ``w_i``): a weighted fit is certified on ``sum_i w_i loss_i`` (tests/test_weights_multiclass.py recounts it
-    from the model's predictions)."""
+    ``w_i``): a weighted fit is certified on ``sum_i w_i loss_i`` (tests/estimator/test_weights_multiclass.py recounts
+    it from the model's predictions)."""
     model = built.model
     xc = built.completed(x) if completed is None else completed
     mism = 0

@@ -18,7 +18,7 @@ rows), this route fits the tree and certifies it *on the tree*, checking what OC
   (``routing_mismatches``).
 
 That the formulation's rows accept the embedded point is a tested property of the embedding
-(tests/test_exact_direct.py certifies it on the built model on random data), not re-checked per solve. The
+(tests/exact/test_exact_direct.py certifies it on the built model on random data), not re-checked per solve. The
 result's ``built`` is deferred: reading it (exporting the model, scoring another point) builds the MILP then;
 ``x`` (the MILP point) is ``None`` and ``size`` describes the DP's problem (``problem_class`` ``"DP:oct"``,
 samples, threshold columns). Compositions recognized only on the built model (rows added to it) and the flow

@@ -228,6 +228,6 @@ def test_the_documented_grid_parses() -> None:
     import re
     from pathlib import Path
 
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "experiments.md").read_text()
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "experiments.md").read_text()
     g = parse_grid(re.search(r"```toml\n(.*?)```", doc, re.S).group(1), source="docs/experiments.md")
     assert g.datasets[-1].rows == 2265 and g.methods[0].cv["folds"] == 4

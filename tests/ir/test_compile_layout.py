@@ -19,7 +19,7 @@ import pytest
 from treeopt_dsl import Dataset
 from treeopt_dsl.formulations import get_formulation
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _data(n: int = 60, p: int = 5, seed: int = 0) -> Dataset:

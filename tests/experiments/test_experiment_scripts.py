@@ -11,7 +11,7 @@ import pytest
 
 from treeopt_dsl.experiments import expand, load_rows, parse_grid
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _script(name: str) -> ModuleType:

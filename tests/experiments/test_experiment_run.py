@@ -17,7 +17,7 @@ from treeopt_dsl.experiments import ResultStore, expand, parse_grid, run_tasks
 from treeopt_dsl.experiments.report import write_report
 
 #: the README's grid (experiments/tiny.toml): 3 datasets x 2 seeds x 2 formulations
-TINY = (Path(__file__).resolve().parents[1] / "experiments" / "tiny.toml").read_text()
+TINY = (Path(__file__).resolve().parents[2] / "experiments" / "tiny.toml").read_text()
 
 SLEEPS = """\
 [experiment]

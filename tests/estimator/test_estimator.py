@@ -37,11 +37,11 @@ def xor_data(n: int = 40, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
 # ---------------------------------------------------------------- check_estimator
 #: checks that an exact optimizer fails by design since fit takes sample_weight / class_weight (issue 19); what
-#: they test is tested exactly in tests/test_weights_multiclass.py (weighted optima = brute force, integer weights
-#: = repeated rows, on the objective)
+#: they test is tested exactly in tests/estimator/test_weights_multiclass.py (weighted optima = brute force,
+#: integer weights = repeated rows, on the objective)
 _EQUIVALENCE = ("a 15 x 30 problem has many optimal trees / score cards: the solver may return another optimum "
                 "for the repeated rows (and standard scaling is fitted on the rows, unweighted); the objective's "
-                "equivalence is tested in tests/test_weights_multiclass.py")
+                "equivalence is tested in tests/estimator/test_weights_multiclass.py")
 _DEPTH1_3_CLASSES = "a depth-1 tree has two leaves: it cannot predict all three classes of the check's blobs"
 _CLASS_WEIGHT = ("the exact optimum isolates a pure region of the 1e-4-weight class (it lowers the training "
                  "objective), so fewer than 87% of the test points are predicted as the 1000-weight class")

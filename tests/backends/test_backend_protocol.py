@@ -20,7 +20,7 @@ from treeopt_dsl.errors import OptionError
 from treeopt_dsl.ir import Model
 from treeopt_dsl.result import Status
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PY = sys.executable
 TREEOPT = str(Path(PY).parent / "treeopt")
 
@@ -87,7 +87,7 @@ def test_library_prints_nothing_on_stdout():
     code = ("from treeopt_dsl import export\n"
             "from treeopt_dsl.backends import SolveOptions, get_backend\n"
             "from treeopt_dsl.backends.highs import HighsBackend\n"
-            "from tests.test_backend_protocol import small_sf\n"
+            "from tests.backends.test_backend_protocol import small_sf\n"
             "sf = small_sf()\nHighsBackend.load(sf)\nexport.to_highs(sf)\n"
             "get_backend('highs').solve(sf, 'highs', SolveOptions(time_limit=20))\n")
     out = subprocess.run([PY, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)

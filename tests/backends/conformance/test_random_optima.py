@@ -5,7 +5,7 @@ force exists (``olct``, ``octh``), against every other solver's certified answer
 An answer may be called ``optimal`` only if no certified answer of any other solver, nor the brute force, is
 better, and its bound may not lie above the true optimum. CI runs :data:`N_CI` instances and the
 :data:`REGRESSIONS` (4 solvers each); the full run is
-``TREEOPT_RANDOM_INSTANCES=300 pytest tests/conformance/test_random_optima.py`` (1,200 solves, docs/DESIGN.md
+``TREEOPT_RANDOM_INSTANCES=300 pytest tests/backends/conformance/test_random_optima.py`` (1,200 solves, docs/DESIGN.md
 "CBC's optimality claims").
 """
 

@@ -136,7 +136,7 @@ def test_margot_cv_on_tic_tac_toe_with_scip_ends_normally():
     from treeopt_dsl.experiments import expand, load_grid
     from treeopt_dsl.experiments.worker import run_isolated
 
-    grid = load_grid(Path(__file__).resolve().parents[1] / "experiments" / "thesis_fig3_9_cv.toml")
+    grid = load_grid(Path(__file__).resolve().parents[2] / "experiments" / "thesis_fig3_9_cv.toml")
     task = next(t for t in expand(grid) if t["id"].startswith("MARGOT-tic-tac-toe-s1-"))
     row = run_isolated({**task, "task_timeout": 240.0})
     assert row["ok"], row.get("reason")
