@@ -15,7 +15,7 @@ import warnings
 from importlib.metadata import entry_points
 
 from treeopt_dsl.backends.base import Backend, RawResult, SolveOptions
-from treeopt_dsl.backends.engine import ROUTE_GROUP, Engine
+from treeopt_dsl.backends.engine import ROUTE_GROUP, Engine, Estimate
 from treeopt_dsl.backends.highs import HighsBackend
 from treeopt_dsl.errors import CapabilityError, OptionError, SolverNotAvailable
 from treeopt_dsl.ir import Model, StandardForm
@@ -69,6 +69,39 @@ def engines() -> dict[str, Engine]:
 def get_engine(solver: str) -> Engine | None:
     """The exact engine that answers to ``solver`` (``None``: a MILP/NLP solver, :func:`get_backend`)."""
     return engines().get(solver.lower())
+
+
+#: the solver name that lets the registry choose the route (:func:`plan_route`)
+AUTO = "auto"
+
+
+def plan_route(solver: str, spec: object, data: object, fallback: str, engines: bool = True
+               ) -> tuple[str, dict[str, object] | None]:
+    """The route a solve of ``spec`` on ``data`` takes: ``solver`` itself, or, for :data:`AUTO`, the exact engine
+    whose estimate is the lowest among those that take the composition (each engine's ``estimate(spec, data)``:
+    seconds, or ``None`` with the reason it does not take it), else ``fallback`` (the formulation's MILP/NLP solver).
+    Decided before anything is built; the report (``chosen``, ``why``, every engine's estimate) goes into the result.
+    ``engines=False`` (a MILP backend was named): ``fallback``.
+    """
+    if solver.lower() != AUTO:
+        return solver, None
+    if not engines:
+        return fallback, {"chosen": fallback, "why": f"{fallback}: a backend was named", "estimates": {}}
+    estimates: dict[str, dict[str, object]] = {}
+    for engine in dict.fromkeys(_engines().values()):
+        est = engine.estimate(spec, data)
+        estimates[engine.solvers[0]] = {"seconds": est.seconds, "why": est.why, "bytes": est.bytes}
+    takers = {k: v for k, v in estimates.items() if v["seconds"] is not None}
+    if takers:
+        chosen = min(takers, key=lambda k: float(takers[k]["seconds"]))  # type: ignore[arg-type]
+        others = ", ".join(f"{k} ~{float(v['seconds']):.2g} s" for k, v in takers.items() if k != chosen)
+        why = (f"{chosen} proves this composition ({takers[chosen]['why']}; estimated "
+               f"{float(takers[chosen]['seconds']):.2g} s{'; ' + others if others else ''})")
+    else:
+        chosen = fallback
+        reasons = sorted({str(v["why"]) for v in estimates.values()})
+        why = f"{fallback}: no exact engine takes it ({'; '.join(reasons) or 'none installed'})"
+    return chosen, {"chosen": chosen, "why": why, "estimates": estimates}
 
 
 def check_route_options(solver: str, options: dict[str, object]) -> None:
@@ -135,6 +168,25 @@ def available_routes() -> list[dict[str, object]]:
     return [*available_solvers(), *(e.row() for e in dict.fromkeys(engines().values()))]
 
 
-__all__ = ["BACKENDS", "ROUTE_GROUP", "Backend", "Engine", "HighsBackend", "RawResult", "SolveOptions",
-           "available_routes", "available_solvers", "check_route_options", "engines", "get_backend", "get_engine",
-           "relative_gap"]
+__all__ = [
+    "AUTO",
+    "BACKENDS",
+    "ROUTE_GROUP",
+    "Backend",
+    "Engine",
+    "Estimate",
+    "HighsBackend",
+    "RawResult",
+    "SolveOptions",
+    "available_routes",
+    "available_solvers",
+    "check_route_options",
+    "engines",
+    "get_backend",
+    "get_engine",
+    "plan_route",
+    "relative_gap",
+]
+
+
+_engines = engines  # plan_route's name for it (its argument ``engines`` shadows the function)

@@ -11,7 +11,7 @@ not take the others. Engines join the route registry (:mod:`treeopt_dsl.backends
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from treeopt_dsl.errors import OptionError
 
@@ -21,6 +21,16 @@ ROUTE_GROUP = "treeopt_dsl.routes"
 #: the options of a MILP solve an engine accepts and ignores (no MILP, no solver to pass them to)
 IGNORED = frozenset({"gap", "threads", "seed", "verbose", "log_callback", "warm_start", "raise_on_failure",
                      "progress"})
+
+
+class Estimate(NamedTuple):
+    """What an engine expects a composition to cost before it runs (:meth:`Engine.estimate`): ``seconds``
+    (``None``: it does not take the composition, or it would not fit), ``why`` (the reason, or what it would run)
+    and the ``bytes`` of memory it would need at its peak."""
+
+    seconds: float | None
+    why: str
+    bytes: float = 0.0
 
 
 class Engine:
@@ -50,6 +60,13 @@ class Engine:
             took = ", ".join(sorted({"time_limit", *self.options}))
             raise OptionError(f"unknown option(s) {unknown} for {self.solvers[0]} (it takes {took})")
         return {k: v for k, v in options.items() if k not in IGNORED}
+
+    def estimate(self, spec: Any, data: Any, **options: Any) -> Estimate:
+        """The cost of solving ``spec`` on ``data`` here, before anything is built or run: what
+        ``--solver auto`` compares (:func:`treeopt_dsl.backends.plan_route`) and what a forced run checks against
+        the memory budget (:func:`treeopt_dsl.defaults.memory_budget`). An engine without a cost model is never
+        chosen automatically."""
+        return Estimate(None, f"{self.solvers[0]} gives no estimate (name it to use it)")
 
     def solve_spec(self, spec: Any, data: Any, **options: Any) -> Any:
         """The answer for a registered formulation ``spec`` on ``data`` before any model is built (a

@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PEER_PACKAGES: dict[str, tuple[str, ...]] = {
     "fasterrisk": ("fasterrisk",),
     "odtlearn": ("odtlearn[cbc]", "pandas"),
+    "exact": ("pycontree", "pystreed", "pydl8.5", "gosdt", "pytrees-rs", "scikit-learn"),
 }
 
 

@@ -13,8 +13,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from treeopt_dsl.backends import get_engine
+from treeopt_dsl.backends import get_engine, plan_route
 from treeopt_dsl.data import Dataset, Scaler
+from treeopt_dsl.defaults import SOLVER
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.formulation import Built, Formulation
 from treeopt_dsl.result import SolveResult
@@ -177,23 +178,31 @@ class FormulationSpec:
     def build(self, data: Dataset) -> Built:
         return self.formulation().build(self.prepare(data), self.topology())
 
-    def solve(self, data: Dataset, solver: str = "highs", backend: str | None = None, warm_start: Any = None,
+    def solve(self, data: Dataset, solver: str = SOLVER, backend: str | None = None, warm_start: Any = None,
               **options: Any) -> SolveResult:
         """Solve this formulation on ``data`` (training data: the paper's scaling is fitted on it) with ``solver``.
 
-        An exact engine of the route registry (``solver="streed"``) answers a composition it recognizes from the
-        blocks before any model is built. Otherwise the model is built, ``warm_start`` (a name such as ``"auto"``,
-        ``"greedy"``, ``"cart"``; a fitted tree; values) is made into values by :func:`treeopt_dsl.starts.resolve`
-        and the built model is solved (:func:`treeopt_dsl.solve.solve_built`). ``options``: ``time_limit``,
-        ``gap``, ``threads``, ``seed``, ``progress``, ... and the solver's own option names."""
+        ``solver="auto"`` (the default) lets the route registry choose before anything is built
+        (:func:`treeopt_dsl.backends.plan_route`): the fastest exact engine that proves the composition (OCT's
+        axis-aligned 0-1 trees: ``streed`` or ``contree``), else the formulation's own solver (:attr:`default_solver`,
+        HiGHS or Ipopt); ``result.route`` says which and why. An engine answers a composition it recognizes from
+        the blocks without building the model. Otherwise the model is built, ``warm_start`` (a name such as
+        ``"auto"``, ``"greedy"``, ``"cart"``; a fitted tree; values) is made into values by
+        :func:`treeopt_dsl.starts.resolve` and the built model is solved (:func:`treeopt_dsl.solve.solve_built`).
+        ``options``: ``time_limit``, ``gap``, ``threads``, ``seed``, ``progress``, ... and the solver's own
+        option names."""
+        solver, route = plan_route(solver, self, data, fallback=self.default_solver, engines=backend is None)
         engine = get_engine(solver)
         if engine is not None:
             res = engine.solve_spec(self, data, backend=backend, warm_start=warm_start, **options)
-            if res is not None:
-                return res
-            return engine.solve_built(self.build(data), **options)
+            if res is None:
+                res = engine.solve_built(self.build(data), **options)
+            res.route = route
+            return res
         built = self.build(data)
-        return built.solve(solver=solver, backend=backend, warm_start=resolve(built, warm_start), **options)
+        res = built.solve(solver=solver, backend=backend, warm_start=resolve(built, warm_start), **options)
+        res.route = route
+        return res
 
     @classmethod
     def describe(cls) -> dict[str, Any]:

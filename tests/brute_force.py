@@ -26,14 +26,17 @@ def linprog_relaxation(sf, c: np.ndarray | None = None) -> float:
     return float(res.fun) + (float(sf.c0) if c is sf.c else 0.0)
 
 
-def brute_force(X: np.ndarray, y: np.ndarray, depth: int, alpha: float) -> float:
+def brute_force(X: np.ndarray, y: np.ndarray, depth: int, alpha: float, weights: np.ndarray | None = None) -> float:
     """``min errors + alpha * splits`` over every axis-aligned tree of depth <= ``depth``: at each node a constant
-    leaf or every (feature, midpoint cut) with the best subtrees below (independent of the DP's binarization)."""
+    leaf or every (feature, midpoint cut) with the best subtrees below (independent of the DP's binarization). Any
+    labels (two classes or more); ``weights``: an error costs its sample's weight."""
     cuts = [(j, t) for j in range(X.shape[1]) for t in np.convolve(np.unique(X[:, j]), [0.5, 0.5], "valid")]
+    w = np.ones(y.size) if weights is None else np.asarray(weights, dtype=float)
+    classes = np.unique(y)
 
     def best(rows: np.ndarray, h: int) -> float:
-        yy = y[rows]
-        leaf = float(min(np.sum(yy > 0), np.sum(yy < 0)))
+        yy, ww = y[rows], w[rows]
+        leaf = float(ww.sum() - max((ww[yy == k].sum() for k in classes), default=0.0))
         if h == 0 or leaf == 0:
             return leaf
         out = leaf

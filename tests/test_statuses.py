@@ -49,7 +49,7 @@ def liar(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_failed_certificate_is_uncertified_not_optimal(liar: None) -> None:
     X, y = xor()
-    res = get_formulation("oct", depth=2).solve(Dataset.from_arrays(X, y))
+    res = get_formulation("oct", depth=2).solve(Dataset.from_arrays(X, y), solver="highs")
     assert not res.certificate.ok
     assert res.status is Status.UNCERTIFIED and not res.status.proven
     assert res.solver_status is Status.OPTIMAL
@@ -63,19 +63,20 @@ def test_failed_certificate_is_uncertified_not_optimal(liar: None) -> None:
 def test_estimator_warns_and_can_raise_on_a_failed_certificate(liar: None) -> None:
     X, y = xor()
     with pytest.warns(UncertifiedWarning, match="certificate"):
-        clf = OptimalTreeClassifier(formulation="oct", depth=1, warm_start=None).fit(X, y)
+        clf = OptimalTreeClassifier(formulation="oct", depth=1, warm_start=None, solver="highs").fit(X, y)
     assert clf.result_.status is Status.UNCERTIFIED
     with warnings.catch_warnings():
         warnings.simplefilter("error", UncertifiedWarning)
         with pytest.raises(UncertifiedWarning):
-            OptimalTreeClassifier(formulation="oct", depth=1, warm_start=None).fit(X, y)
+            OptimalTreeClassifier(formulation="oct", depth=1, warm_start=None, solver="highs").fit(X, y)
 
 
 def test_cli_exits_non_zero_with_one_line_on_a_failed_certificate(liar: None, tmp_path, capsys) -> None:
     X, y = xor()
     path = tmp_path / "xor.csv"
     np.savetxt(path, np.column_stack([X, y]), delimiter=",", header="a,b,c,y", comments="", fmt="%.6f")
-    code = main(["solve", "oct", "--data", str(path), "--label", "y", "--depth", "1", "--json", "--warm-start", "none"])
+    code = main(["solve", "oct", "--data", str(path), "--label", "y", "--depth", "1", "--json", "--warm-start", "none",
+                          "--solver", "highs"])
     out, err = capsys.readouterr()
     assert code == 3
     assert json.loads(out)["status"] == "uncertified"
@@ -174,7 +175,8 @@ def test_a_start_is_never_lost(monkeypatch: pytest.MonkeyPatch, status: Status) 
     has = status.has_solution
     monkeypatch.setattr(backends_pkg, "get_backend",
                         lambda *a, **kw: FixedBackend(status, worse if has else None, obj if has else None))
-    res = spec.solve(data, warm_start="cart")  # ("auto" would find the DP's proven optimum and skip the solver)
+    # ("auto" would find the DP's proven optimum and skip the solver)
+    res = spec.solve(data, solver="highs", warm_start="cart")
     assert res.start["objective"] < obj  # CART beats the constant tree on xor
     assert res.objective == pytest.approx(res.start["objective"]) and res.certificate.ok
     assert res.status is not Status.OPTIMAL and "kept the" in res.message
@@ -188,7 +190,7 @@ def test_with_a_start_a_lying_solver_loses_to_the_start(liar: None) -> None:
     """With the default start, a solver point that fails its certificate and is worse than the start is
     replaced by the start (certified), and the solver's claim is still reported."""
     X, y = xor()
-    res = get_formulation("oct", depth=2).solve(Dataset.from_arrays(X, y), warm_start="cart")
+    res = get_formulation("oct", depth=2).solve(Dataset.from_arrays(X, y), solver="highs", warm_start="cart")
     assert res.status is not Status.UNCERTIFIED and res.certificate.ok
     assert res.objective == pytest.approx(res.start["objective"])
     assert res.solver_status is Status.OPTIMAL and "kept the" in res.message
@@ -208,11 +210,11 @@ def test_an_interrupt_on_a_route_that_cannot_stop_keeps_the_start(monkeypatch: p
 
     monkeypatch.setattr(backends_pkg, "get_backend", lambda *a, **kw: Stopped())
     X, y = xor()
-    res = get_formulation("oct", depth=2).solve(Dataset.from_arrays(X, y), warm_start="cart")
+    res = get_formulation("oct", depth=2).solve(Dataset.from_arrays(X, y), solver="highs", warm_start="cart")
     assert res.status is Status.INTERRUPTED and res.certificate.ok
     assert res.objective == pytest.approx(res.start["objective"]) and "SIGINT" in res.message
     with pytest.raises(KeyboardInterrupt):
-        get_formulation("oct", depth=2).solve(Dataset.from_arrays(X, y))
+        get_formulation("oct", depth=2).solve(Dataset.from_arrays(X, y), solver="highs")
 
 
 def test_ctrl_c_while_the_starts_are_computed_returns_the_best_start(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -227,7 +229,7 @@ def test_ctrl_c_while_the_starts_are_computed_returns_the_best_start(monkeypatch
 
     monkeypatch.setattr(ws, "_candidate", candidate)
     X, y = xor()
-    res = get_formulation("oct", depth=2).solve(Dataset.from_arrays(X, y), warm_start="auto")
+    res = get_formulation("oct", depth=2).solve(Dataset.from_arrays(X, y), solver="highs", warm_start="auto")
     assert res.status is Status.INTERRUPTED and res.certificate.ok
     assert res.start["chosen"] in ("cart", "greedy") and res.start["candidates"]["dp"] == "not used: interrupted"
     assert res.objective == pytest.approx(res.start["objective"])

@@ -16,9 +16,16 @@ treeopt_dsl.errors.OptionError: time_limit must be a number >= 0 (seconds) or No
 from __future__ import annotations
 
 import math
+import os
+import re
 from typing import Any
 
 import numpy as np
+
+try:
+    import resource  # POSIX: the address-space limit (ulimit -v) of this process
+except ImportError:  # pragma: no cover - Windows
+    resource = None  # type: ignore[assignment]
 
 from treeopt_dsl.errors import OptionError
 
@@ -30,6 +37,10 @@ ESTIMATOR_TIME_LIMIT = 60.0
 GRID_TIME_LIMIT = 60.0
 #: the exact DP route's limit when the call gives none (the engine runs in a thread it cannot interrupt)
 DP_TIME_LIMIT = 600.0
+#: the solver of the faces (the CLI's ``--solver``, the estimators, ``FormulationSpec.solve``): the route registry
+#: chooses (:func:`treeopt_dsl.backends.plan_route`: the fastest exact engine that proves the composition, else the
+#: formulation's own solver)
+SOLVER = "auto"
 #: solver threads when none are asked for (``None``: the solver's own choice)
 THREADS: int | None = None
 
@@ -43,6 +54,60 @@ RULE_START_TIME = 10.0
 #: TMO as a candidate of the automatic start: a budget that keeps it within about a second
 #: (``warm_start="tmo"`` runs the paper's k = 100 trees, 5 generations)
 AUTO_TMO: dict[str, Any] = {"n_trees": 20, "n_generations": 2, "time_limit": 1.0}
+
+# ----------------------------------------------------------------------------------------------------- memory
+#: the share of the memory available when a solve starts that an engine or a model may plan to use (the rest is
+#: left to Python, the data and the machine's other work)
+MEMORY_SHARE = 0.75
+#: the environment variable that sets that budget outright (``"4G"``, ``"512M"``, bytes)
+MEMORY_ENV = "TREEOPT_MEMORY_LIMIT"
+
+
+def memory_budget() -> int:
+    """Bytes a solve may plan to use: :data:`MEMORY_ENV` when set, else :data:`MEMORY_SHARE` of the memory
+    available now (``MemAvailable`` of ``/proc/meminfo``, the address-space limit when lower; the physical memory
+    where neither is readable). What an engine would need above it is refused before it starts
+    (:class:`~treeopt_dsl.errors.ModelTooLarge`, naming what would fit).
+
+    >>> import os; os.environ[MEMORY_ENV] = "1.5G"; memory_budget() == int(1.5 * 2**30)
+    True
+    >>> del os.environ[MEMORY_ENV]
+    """
+    text = os.environ.get(MEMORY_ENV, "").strip()
+    if text:
+        m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([kKmMgGtT]?)[bB]?", text)
+        if m is None:
+            raise OptionError(f"{MEMORY_ENV} must be bytes or a number with a unit (512M, 4G), got {text!r}")
+        return int(float(m.group(1)) * 1024 ** " KMGT".index(m.group(2).upper() or " "))
+    avail = None
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    avail = int(line.split()[1]) * 1024
+                    break
+    except OSError:
+        pass
+    if avail is None:
+        try:
+            avail = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, ValueError):
+            avail = 8 * 2**30  # nothing readable: a laptop's memory
+    if resource is not None:
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if soft not in (resource.RLIM_INFINITY, -1):
+            avail = min(avail, int(soft))
+    return int(MEMORY_SHARE * avail)
+
+
+def memory_text(n_bytes: float) -> str:
+    """``n_bytes`` as text for messages, in GB from a gigabyte on, else in MB.
+
+    >>> memory_text(2.3 * 2**30), memory_text(1.7e6), memory_text(4e8)
+    ('2.3 GB', '1.6 MB', '381 MB')
+    """
+    value, unit = (n_bytes / 2**30, "GB") if n_bytes >= 2**30 else (n_bytes / 2**20, "MB")
+    return f"{value:.2g} {unit}" if value < 10 else f"{value:.0f} {unit}"
 
 
 def _number(name: str, value: Any, allowed: str, minimum: float = 0.0, integer: bool = False) -> float:

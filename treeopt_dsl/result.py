@@ -134,6 +134,9 @@ class SolveResult:
     #: claimed (``claimed_status``, ``claimed_objective``, ``claimed_bound``) and what the verifier's second solve
     #: found (``by``, ``status``, ``objective``, ``bound``, ``time_s``); ``None`` for the other solvers
     verification: dict[str, Any] | None = None
+    #: how ``solver="auto"`` chose the route (:func:`treeopt_dsl.backends.plan_route`): ``chosen``, ``why`` and every
+    #: exact engine's estimate; ``None`` for a named solver
+    route: dict[str, Any] | None = None
 
     @property
     def improvement(self) -> float | None:
@@ -167,5 +170,6 @@ class SolveResult:
             **({"start": {**self.start, "improvement": self.improvement}} if self.start is not None else {}),
             **({"resolution": self.resolution} if self.resolution is not None else {}),
             **({"verification": self.verification} if self.verification is not None else {}),
+            **({"route": self.route} if self.route is not None else {}),
             **({"starts": self.starts, "won": self.won} if self.starts else {}),
         }

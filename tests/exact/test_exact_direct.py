@@ -18,7 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from treeopt_dsl.data import Dataset
-from treeopt_dsl.errors import CapabilityError, OptionError
+from treeopt_dsl.defaults import MEMORY_ENV
+from treeopt_dsl.errors import CapabilityError, ModelTooLarge, OptionError
 from treeopt_dsl.exact import dp as dp_module
 from treeopt_dsl.exact import maybe_solve_dp
 from treeopt_dsl.formulation import DeferredBuilt
@@ -77,8 +78,9 @@ def test_multiclass_and_integer_weights_equal_the_built_route() -> None:
 
 
 def test_a_tree_the_dp_did_not_return_fails_the_certificate(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A tree whose predictions are not the DP's (a split's direction flipped) or that puts a training sample
-    inside the margin band (``0 < w·x + b < eps``) is ``uncertified``, never ``optimal``."""
+    """A tree whose predictions are not the DP's (a split's direction flipped) is ``uncertified``, never
+    ``optimal``; one that puts a training sample inside the MILP's margin band (``0 < w·x + b < eps``) with the DP's
+    predictions is a tree over every distinct cut, certified on the tree."""
     rng = np.random.default_rng(1)
     X = rng.integers(0, 4, size=(60, 3)).astype(float)
     y = np.where(X[:, 0] + rng.integers(0, 2, 60) > 2, 1, -1)
@@ -107,7 +109,10 @@ def test_a_tree_the_dp_did_not_return_fails_the_certificate(monkeypatch: pytest.
 
     monkeypatch.setattr("treeopt_dsl.exact.direct.fit_tree", in_band)
     banded = spec.solve(d, solver="streed")
-    assert banded.status is Status.UNCERTIFIED and banded.certificate.max_violation == pytest.approx(0.5e-5)
+    # every distinct cut (issue 32): a sample inside the MILP's margin band is a cut the MILP's rows cannot express,
+    # not a wrong tree: the exact route certifies it on the tree and says the built model could not hold it
+    assert banded.status is Status.OPTIMAL and banded.certificate.ok and banded.objective == good.objective
+    assert "cannot express this tree" in banded.message
 
 
 def test_the_deferred_model_is_built_on_use_and_exports(tmp_path) -> None:
@@ -175,18 +180,21 @@ def test_options_and_refusals_match_the_built_route() -> None:
 
 def test_too_many_columns_for_streed_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path, capsys) -> None:
     """Deeper than 2 STreeD's memory grows with the square of the threshold columns (it took over 12 GB on
-    breast-cancer's 15,310): above the cap the route says so and how to go on (``max_thresholds``, a lower depth);
-    STreeD running out of memory anyway is said the same way, not a traceback."""
+    breast-cancer's 15,310): a run above the memory budget is refused before it starts, saying how to go on
+    (``--max-thresholds K``, a lower depth, ConTree); STreeD running out of memory anyway is said the same way, not a
+    traceback."""
     from treeopt_dsl.cli import main
-    from treeopt_dsl.errors import ModelTooLarge
 
     rng = np.random.default_rng(11)
     X = np.round(rng.normal(size=(40, 3)), 2)
     y = np.where(X[:, 0] + X[:, 1] > 0, 1, -1)
     d = Dataset.from_arrays(X, y)
-    monkeypatch.setattr(dp_module, "STREED_MAX_COLUMNS", 20)
-    with pytest.raises(ModelTooLarge, match="max_thresholds=K"):
+    monkeypatch.setenv(MEMORY_ENV, "1M")  # STreeD over 111 columns: ~1.8 MB; over 16 per feature: 0.34 MB
+    fits = r"111 cuts needs ~1.8 MB.*what would fit: --max-thresholds 16 .*depth 2 \(every cut\)"
+    with pytest.raises(ModelTooLarge, match=fits):
         get_formulation("oct", depth=3).solve(d, solver="streed")
+    with pytest.raises(ModelTooLarge, match="what would fit: --max-thresholds 16"):  # the built model's route too
+        get_formulation("oct", depth=3).build(d).solve(solver="streed")
     coarse = get_formulation("oct", depth=3).solve(d, solver="streed", max_thresholds=4)  # 12 columns: an approximation
     assert coarse.status is Status.FEASIBLE and coarse.certificate.ok
     assert get_formulation("oct", depth=2).solve(d, solver="streed").status is Status.OPTIMAL  # the count: no cap
@@ -198,6 +206,7 @@ def test_too_many_columns_for_streed_is_a_clear_error(monkeypatch: pytest.Monkey
     with pytest.raises(ModelTooLarge, match="ran out of memory"):
         get_formulation("oct", depth=3).solve(d, solver="streed", max_thresholds=4)
     monkeypatch.undo()
+    monkeypatch.setenv(MEMORY_ENV, "1M")
     path = tmp_path / "d.csv"
     np.savetxt(path, np.column_stack([X, y]), delimiter=",", header="a,b,c,y", comments="", fmt="%g")
     base = ["solve", "oct", "--data", str(path), "--label", "y", "--depth", "3"]
@@ -206,3 +215,6 @@ def test_too_many_columns_for_streed_is_a_clear_error(monkeypatch: pytest.Monkey
     assert main([*base, "--solver", "streed", "--max-thresholds", "4", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["status"] == "feasible" and doc["n_threshold_columns"] == 12
+    assert main([*base, "--solver", "streed"]) == 2  # refused before it starts, one line naming what would fit
+    err = capsys.readouterr().err
+    assert "above the budget" in err and "--max-thresholds 16" in err and "Traceback" not in err

@@ -162,10 +162,10 @@ def test_auto_start_proven_by_the_dp_skips_the_milp() -> None:
     X = rng.integers(0, 3, size=(14, 2)).astype(float)
     y = rng.choice([-1, 1], 14)
     data = Dataset.from_arrays(X, y)
-    res = get_formulation("oct", depth=2).solve(data, warm_start="auto", time_limit=60)
+    res = get_formulation("oct", depth=2).solve(data, solver="highs", warm_start="auto", time_limit=60)
     assert res.status is Status.OPTIMAL and res.solver == "streed" and res.start["proven"]
     assert res.certificate.ok and res.objective == pytest.approx(brute_force(res.built.ctx.data.X, y, 2, 0.0))
-    milp = get_formulation("oct", depth=2).solve(data, warm_start="cart", time_limit=60)
+    milp = get_formulation("oct", depth=2).solve(data, solver="highs", warm_start="cart", time_limit=60)
     assert milp.status is Status.OPTIMAL and milp.objective == pytest.approx(res.objective)
 
 
@@ -182,7 +182,7 @@ def test_dp_answers_compile_no_matrix_and_report_the_compiled_size() -> None:
     assert res.status is Status.OPTIMAL and res.certificate.ok
     assert built._sf is None  # not compiled
     assert res.size == built.compile().summary()
-    auto = get_formulation("oct", depth=2).solve(data, warm_start="auto", time_limit=30)
+    auto = get_formulation("oct", depth=2).solve(data, solver="highs", warm_start="auto", time_limit=30)
     assert auto.solver == "streed" and auto.built._sf is None
     assert auto.size == auto.built.compile().summary() and auto.objective == pytest.approx(res.objective)
 
@@ -233,7 +233,8 @@ def test_the_start_searches_every_cut_only_where_that_proves_the_optimum(monkeyp
         return tree
 
     monkeypatch.setattr(dp, "fit_tree", spy)
-    assert start.n_exact_columns(get_formulation("oct", depth=2).prepare(d).X) > 100
+    monkeypatch.setattr(start, "_contree_takes", lambda *a: False)  # the count's budget is the subject
+    assert int(start.cuts_per_feature(get_formulation("oct", depth=2).prepare(d).X).sum()) > 100
     _, proven = start.dp_candidate(get_formulation("oct", depth=2).build(d))
     assert proven and seen[-1][0] is None  # every cut
     _, proven = start.dp_candidate(get_formulation("olct", depth=2).build(d))
@@ -251,8 +252,8 @@ def test_cuts_all_expresses_a_cut_closer_than_eps() -> None:
     y = np.where(X[:, 0] > X[6, 0] + 1e-12, 1, -1)
     data = Dataset.from_arrays(X, y)
     for warm in (None, "auto"):
-        coarse = get_formulation("oct", depth=1).solve(data, warm_start=warm, time_limit=30)
-        fine = get_formulation("oct", depth=1, cuts="all").solve(data, warm_start=warm, time_limit=30)
+        coarse = get_formulation("oct", depth=1).solve(data, solver="highs", warm_start=warm, time_limit=30)
+        fine = get_formulation("oct", depth=1, cuts="all").solve(data, solver="highs", warm_start=warm, time_limit=30)
         assert coarse.status is Status.OPTIMAL and coarse.objective == pytest.approx(1.0)
         assert coarse.resolution["unseparable_pairs"] == 1 and "cuts=all" in coarse.message
         assert fine.status is Status.OPTIMAL and fine.objective == pytest.approx(brute_force(X, y, 1, 0.0)) == 0.0

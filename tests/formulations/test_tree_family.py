@@ -277,7 +277,7 @@ def test_oct_depth1_equals_brute_force(data, C, alpha):
     """Objective C sum_i xi_i + alpha sum_t ||w_t||_0 (oct.py docstring), (3.9) + (3.14) with budget 1."""
     X, y = data
     spec = get_formulation("oct", depth=1, C=C, alpha=alpha)
-    res = spec.solve(Dataset.from_arrays(X, y), gap=0.0, time_limit=20)
+    res = spec.solve(Dataset.from_arrays(X, y), solver="highs", gap=0.0, time_limit=20)
     assert res.status.value == "optimal" and res.certificate.ok
     assert res.objective == pytest.approx(oct_brute_force(X, y, 1, C, alpha), abs=1e-6)
     # the decoded tree's own cost on the raw data is the optimum
@@ -293,7 +293,8 @@ def test_oct_depth1_equals_brute_force(data, C, alpha):
 @given(data=grid_data(8, 10), alpha=st.sampled_from([0.0, 0.6]))
 def test_oct_depth2_equals_brute_force(data, alpha):
     X, y = data
-    res = get_formulation("oct", depth=2, alpha=alpha).solve(Dataset.from_arrays(X, y), gap=0.0, time_limit=20)
+    res = get_formulation("oct", depth=2, alpha=alpha).solve(Dataset.from_arrays(X, y), solver="highs", gap=0.0,
+                                                             time_limit=20)
     assert res.status.value == "optimal" and res.certificate.ok
     assert res.objective == pytest.approx(oct_brute_force(X, y, 2, 1.0, alpha), abs=1e-6)
     errors = int(np.sum(res.model.predict(X) != y))
@@ -588,7 +589,7 @@ def test_axis_aligned_trees_use_one_feature_per_node(name, seed):
     """Remark 2: ||w_t||_0 <= 1 at every branch node ((3.14) with budget 1), in the solver's values and the
     decoded tree; a node may be constant (w_t = 0) but the tree is not trivial on this instance."""
     X, y = _axis_instance(seed)
-    res = get_formulation(name, depth=2).solve(Dataset.from_arrays(X, y), time_limit=20)
+    res = get_formulation(name, depth=2).solve(Dataset.from_arrays(X, y), solver="highs", time_limit=20)
     assert res.status.has_solution and res.certificate.ok
     assert np.all(np.count_nonzero(np.abs(res.values["w"].values) > 1e-9, axis=1) <= 1)
     assert res.model.is_axis_aligned()

@@ -250,6 +250,6 @@ def test_tao_is_a_warm_start_of_the_library() -> None:
     others = [v for k, v in report["candidates"].items() if k != "tao" and isinstance(v, float)]
     if isinstance(report["candidates"].get("tao"), float):
         assert report["candidates"]["tao"] <= min(others) + 1e-9 or report["proven"]
-    res = get_formulation("oct", depth=2).solve(data, warm_start="tao", time_limit=5)
+    res = get_formulation("oct", depth=2).solve(data, warm_start="tao", time_limit=5, solver="highs")
     assert res.status.has_solution and res.start["chosen"] == "tao" and res.objective <= res.start["objective"]
     assert res.status is not Status.UNCERTIFIED

@@ -13,7 +13,7 @@ from typing import Any
 
 from treeopt_dsl.backends import engines
 from treeopt_dsl.datasets import load
-from treeopt_dsl.defaults import check_gap, check_threads, check_time_limit
+from treeopt_dsl.defaults import SOLVER, check_gap, check_threads, check_time_limit
 from treeopt_dsl.errors import OptionError, TreeoptError
 from treeopt_dsl.formulations import REGISTRY, get_formulation
 from treeopt_dsl.io import LAZY_EXPORT, check_writable, file_format, write_model
@@ -188,7 +188,8 @@ def run_solve(spec: Any, data: Any, args: argparse.Namespace) -> Any:
 
 
 def solver_of(spec: Any, args: argparse.Namespace) -> str:
-    return args.solver or getattr(spec, "default_solver", "highs")
+    """``--solver``, default :data:`treeopt_dsl.defaults.SOLVER` (``auto``: the route registry chooses)."""
+    return args.solver or SOLVER
 
 
 def summary(res: Any) -> list[str]:
@@ -220,9 +221,12 @@ def summary(res: Any) -> list[str]:
 
 
 def notes(res: Any) -> list[str]:
-    """The lines a status depends on: a verifier's check of a solver's claim, and the cuts the model cannot
-    express (the same facts as the JSON's ``verification`` and ``resolution``)."""
+    """The lines a status depends on: which route ``--solver auto`` took and why, a verifier's check of a solver's
+    claim, and the cuts the model cannot express (the JSON's ``route``, ``verification`` and ``resolution``)."""
     out = []
+    route = getattr(res, "route", None)
+    if route is not None:
+        out.append(f"route       {route['why']}")
     v = getattr(res, "verification", None)
     if v is not None and v.get("objective") is not None:
         out.append(f"verified    {res.solver} claimed {v['claimed_status']} at {v['claimed_objective']:.6g}; "

@@ -62,8 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
             continue
         o = c.add_argument_group("solver")
         o.add_argument("--solver", default=None,
-                       help="highs, cbc, gurobi, scip, ipopt, or streed (exact dynamic programming for oct) "
-                            "(default: the formulation's, highs or ipopt)")
+                       help="auto (default: the fastest exact engine that proves the composition, else the "
+                            "formulation's solver, HiGHS or Ipopt; the result says which and why), or a named route: "
+                            "highs, cbc, gurobi, scip, ipopt, streed (exact DP: the count and STreeD), contree (exact, "
+                            "ConTree on continuous features)")
         o.add_argument("--backend", help="force a backend (default: the fastest capable one)")
         if name == "path":
             o.add_argument("--time-limit", type=time_limit_arg, default=None, metavar="SEC",

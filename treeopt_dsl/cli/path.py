@@ -12,7 +12,6 @@ from treeopt_dsl.cli.common import (
     formulation_params,
     load_data,
     print_json,
-    solver_of,
 )
 from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.formulations.sorct import run_path
@@ -57,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
 
     path, train, test = run_path(spec.name, data, lam_l, lam_g, params=params, test_size=args.test_size,
                                  seed=args.seed, n_starts=args.n_starts, fresh=args.fresh,
-                                 solver=solver_of(spec, args), backend=args.backend, time_limit=args.time_limit,
+                                 solver=args.solver or spec.default_solver, backend=args.backend,
+                                 time_limit=args.time_limit,
                                  on_point=show)
     out: dict[str, Any] = {"formulation": spec.name, "params": spec.values, "data": data_info(data),
                            "n_train": train.n_samples, "n_test": test.n_samples,

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from treeopt_dsl.defaults import ESTIMATOR_TIME_LIMIT
+from treeopt_dsl.defaults import ESTIMATOR_TIME_LIMIT, SOLVER
 from treeopt_dsl.estimator.base import SolvedClassifier
 from treeopt_dsl.formulations import get_formulation
 
@@ -64,7 +64,7 @@ class CategoricalTreeClassifier(SolvedClassifier):
                  numeric: str = "ordinal", max_card: int | None = None, min_sensitivity: float | None = None,
                  min_specificity: float | None = None, preselect: str = "none", anchor: bool = True,
                  relax: bool = True, strengthen: bool = True, drop_c: bool = True, infer_groups: bool = False,
-                 solver: str = "highs", backend: str | None = None, time_limit: float | None = ESTIMATOR_TIME_LIMIT,
+                 solver: str = SOLVER, backend: str | None = None, time_limit: float | None = ESTIMATOR_TIME_LIMIT,
                  gap: float | None = None, threads: int | None = None, random_state: Any = None,
                  verbose: bool = False, class_weight: Any = None) -> None:
         self.shape = shape

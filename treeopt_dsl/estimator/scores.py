@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from treeopt_dsl.defaults import ESTIMATOR_TIME_LIMIT
+from treeopt_dsl.defaults import ESTIMATOR_TIME_LIMIT, SOLVER
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.estimator.base import SolvedClassifier, finite_real
 from treeopt_dsl.formulations import get_formulation
@@ -55,7 +55,7 @@ class RiskScoreClassifier(SolvedClassifier):
 
     def __init__(self, formulation: str = "ors", T: int = 3, A: str = "-5..5", cardinality: str = "exact",
                  tangents: Any = "V3", C: float = 1.0, scaling: str = "minmax", multiplier: float = 1.0,
-                 solver: str = "highs", backend: str | None = None, time_limit: float | None = ESTIMATOR_TIME_LIMIT,
+                 solver: str = SOLVER, backend: str | None = None, time_limit: float | None = ESTIMATOR_TIME_LIMIT,
                  gap: float | None = None, threads: int | None = None, random_state: Any = None,
                  verbose: bool = False, class_weight: Any = None) -> None:
         self.formulation = formulation

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from treeopt_dsl.defaults import ESTIMATOR_TIME_LIMIT
+from treeopt_dsl.defaults import ESTIMATOR_TIME_LIMIT, SOLVER
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.estimator.base import TREE_PARAMS, SolvedClassifier
 from treeopt_dsl.formulations import REGISTRY, get_formulation
@@ -98,7 +98,7 @@ class OptimalTreeClassifier(SolvedClassifier):
     """
 
     def __init__(self, formulation: str = "olct", depth: int = 2, C: Any = 1.0, scaling: str = "standard",
-                 solver: str = "highs", backend: str | None = None, time_limit: float | None = ESTIMATOR_TIME_LIMIT,
+                 solver: str = SOLVER, backend: str | None = None, time_limit: float | None = ESTIMATOR_TIME_LIMIT,
                  gap: float | None = None, threads: int | None = None, random_state: Any = None,
                  verbose: bool = False, warm_start: Any = "auto", params: dict[str, Any] | None = None,
                  class_weight: Any = None) -> None:

@@ -136,3 +136,38 @@ class CutScaler:
         if X.shape[1] <= int(self.bz.feature.max(initial=-1)):
             raise DataError(f"X has {X.shape[1]} features; the tree's cuts use feature {int(self.bz.feature.max())}")
         return self.bz.transform(X).astype(float)
+
+
+def cuts_per_feature(X: np.ndarray) -> np.ndarray:
+    """How many distinct cuts each feature of ``X`` has (its distinct values - 1): the threshold columns of an
+    exact binarization, feature by feature.
+
+    >>> cuts_per_feature(np.array([[0.0, 1.0], [1.0, 1.0], [3.0, 0.0]])).tolist()
+    [2, 1]
+    """
+    X = np.asarray(X, dtype=float)
+    if X.size == 0:
+        return np.zeros(X.shape[1] if X.ndim == 2 else 0, dtype=np.int64)
+    S = np.sort(X, axis=0)
+    return np.count_nonzero(np.diff(S, axis=0) > 0, axis=0).astype(np.int64)
+
+
+def n_columns(X: np.ndarray, max_thresholds: int | None = None) -> int:
+    """How many threshold columns :func:`binarize` gives ``X``: every distinct cut, or at most ``max_thresholds``
+    per feature.
+
+    >>> X = np.array([[0.0, 1.0], [1.0, 1.0], [3.0, 0.0]])
+    >>> n_columns(X), n_columns(X, max_thresholds=1)
+    (3, 2)
+    """
+    cuts = cuts_per_feature(X)
+    return int(cuts.sum() if max_thresholds is None else np.minimum(cuts, int(max_thresholds)).sum())
+
+
+def n_exact_columns(X: np.ndarray) -> int:
+    """How many threshold columns an exact binarization of ``X`` has (distinct values - 1 per feature).
+
+    >>> n_exact_columns(np.array([[0.0, 1.0], [1.0, 1.0], [3.0, 0.0]]))
+    3
+    """
+    return n_columns(X)

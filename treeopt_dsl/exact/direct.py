@@ -28,14 +28,15 @@ routings take :func:`~treeopt_dsl.exact.dp.maybe_solve_dp`.
 from __future__ import annotations
 
 import functools
-from dataclasses import replace
+import weakref
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from treeopt_dsl.blocks import ObliqueSplit
-from treeopt_dsl.blocks.splits import resolution_of, smallest_cut_gap
 from treeopt_dsl.exact import depth2
+from treeopt_dsl.exact.contree import fit_contree
 from treeopt_dsl.exact.dp import (
     DPTask,
     DPTree,
@@ -44,7 +45,6 @@ from treeopt_dsl.exact.dp import (
     fit_tree,
     inspect_blocks,
     streed,
-    with_resolution,
 )
 from treeopt_dsl.formulation import BuildContext, DeferredBuilt
 from treeopt_dsl.ir import Model
@@ -53,37 +53,87 @@ from treeopt_dsl.numeric import one_blas_thread
 from treeopt_dsl.result import Certificate, SolveResult
 
 
-def solve_spec(spec: Any, data: Any, time_limit: float | None = None, max_thresholds: int | None = None
-               ) -> SolveResult | None:
-    """Solve ``spec`` on ``data`` by DP when its blocks make a DP task, else ``None`` (the caller builds the model
-    and takes :func:`~treeopt_dsl.exact.dp.solve_exact`, which explains a refusal)."""
+@dataclass
+class Reading:
+    """A registered formulation read for the exact route before anything is built: its DP task, the scaled data,
+    the build context the decoder reads, the split block and the formulation."""
+
+    task: DPTask
+    prepared: Any
+    ctx: BuildContext
+    split: Any
+    formulation: Any
+
+    @property
+    def binary(self) -> bool:
+        """Whether every feature takes at most two distinct values (the count and STreeD's home ground)."""
+        X = self.prepared.X
+        return bool(np.all([np.unique(X[:, j]).size <= 2 for j in range(X.shape[1])]))
+
+
+#: the last reading, for the same spec and data asked again (``--solver auto`` asks every engine, then the chosen
+#: one solves): ``(weakref to the data, id(spec), the spec's parameters, the reading)``
+_LAST: list[Any] = [None]
+
+
+def read(spec: Any, data: Any) -> Reading | str:
+    """``spec`` on ``data`` as the exact route sees it, or why it is not the route's problem (a composition the
+    DP does not solve exactly: oblique splits, another loss, side rows; the flow routings, recognized on the built
+    model). The last reading is kept for the same spec (same parameters) and the same data object."""
+    key = (id(spec), repr(sorted(spec.values.items())))
+    last = _LAST[0]
+    if last is not None and last[0]() is data and last[1] == key:
+        return last[2]
+    reading = _read(spec, data)
+    _LAST[0] = (weakref.ref(data), key, reading)
+    return reading
+
+
+def _read(spec: Any, data: Any) -> Reading | str:
     prepared = spec.prepare(data)
     f = spec.formulation()
     ctx = BuildContext(Model(f.name), prepared, spec.topology(), replace(f.numerics))
-
     split = next((b for b in f.blocks if isinstance(b, ObliqueSplit)), None)
     if split is None:
-        return None  # the flow routings: their own recognition on the built model
+        return "its splits are binary columns (flow routing): recognized on the built model"
     task = inspect_blocks(f, ctx)
     if not isinstance(task, DPTask):
+        return task
+    return Reading(task, prepared, ctx, split, f)
+
+
+def solve_spec(spec: Any, data: Any, time_limit: float | None = None, max_thresholds: int | None = None,
+               engine: str = "dp", reading: Reading | None = None) -> SolveResult | None:
+    """Solve ``spec`` on ``data`` exactly over every distinct cut when its blocks make a DP task, else ``None`` (the
+    caller builds the model and takes :func:`~treeopt_dsl.exact.dp.solve_exact`, which explains a refusal).
+
+    ``engine``: ``"dp"`` (the depth-1/2 count, STreeD deeper, on the exact binarization) or ``"contree"`` (ConTree
+    on the continuous features). A cut may fall between any two distinct training values: closer than the MILP's
+    ``eps / w_bound`` too (the MILP's scaled rows cannot express such a cut, so this optimum may be below the built
+    model's; the message says how many cuts are that close)."""
+    r = read(spec, data) if reading is None else reading
+    if isinstance(r, str):
         return None
-
-    if task.depth > depth2.MAX_DEPTH:
+    task, prepared, ctx, f = r.task, r.prepared, r.ctx, r.formulation
+    if engine == "dp" and task.depth > depth2.MAX_DEPTH:
         streed()  # a missing pystreed is SolverNotAvailable with the install hint (depth 1-2 count without it)
-
-    gap = smallest_cut_gap(f.blocks, float(ctx.numerics.eps))
-    bounds = split.bounds(prepared.X)
+    bounds = r.split.bounds(prepared.X)
     with one_blas_thread():  # small products (treeopt_dsl.numeric)
-        tree = fit_tree(prepared, task, constant_b(f, prepared, bounds[1]), time_limit, max_thresholds,
-                        count_below=gap)
+        if engine == "contree":
+            tree = fit_contree(prepared, task, constant_b(f, prepared, bounds[1]), time_limit)
+        else:
+            tree = fit_tree(prepared, task, constant_b(f, prepared, bounds[1]), time_limit, max_thresholds,
+                            min_gap=0.0)
         model = _model(ctx, tree)
-        cert = tree_certificate(ctx, task, tree, model, bounds)
+        cert, close = tree_certificate(ctx, task, tree, model, bounds)
     res = dp_result(tree, cert, cert.ok, "the tree certificate", time_limit, max_thresholds, x=None, compile_s=0.0,
                     size={"problem_class": f"DP:{f.name}", "n_samples": prepared.n_samples,
                           "n_threshold_columns": tree.n_columns},
                     model=model, built=DeferredBuilt(functools.partial(spec.build, data)))
-    return with_resolution(res, None if gap is None or tree.unseparable is None else
-                           resolution_of(gap, tree.unseparable, prepared.feature_names))
+    if close:
+        res.message += (f"; {close} sample(s) lie within eps/2 of a cut (distinct values closer than the MILP's "
+                        "eps/w_bound): the built model's rows cannot express this tree, only the exact route can")
+    return res
 
 
 def _model(ctx: BuildContext, tree: DPTree) -> Any:
@@ -104,18 +154,19 @@ def _model(ctx: BuildContext, tree: DPTree) -> Any:
 
 
 def tree_certificate(ctx: BuildContext, task: DPTask, tree: DPTree, model: Any,
-                     bounds: tuple[float, float]) -> Certificate:
-    """The certificate of a DP tree checked on the tree (module docstring): bounds and margin as
+                     bounds: tuple[float, float]) -> tuple[Certificate, int]:
+    """The certificate of a DP tree checked on the tree (module docstring): bounds and the one-feature budget as
     ``max_violation``, the objective recounted from ``model``'s predictions (its own rule, on the scaled data the
     rows see), the DP's own predictions against the model's as ``routing_mismatches``; ``bounds``: the split
-    block's ``(W, B)`` (:meth:`~treeopt_dsl.blocks.ObliqueSplit.bounds`)."""
+    block's ``(W, B)`` (:meth:`~treeopt_dsl.blocks.ObliqueSplit.bounds`). Also how many samples lie inside a
+    split's margin band ``(0, eps)``: cuts the MILP's rows could not express, which the exact route may take."""
     data, eps = ctx.data, float(ctx.numerics.eps)
     Wb, Bb = bounds
     W, b = model.W, model.b
     V = data.X @ W.T + b  # sample x node, scaled space: what the rows see
-    band = np.minimum(V, eps - V)  # > 0 only strictly inside (0, eps)
-    viol = max(0.0, float(band.max(initial=0.0)),
-               float(np.max(np.abs(W) - Wb, initial=0.0)), float(np.max(np.abs(b) - Bb, initial=0.0)))
+    band = np.minimum(V, eps - V)  # > 0 only strictly inside (0, eps): a cut closer than the MILP's margin
+    close = int(np.count_nonzero(band.max(axis=1, initial=0.0) > 1e-3 * eps))
+    viol = max(0.0, float(np.max(np.abs(W) - Wb, initial=0.0)), float(np.max(np.abs(b) - Bb, initial=0.0)))
     used = np.count_nonzero(W, axis=1)
     viol = max(viol, float(np.max(used, initial=0)) - 1.0)  # the budget of one feature per split (3.14)
     codes = model.predict_codes(data.X, scaled=True)  # the decoded model's own rule, on the data the rows see
@@ -127,4 +178,4 @@ def tree_certificate(ctx: BuildContext, task: DPTask, tree: DPTree, model: Any,
     # solvers' absolute 1e-5 (a sample at the band's middle would pass that)
     return Certificate(objective_solver=tree.objective, objective_decoded=loss + l0, max_violation=viol,
                        routing_mismatches=mism, tolerance=1e-9, violation_tolerance=1e-3 * eps,
-                       terms={"loss": loss, "l0": l0})
+                       terms={"loss": loss, "l0": l0}), close

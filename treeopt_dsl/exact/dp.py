@@ -43,10 +43,10 @@ from treeopt_dsl.blocks import (
     Routing,
     ZeroOneLoss,
 )
-from treeopt_dsl.defaults import DP_TIME_LIMIT
+from treeopt_dsl.defaults import DP_TIME_LIMIT, MEMORY_ENV, memory_budget, memory_text
 from treeopt_dsl.errors import CapabilityError, FormulationError, ModelTooLarge, SolverNotAvailable
-from treeopt_dsl.exact import depth2
-from treeopt_dsl.exact.binarize import Binarization, binarize
+from treeopt_dsl.exact import cost, depth2
+from treeopt_dsl.exact.binarize import Binarization, binarize, cuts_per_feature
 from treeopt_dsl.formulation import BuildContext, Built, Formulation
 from treeopt_dsl.models.embed import from_decisions, is_flow, point_of
 from treeopt_dsl.result import SolveResult, Status
@@ -264,9 +264,21 @@ def _run(Z: np.ndarray, y01: np.ndarray, depth: int, nodes: int, time_limit: flo
     return m.get_tree(), bool(m.fit_result.is_optimal())
 
 
-#: the most threshold columns the route gives STreeD (depth 3 and deeper): its memory grows with their square
-#: (breast-cancer: 15,310 columns took over 12 GB at depth 2; 3,990 columns peaked at 2.3 GB at depth 3)
-STREED_MAX_COLUMNS = 4000
+def check_binarized(data: Any, depth: int, max_thresholds: int | None = None) -> None:
+    """Refuse before binarizing a run of the count or STreeD that would not fit the memory budget
+    (:mod:`~treeopt_dsl.exact.cost`, :func:`~treeopt_dsl.defaults.memory_budget`), naming what would fit."""
+    cuts = cuts_per_feature(data.X)
+    if max_thresholds is not None:
+        cuts = np.minimum(cuts, int(max_thresholds))
+    n = int(round(float(data.weights.sum()))) if data.weighted and depth > depth2.MAX_DEPTH else data.n_samples
+    need, budget = cost.binarized(n, data.n_features, int(cuts.sum()), depth)[1], memory_budget()
+    if need > budget:
+        fits = cost.binarized_fits(n, cuts_per_feature(data.X), depth, budget)
+        engine = "the count" if depth <= depth2.MAX_DEPTH else "STreeD"
+        raise ModelTooLarge(
+            f"{engine} over {int(cuts.sum())} threshold columns on {n} rows at depth {depth} needs "
+            f"~{memory_text(need)} of memory, above the budget of {memory_text(budget)} (set {MEMORY_ENV} to change "
+            f"it); what would fit: {'; '.join([*fits, '--solver contree (continuous features, no binarization)'])}")
 
 
 def _run_or_explain(Z: np.ndarray, y01: np.ndarray, depth: int, nodes: int, time_limit: float) -> tuple[Any, bool]:
@@ -296,10 +308,18 @@ def _predict(node: Any, Z: np.ndarray) -> np.ndarray:
 
 def _embed(node: Any | None, label: float, bz: Binarization, task: DPTask, n_features: int,
            b_cap: float, multiclass: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """The DP tree as the library's complete tree of depth ``d`` (``W``, ``b``); see the module docstring.
-    ``multiclass``: only the splits are embedded (a constant last-level node sends everything left, a split one
-    right iff ``x_j > thr``); the 0-1 loss block completes every leaf's class (the weighted majority, as STreeD's
-    leaf labels)."""
+    """A STreeD tree on ``bz``'s threshold columns as the library's complete tree (:func:`embed_nodes`)."""
+    return embed_nodes(node, label, task, n_features, b_cap, multiclass,
+                       cut=lambda nd: (int(bz.feature[int(nd.feature)]), float(bz.threshold[int(nd.feature)])))
+
+
+def embed_nodes(node: Any | None, label: float, task: DPTask, n_features: int, b_cap: float, multiclass: bool,
+                cut: Any) -> tuple[np.ndarray, np.ndarray]:
+    """A DP tree as the library's complete tree of depth ``d`` (``W``, ``b``); see the module docstring. ``node``
+    has ``is_leaf_node()``, ``label``, ``left_child`` and ``right_child``; ``cut(node)`` gives its split "``x_j <=
+    thr`` goes left" as ``(j, thr)`` (any engine's nodes). ``multiclass``: only the splits are embedded (a constant
+    last-level node sends everything left, a split one right iff ``x_j > thr``); the 0-1 loss block completes
+    every leaf's class (the weighted majority, as the engines' leaf labels)."""
     d, a, half = task.depth, task.w_scale, task.eps / 2
     n_nodes = 2**d - 1
     W = np.zeros((n_nodes, n_features))
@@ -322,8 +342,7 @@ def _embed(node: Any | None, label: float, bz: Binarization, task: DPTask, n_fea
             place(None, c, 2 * t + 1, h + 1)
             place(None, c, 2 * t + 2, h + 1)
             return
-        c = int(nd.feature)
-        j, thr = int(bz.feature[c]), float(bz.threshold[c])
+        j, thr = cut(nd)
         if last:
             cl, cr = leaf_label(nd.left_child), leaf_label(nd.right_child)
             if cl == cr:  # a split that changes no prediction: a constant (no used feature)
@@ -356,11 +375,13 @@ def constant_b(f: Formulation, data: Any, B: float | None = None) -> float:
 
 
 def fit_tree(data: Any, task: DPTask, b_cap: float = 1.0, time_limit: float | None = None,
-             max_thresholds: int | None = None, count_below: float | None = None) -> DPTree:
+             max_thresholds: int | None = None, count_below: float | None = None,
+             min_gap: float | None = None) -> DPTree:
     """The optimal tree of ``task`` on ``data`` (scaled training data), in the library's layout: by
     :mod:`~treeopt_dsl.exact.depth2` at depth 1-2 (exhaustive counting, any sample weights), by STreeD deeper;
     ``b_cap``: :func:`constant_b`; ``count_below``: count the values closer than this into ``unseparable``
-    (:func:`~treeopt_dsl.exact.binarize.binarize`)."""
+    (:func:`~treeopt_dsl.exact.binarize.binarize`); ``min_gap``: values closer than this are not separated (default:
+    the task's, what the MILP's margin can express; 0: every distinct cut, the exact route's)."""
     t0 = time.perf_counter()
     X = data.X
     reason = weights_reason(data, task.depth)
@@ -370,7 +391,9 @@ def fit_tree(data: Any, task: DPTask, b_cap: float = 1.0, time_limit: float | No
     y = data.class_index  # class codes 0..K-1 (0/1 for two classes), what STreeD labels
     w = data.weights
     limit = DP_TIME_LIMIT if time_limit is None else float(time_limit)
-    bz = binarize(X, max_thresholds=max_thresholds, min_gap=task.min_gap, count_below=count_below)
+    check_binarized(data, task.depth, max_thresholds)
+    bz = binarize(X, max_thresholds=max_thresholds, min_gap=task.min_gap if min_gap is None else min_gap,
+                  count_below=count_below)
     mass = np.bincount(y, weights=w, minlength=K)
     majority = float(np.argmax(mass)) if multiclass else (1.0 if mass[1] >= mass[0] else -1.0)
     major_code = int(np.argmax(mass)) if multiclass else int(mass[1] >= mass[0])
@@ -397,13 +420,6 @@ def fit_tree(data: Any, task: DPTask, b_cap: float = 1.0, time_limit: float | No
         consider(solved.node)
         optimal, runs = optimal and solved.complete, 1
     elif not trivial:  # STreeD; with alpha > 0 one run per number of branch nodes k (an exact integer trade-off)
-        if bz.n_columns > STREED_MAX_COLUMNS:
-            raise ModelTooLarge(
-                f"{'the exact binarization' if max_thresholds is None else f'max_thresholds={max_thresholds}'} "
-                f"gives {bz.n_columns} threshold columns, above {STREED_MAX_COLUMNS} for STreeD at depth "
-                f"{task.depth} (its memory grows with their square: 15,310 columns took over 12 GB at depth 2); "
-                "pass max_thresholds=K (--max-thresholds K: at most K quantile cuts per feature, an approximation) "
-                "or use depth <= 2, which counts every cut")
         rep = np.round(w).astype(np.int64)  # integer weights (checked): a row of weight k is k repeated rows
         Zr, yr = (bz.Z, y) if not data.weighted else (np.repeat(bz.Z, rep, axis=0), np.repeat(y, rep))
         for k in [max_nodes] if task.alpha == 0 else range(1, max_nodes + 1):
@@ -428,13 +444,16 @@ def fit_tree(data: Any, task: DPTask, b_cap: float = 1.0, time_limit: float | No
 
 
 #: how :func:`describe` names each engine
-ENGINES = {"count": "exact depth-1/2 count (treeopt_dsl.exact.depth2)", "streed": "STreeD"}
+ENGINES = {"count": "exact depth-1/2 count (treeopt_dsl.exact.depth2)", "streed": "STreeD", "contree": "ConTree"}
+#: the route (solver, backend) each engine answers as
+ROUTES = {"count": (SOLVER, BACKEND), "streed": (SOLVER, BACKEND), "contree": ("contree", "contree")}
 
 
 def describe(tree: DPTree, max_thresholds: int | None = None) -> str:
     """The message of a DP answer: the engine, errors, splits, columns, runs, time, and what is not proven."""
-    msg = (f"{ENGINES[tree.engine]}: {tree.errors} errors, {tree.n_splits} splits over {tree.n_columns} threshold "
-           f"columns ({tree.runs} run(s), {tree.runtime_s:.3g} s)")
+    cols = "every distinct cut" if tree.engine == "contree" else f"{tree.n_columns} threshold columns"
+    msg = (f"{ENGINES[tree.engine]}: {tree.errors} errors, {tree.n_splits} splits over {cols} "
+           f"({tree.runs} run(s), {tree.runtime_s:.3g} s)")
     if not tree.optimal:
         msg += "; optimality not proven (" + ("time limit" if max_thresholds is None else
                                               f"max_thresholds={max_thresholds} is an approximation") + ")"
@@ -491,7 +510,7 @@ def dp_result(tree: DPTree, cert: Any, agrees: bool, checked_by: str, time_limit
     objective = tree.objective if agrees else cert.objective_decoded
     return SolveResult(
         status=status, objective=objective, bound=objective if proven else None, gap=0.0 if proven else None,
-        runtime_s=tree.runtime_s, solver=SOLVER, backend=BACKEND, message=msg,
+        runtime_s=tree.runtime_s, solver=ROUTES[tree.engine][0], backend=ROUTES[tree.engine][1], message=msg,
         options={k: v for k, v in {"time_limit": time_limit, "max_thresholds": max_thresholds}.items()
                  if v is not None},
         certificate=cert, solver_status=(Status.OPTIMAL if tree.optimal else Status.TIME_LIMIT) if not proven else None,

@@ -25,7 +25,7 @@ from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.formulation import Built
 from treeopt_dsl.models.embed import feasible_start, is_risk_score, is_tree, point_of, split_budget
 from treeopt_dsl.solve import Start
-from treeopt_dsl.starts.dp import PROVEN_BY, dp_candidate
+from treeopt_dsl.starts.dp import dp_candidate
 from treeopt_dsl.starts.greedy import cart_tree, greedy_tree
 from treeopt_dsl.starts.memetic.tmo import tmo
 from treeopt_dsl.starts.node_lp import greedy_lp_tree
@@ -92,7 +92,7 @@ def auto_start(built: Built) -> tuple[np.ndarray | None, dict[str, Any]]:
         if name in ("tao", "tmo") and (best is None or report["proven"]):
             continue  # TAO improves the best start, TMO searches for a better one: a proven optimum needs neither
         try:
-            x, proven = _candidate(built, name) if name != "tao" else (_tao_from(built, best), False)
+            x, proof = _candidate(built, name) if name != "tao" else (_tao_from(built, best), None)
         except (FormulationError, ImportError, ValueError) as exc:
             report["candidates"][name] = f"not used: {exc}"
             continue
@@ -107,10 +107,12 @@ def auto_start(built: Built) -> tuple[np.ndarray | None, dict[str, Any]]:
         report["candidates"][name] = obj
         best_obj = report["objective"]
         tie = best_obj is not None and obj <= best_obj + 1e-9 * max(1.0, abs(best_obj))
+        proven = proof is not None
         if best_obj is None or obj < best_obj - 1e-9 or (tie and proven and not report["proven"]):
             best, report["chosen"], report["objective"], report["proven"] = x, name, obj, proven
-    if report["proven"]:  # the exact DP tree: the route whose proof it is
-        report["proven_by"] = dict(PROVEN_BY)
+            report.pop("proven_by", None)
+            if proof is not None:  # the exact tree: the route whose proof it is
+                report["proven_by"] = dict(proof)
     report["time_s"] = time.perf_counter() - t0
     return best, report
 
@@ -148,14 +150,14 @@ def _tao_from(built: Built, x: np.ndarray) -> np.ndarray:
     return feasible_start(built, *tao_start(built, tree.W.copy(), tree.b.copy()))
 
 
-def _candidate(built: Built, name: str) -> tuple[np.ndarray | None, bool]:
-    """The completed point of one automatic start (``None``: not available here) and whether it is the
-    formulation's proven optimum (the exact DP tree of a composition the DP solves)."""
+def _candidate(built: Built, name: str) -> tuple[np.ndarray | None, dict[str, str] | None]:
+    """The completed point of one automatic start (``None``: not available here) and the route that proved it the
+    formulation's optimum (the exact tree of a composition an engine solves), else ``None``."""
     if name == "dp":
         return dp_candidate(built)
     if name == "tmo":
-        return feasible_start(built, *tmo_start(built, **AUTO_TMO)), False
-    return start_point(built, name), False
+        return feasible_start(built, *tmo_start(built, **AUTO_TMO)), None
+    return start_point(built, name), None
 
 
 def start_point(built: Built, start: Any) -> np.ndarray:

@@ -1,0 +1,85 @@
+"""What the exact engines cost before they run: seconds and peak bytes from the rows ``n``, features ``p``, threshold
+columns ``c`` and depth ``d``. ``--solver auto`` compares the seconds (:meth:`treeopt_dsl.exact.route.StreedEngine.
+estimate`); a run whose bytes exceed the memory budget (:func:`treeopt_dsl.defaults.memory_budget`) is refused before
+it starts, naming what would fit.
+
+Fitted on measurements here (2-core Xeon, 2026-11-25; ``benchmarks/exact_routes.py``, docs/benchmarks.md "Exact
+routes"):
+
+* the **count** (depth 1-2, :mod:`~treeopt_dsl.exact.depth2`): ``~ n c + c^2``;
+* **STreeD** (depth 3 and deeper on the binarization): ``~ n c^3`` at depth 3 (heart, 297 rows, 388 cuts: 0.75 s;
+  300 x 8 normal, 2,392 cuts: 580 s; mushrooms, 111 binary columns: 0.23 s), a factor ``c / 20`` per level deeper;
+  its caches grow with ``c^2`` (3,990 columns peaked at 2.3 GB at depth 3; 15,310 took over 12 GB at depth 2);
+* **ConTree** (continuous features, no binarization): ``~ n p^(d-1)`` (breast, 569 x 30: 0.02 s at depth 2, 2.4 s
+  at depth 3; mushrooms: 58 s at depth 3), memory per sample and feature (adult, 45,222 x 104: 0.48 GB at its
+  peak with the data);
+* the **binarization** both of the first two need: per sample and column, the comparison's float64 and bool and the
+  int32 columns at once.
+
+>>> s, b = binarized(n=300, p=13, c=388, depth=3)
+>>> 0.1 < s < 10 and b < 2**30
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from treeopt_dsl.defaults import memory_text
+from treeopt_dsl.exact.depth2 import BLOCK_BYTES, MAX_DEPTH
+
+__all__ = ["binarized", "binarized_fits", "contree"]
+
+#: seconds per ``n c`` and per ``c^2`` of the count
+COUNT_COST = (1.2e-7, 7e-9)
+#: seconds per ``n c^3`` of STreeD at depth 3
+STREED_COST = 5e-11
+#: seconds per ``n p^(d-1)`` of ConTree
+CONTREE_COST = 8e-7
+#: a call's fixed seconds
+OVERHEAD_S = 1e-3
+#: bytes per sample and threshold column of the binarization at its peak
+BINARIZED_BYTES = 13
+#: bytes per sample and feature of the count's rank tables
+COUNT_RANK_BYTES = 16
+#: bytes per squared threshold column of STreeD's caches
+STREED_BYTES = 145
+#: bytes per sample and feature of ConTree, and its fixed part
+CONTREE_BYTES = (64, 64 * 2**20)
+
+
+def binarized(n: int, p: int, c: int, depth: int) -> tuple[float, float]:
+    """``(seconds, bytes)`` of the count (depth <= 2) or STreeD (deeper) on ``n`` rows, ``p`` features and ``c``
+    threshold columns."""
+    table = BINARIZED_BYTES * n * c
+    if depth <= MAX_DEPTH:
+        return (OVERHEAD_S + COUNT_COST[0] * n * c + COUNT_COST[1] * c * c,
+                table + COUNT_RANK_BYTES * n * p + min(2 * BLOCK_BYTES, 16 * float(c) ** 2))
+    return OVERHEAD_S + STREED_COST * n * c**3 * (c / 20) ** (depth - 3), table + STREED_BYTES * float(c) ** 2
+
+
+def contree(n: int, p: int, depth: int) -> tuple[float, float]:
+    """``(seconds, bytes)`` of ConTree on ``n`` rows and ``p`` features."""
+    return OVERHEAD_S + CONTREE_COST * n * p ** max(1, depth - 1), CONTREE_BYTES[0] * n * p + CONTREE_BYTES[1]
+
+
+def binarized_fits(n: int, cuts: np.ndarray, depth: int, budget: float) -> list[str]:
+    """What would fit ``budget`` bytes for the count or STreeD on ``n`` rows whose features have ``cuts`` distinct
+    cuts each, when every cut does not: the largest ``--max-thresholds K`` (quantile cuts, an approximation) and
+    the deepest smaller depth over every cut.
+
+    >>> binarized_fits(10_000, np.full(10, 1_000), 3, 2**30)
+    ['--max-thresholds 128 (at most 128 quantile cuts per feature, an approximation: ~385 MB)']
+    """
+    p, out = cuts.size, []
+    for k in (256, 128, 64, 32, 16, 8, 4, 2, 1):
+        need = binarized(n, p, int(np.minimum(cuts, k).sum()), depth)[1]
+        if need <= budget:
+            out.append(f"--max-thresholds {k} (at most {k} quantile cuts per feature, an approximation: "
+                       f"~{memory_text(need)})")
+            break
+    for d in range(depth - 1, 0, -1):
+        if binarized(n, p, int(cuts.sum()), d)[1] <= budget:
+            out.append(f"depth {d} (every cut)")
+            break
+    return out
