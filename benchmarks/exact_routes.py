@@ -108,6 +108,8 @@ def main() -> int:
     ap.add_argument("--depths", nargs="+", type=int, default=[2, 3])
     ap.add_argument("--depth4", action="store_true", help="also depth 4 on the Table 3.1 sets")
     ap.add_argument("--time-limit", type=float, default=300.0)
+    ap.add_argument("--forced-limit", type=float, default=60.0,
+                    help="the time limit of the calls that force one engine (--solver streed / contree)")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--max-columns", type=int, default=4000, help="the largest binarization the binary peers get")
     ap.add_argument("--no-peers", action="store_true")
@@ -132,7 +134,7 @@ def main() -> int:
                                                                              for c in prep.X.T]))}
             row["auto"] = ours(spec, data, None, args.time_limit, args.repeats)
             for solver in ("streed", "contree"):
-                row[solver] = ours(spec, data, solver, args.time_limit, args.repeats)
+                row[solver] = ours(spec, data, solver, min(args.time_limit, args.forced_limit), args.repeats)
             row.update(first_call(name, depth, args.time_limit))
             row["peers"] = [] if args.no_peers else peers(prep.X, prep.class_index, depth, args.time_limit,
                                                           args.repeats, args.max_columns)

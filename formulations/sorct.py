@@ -24,6 +24,7 @@ import numpy as np
 from treeopt_dsl import blocks as B
 from treeopt_dsl.blocks.randomized import cost_matrix
 from treeopt_dsl.data import Dataset
+from treeopt_dsl.defaults import SOLVER
 from treeopt_dsl.errors import SolveError
 from treeopt_dsl.formulation import Formulation
 from treeopt_dsl.formulations.spec import FormulationSpec, Param, floats, optional_float
@@ -67,9 +68,11 @@ class SORCT(FormulationSpec):
             blocks.append(B.ClassPerformance(rho=v["rho"]))
         return Formulation(self.name, blocks, decoder=decode_randomized, decisions=("a", "mu", "C"))
 
-    def solve(self, data: Dataset, solver: str = "ipopt", backend: str | None = None, **options: Any) -> SolveResult:
+    def solve(self, data: Dataset, solver: str = SOLVER, backend: str | None = None, **options: Any) -> SolveResult:
         """Multistart solve: ``n_starts`` random points drawn with ``seed`` (a warm start, e.g. a fitted
-        model's decisions as a dict, replaces them), the best result returned."""
+        model's decisions as a dict, replaces them), the best result returned. ``solver="auto"``: Ipopt (no exact
+        engine takes a randomized tree)."""
+        solver = nlp_solver(solver)
         built = self.build(data)
         if self.values["max_iter"] is not None:
             options.setdefault("max_iter", int(self.values["max_iter"]))
@@ -80,6 +83,11 @@ class SORCT(FormulationSpec):
         starts = None if warm is None else [warm]
         return multistart(built, n_starts=int(self.values["n_starts"]), seed=seed, starts=starts, solver=solver,
                           backend=backend, **options)
+
+
+def nlp_solver(solver: str | None) -> str:
+    """The NLP solver a multistart uses: ``solver``, or Ipopt for ``None`` / ``"auto"``."""
+    return SORCT.default_solver if solver is None or solver.lower() == SOLVER else solver
 
 
 def lambda_l_threshold(data: Dataset, cost: Any = 0.5, gamma: float = 512.0) -> float:
@@ -109,7 +117,7 @@ def lambda_l_threshold(data: Dataset, cost: Any = 0.5, gamma: float = 512.0) -> 
 def run_path(formulation: str, data: Dataset, lambdas_l: Sequence[float] | str,
              lambdas_g: Sequence[float] | str = (0.0,), *, params: dict[str, Any] | None = None,
              test_size: float = 0.25, seed: int = 0, n_starts: int = 20, fresh: int | None = None,
-             solver: str = "ipopt", backend: str | None = None,
+             solver: str = SOLVER, backend: str | None = None,
              on_point: Callable[[PathPoint], None] | None = None,
              **options: Any) -> tuple[list[PathPoint], Dataset, Dataset]:
     """The path of ``treeopt path`` and of ``benchmarks/sorct_path.py``, one code path: ``data`` split
@@ -136,6 +144,7 @@ def run_path(formulation: str, data: Dataset, lambdas_l: Sequence[float] | str,
     def make(lam_l: float, lam_g: float) -> Any:
         return get_formulation(spec.name, **{**params, "lambda_l": lam_l, "lambda_g": lam_g})
 
-    path = regularization_path(make, train, grid_l, grid_g, n_starts=n_starts, seed=seed, test=test, solver=solver,
+    path = regularization_path(make, train, grid_l, grid_g, n_starts=n_starts, seed=seed, test=test,
+                               solver=nlp_solver(solver),
                                backend=backend, on_point=on_point, fresh=fresh, **options)
     return path, train, test

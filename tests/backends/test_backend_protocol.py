@@ -162,8 +162,8 @@ def test_cli_sigint_prints_the_interrupted_result_promptly():
     import threading
 
     proc = subprocess.Popen([TREEOPT, "solve", "oct", "--data", "breast-cancer", "--depth", "3", "--sample", "200",
-                             "--time-limit", "120", "--json"], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                             "--time-limit", "120", "--json", "--solver", "highs", "--warm-start", "cart"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     # wait until the solver runs (its first progress line on stderr: the warm starts are computed before it,
     # and a loaded machine takes longer), then a few seconds more, then Ctrl-C
     lines: list[str] = []
