@@ -31,11 +31,14 @@ proven 2.1x faster on each of the issue's three datasets (docs/benchmarks.md, "R
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
 from treeopt_dsl import blocks as B
+from treeopt_dsl.data import Dataset
 from treeopt_dsl.errors import FormulationError
+from treeopt_dsl.exact.binarize import threshold_columns
 from treeopt_dsl.formulation import Formulation, Numerics
 from treeopt_dsl.formulations.olct import _tangents
 from treeopt_dsl.formulations.spec import COMPRESS, FormulationSpec, Param, boolean, floats
@@ -69,6 +72,29 @@ def _epigraph(text: str) -> str:
     return text
 
 
+#: how ``ors`` reads the features: ``none`` (scaled, the thesis) or ``quantile`` (0/1 threshold columns)
+BINARIZE = ("none", "quantile")
+#: the default number of quantile cuts per continuous feature with ``binarize="quantile"`` (the quartiles)
+MAX_CUTS = 3
+
+
+def _binarize(text: str) -> str:
+    if text not in BINARIZE:
+        raise FormulationError(f"binarize must be one of {BINARIZE}, got {text!r}")
+    return text
+
+
+def _max_cuts(value: str | int) -> int:
+    try:
+        k = int(value)
+    except (TypeError, ValueError):
+        k = 0
+    if k < 1 or isinstance(value, bool) or (isinstance(value, float) and value != k):
+        raise FormulationError(f"max_cuts must be an integer >= 1 (quantile cuts per continuous feature), "
+                               f"got {value!r}")
+    return k
+
+
 def _cardinality(text: str) -> str:
     if text not in ("exact", "at_most"):
         raise FormulationError(f"cardinality must be 'exact' or 'at_most', got {text!r}")
@@ -87,14 +113,44 @@ class ORS(FormulationSpec):
         Param("C", 1.0, floats, "weight of the loss"),
         Param("beta_bound", None, lambda t: None if t.lower() == "none" else float(t), "|beta| <= bound (none: free)"),
         Param("scaling", "minmax", str, "scaling fitted on training data: minmax (the thesis) | standard | none"),
+        Param("binarize", "none", _binarize, "none: points on the scaled features (the thesis); quantile: points on "
+              "0/1 conditions x_j >= t in the data's units, at most max_cuts quantile cuts per continuous feature "
+              "(binary features stay one column): a card to score by hand"),
+        Param("max_cuts", MAX_CUTS, _max_cuts, "binarize=quantile: cuts per continuous feature, at its quantiles"),
         Param("multiplier", 1.0, float, "FasterRisk's scale m > 0: the loss and P(y|x) on (s·x + beta)/m (1: (4.5))"),
         Param("epigraph", "breakpoints", _epigraph, "the loss' rows (4.4): breakpoints (3 rows per sample) | "
               "pieces (a row per tangent, the thesis' rows): the same model"),
         COMPRESS,
     )
 
+    def __init__(self, **params: object) -> None:
+        super().__init__(**params)
+        self.values["binarize"] = _binarize(self.values["binarize"])  # also values given as non-text
+        self.values["max_cuts"] = _max_cuts(self.values["max_cuts"])
+
     def topology(self) -> None:
         return None
+
+    def prepare(self, data: Dataset) -> Dataset:
+        """``binarize="none"``: the paper's scaling. ``"quantile"``: the features become 0/1 threshold columns
+        ``[x_j >= t]`` in their own units (:func:`~treeopt_dsl.exact.binarize.threshold_columns`, fitted on this
+        training data and kept as the model's scaler, so it predicts on raw inputs); ``T`` is then checked
+        against the number of columns."""
+        if self.values["binarize"] == "none":
+            return super().prepare(data)
+        data.require_binary(self.name)
+        scaler = threshold_columns(data.X, data.feature_names, self.values["max_cuts"])
+        if scaler.feature.size == 0:
+            raise FormulationError(f"{self.name} with binarize='quantile': every feature of {data.name!r} is constant, "
+                                   "so there is no condition to give points to")
+        T, n = self.values["T"], scaler.feature.size
+        if T > n and self.values["cardinality"] != "at_most":
+            raise FormulationError(f"{self.name}: T={T} exceeds the {n} threshold columns that binarize='quantile' "
+                                   f"(max_cuts={self.values['max_cuts']}) makes of {data.name!r}: T must be from 1 "
+                                   f"to {n} (or raise max_cuts, or use cardinality='at_most')")
+        data = replace(data, X=scaler.transform(data.X), feature_names=scaler.names,
+                       meta={**data.meta, "scaler": scaler})
+        return data.compressed() if self.values.get("compress") else data
 
     def formulation(self) -> Formulation:
         v = self.values

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -190,3 +191,39 @@ def test_the_time_line_says_proof_only_for_a_proven_answer():
 
     assert line(Status.OPTIMAL).endswith("final incumbent at 2.00 s, proof 8.00 s")
     assert line(Status.TIME_LIMIT).endswith("final incumbent at 2.00 s, no better one in the next 8.00 s")
+
+
+def test_fit_ors_prints_and_writes_a_card_in_the_data_units(capsys, tmp_path):
+    rng = np.random.default_rng(0)
+    age = rng.integers(30, 85, 40)
+    lines = ["age,smoker,sick"] + [f"{a},{int(s)},{'yes' if a + 15 * s + rng.normal(0, 8) > 65 else 'no'}"
+                                   for a, s in zip(age, rng.random(40) < 0.4, strict=True)]
+    (tmp_path / "d.csv").write_text("\n".join(lines) + "\n")
+    argv = ["fit", "ors", "--data", str(tmp_path / "d.csv"), "--label", "sick", "--param", "T=2",
+            "--binarize", "quantile", "--max-cuts", "2", "--time-limit", "30", "--quiet"]
+    code, out, err = run(capsys, *argv, "--card-out", str(tmp_path / "card.json"))
+    assert code == 0, err
+    card = json.loads((tmp_path / "card.json").read_text())
+    assert card["conditions"] and all(c["feature"] in ("age", "smoker") and c["operator"] == ">="
+                                      for c in card["conditions"])
+    for c in card["conditions"]:  # every written condition is printed as "feature >= t   points"
+        row = rf"^  {re.escape(c['condition'])}\s+{re.escape(format(c['points'], '+d'))}$"
+        assert re.search(row, out, flags=re.M), out
+    assert "total score" in out and f"wrote the score card to {tmp_path / 'card.json'}" in out
+    doc = run_json(capsys, *argv)
+    assert doc["params"]["binarize"] == "quantile" and doc["params"]["max_cuts"] == 2
+    assert doc["card"]["conditions"] == card["conditions"]
+
+
+@pytest.mark.parametrize("argv,match", [
+    (["fit", "oct", "--data", "breast-cancer", "--binarize", "quantile"], "--binarize applies to ors"),
+    (["fit", "ors", "--data", "breast-cancer", "--max-cuts", "2"], "--max-cuts needs --binarize quantile"),
+    (["fit", "ors", "--data", "breast-cancer", "--binarize", "quantile", "--max-cuts", "0"], "integer >= 1"),
+    (["fit", "ors", "--data", "breast-cancer", "--card-out", "card.txt"], r"--card-out: .*\.json or \.csv"),
+    (["fit", "ors", "--data", "breast-cancer", "--card-out", "no/such/dir/card.csv"], "does not exist"),
+    (["fit", "oct", "--data", "breast-cancer", "--card-out", "card.json"], "risk score's card"),
+])
+def test_card_options_are_refused_before_any_work(capsys, argv, match):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert re.search(match, err.strip()), err

@@ -72,6 +72,7 @@ def test_sklearn_compatible_oct(estimator, check):
 
 @pytest.mark.slow
 @parametrize_with_checks([RiskScoreClassifier(T=2, time_limit=120),
+                          RiskScoreClassifier(T=2, binarize="quantile", max_cuts=2, time_limit=120),
                           RiskScoreClassifier(formulation="ogrs", T=1, time_limit=120, gap=0.05)],
                          expected_failed_checks=_expected_failures)
 def test_risk_score_classifier_is_sklearn_compatible(estimator, check):

@@ -300,3 +300,41 @@ def test_the_lp_relaxation_of_the_card_is_its_convex_hull(cost, T, cardinality, 
     c = np.zeros(sf.n_cols)
     c[s.offset:s.offset + s.size] = cost
     assert linprog_relaxation(sf, c) == pytest.approx(-4.0 * np.sort(np.abs(cost))[::-1][:T].sum(), abs=1e-7)
+
+
+# ------------------------------------------------------------------------------- binarize="quantile" (issue 34)
+def test_quantile_binarized_ors_equals_brute_force_on_its_conditions():
+    """``binarize="quantile"`` fits (4.5) on the 0/1 conditions ``x_j >= t``: its optimum is brute force's over
+    cards on those columns, and the model scores raw inputs through the same conditions."""
+    rng = np.random.default_rng(3)
+    X = np.column_stack([rng.integers(20, 80, 24), rng.normal(size=24).round(2), rng.random(24) < 0.5]).astype(float)
+    y = np.where(X[:, 0] / 30 + X[:, 1] + rng.normal(0, 0.7, 24) > 2.2, 1, -1)
+    res = get_formulation("ors", T=2, A="-2..2", tangents="V1", binarize="quantile", max_cuts=2).solve(
+        Dataset.from_arrays(X, y, feature_names=["age", "z", "flag"]), gap=0.0, time_limit=60)
+    sc = res.model.scaler
+    Z = sc.transform(X)
+    assert Z.shape[1] == 5 and sc.names[-1] == "flag >= 1"  # 2 + 2 quantile cuts, the binary feature as it is
+    assert res.status.value == "optimal" and res.certificate.ok
+    assert res.objective == pytest.approx(brute_force_ors(Z, y, 2, range(-2, 3), "V1"), rel=1e-6, abs=1e-6)
+    np.testing.assert_allclose(res.model.decision_function(X), Z @ res.model.s + res.model.beta)
+
+
+@pytest.mark.parametrize(("kw", "match"), [
+    ({"binarize": "deciles"}, "binarize must be one of"),
+    ({"binarize": None}, "binarize must be one of"),
+    ({"binarize": "quantile", "max_cuts": 0}, "max_cuts must be an integer >= 1"),
+    ({"binarize": "quantile", "max_cuts": 2.5}, "max_cuts must be an integer >= 1"),
+    ({"binarize": "quantile", "max_cuts": "two"}, "max_cuts must be an integer >= 1"),
+])
+def test_bad_binarize_options_are_refused_at_once(kw, match):
+    with pytest.raises(FormulationError, match=match):
+        get_formulation("ors", **kw)
+
+
+def test_T_is_checked_against_the_conditions_before_the_build():
+    X = np.column_stack([np.arange(12.0), np.arange(12.0) % 2])
+    data = Dataset.from_arrays(X, np.where(np.arange(12) > 5, 1, -1))
+    spec = get_formulation("ors", T=4, binarize="quantile", max_cuts=2)
+    with pytest.raises(FormulationError, match=r"T=4 exceeds the 3 threshold columns.*max_cuts=2"):
+        spec.build(data)
+    assert get_formulation("ors", T=3, binarize="quantile", max_cuts=2).build(data).ctx.data.n_features == 3

@@ -17,6 +17,7 @@ from treeopt_dsl.defaults import SOLVER, check_gap, check_threads, check_time_li
 from treeopt_dsl.errors import OptionError, TreeoptError
 from treeopt_dsl.formulations import REGISTRY, get_formulation
 from treeopt_dsl.io import LAZY_EXPORT, check_writable, file_format, write_model
+from treeopt_dsl.models.card import card_format
 from treeopt_dsl.numeric import jsonable
 from treeopt_dsl.progress import Progress
 from treeopt_dsl.result import Status
@@ -119,6 +120,16 @@ def formulation_params(args: argparse.Namespace) -> dict[str, Any]:
         params["depth"] = args.depth
     params.update(parse_param_items(args.param, {k: p.parse for k, p in known.items()}, args.formulation,
                                     " (`treeopt formulations` lists them)"))
+    for flag in ("binarize", "max_cuts"):  # ors' card options as flags (the same as --param binarize=...)
+        value = getattr(args, flag, None)
+        if value is None:
+            continue
+        if flag not in known:
+            raise UsageError(f"--{flag.replace('_', '-')} applies to ors (points on conditions in the data's units), "
+                             f"not {args.formulation}")
+        params[flag] = value
+    if params.get("max_cuts") is not None and params.get("binarize", "none") == "none":
+        raise UsageError("--max-cuts needs --binarize quantile (it is the number of quantile cuts per feature)")
     assert REGISTRY  # the registry is imported for its side effect of listing formulations
     return params
 
@@ -150,6 +161,14 @@ def check_paths(args: argparse.Namespace) -> None:
         check_writable(args.output, "the model (--output)")
         if any(str(kv).replace(" ", "") == "routing=benders" for kv in (getattr(args, "param", None) or [])):
             raise UsageError(f"--output: {LAZY_EXPORT}")
+    if getattr(args, "card_out", None):
+        if "binarize" not in (get_formulation(args.formulation).values if args.formulation else {}):
+            raise UsageError(f"--card-out writes a risk score's card (ors), not a {args.formulation} model")
+        try:
+            card_format(args.card_out)
+        except TreeoptError as exc:
+            raise UsageError(f"--card-out: {exc}") from None
+        check_writable(args.card_out, "the score card (--card-out)")
     if getattr(args, "log", None):
         check_writable(args.log, "the solver log (--log)")
     if getattr(args, "plot", None):
@@ -250,6 +269,17 @@ def size_line(size: dict[str, Any]) -> str:
                 "samples (no MILP built; --output builds and writes it)")
     return (f"model       {size.get('n_variables')} variables, {size.get('n_constraints')} constraints, "
             f"{size.get('n_nonzeros')} nonzeros, {size.get('n_integer')} integer")
+
+
+def card_outputs(model: Any, path: str | None) -> dict[str, Any]:
+    """A risk score's card in the JSON document (``card``) and, with ``--card-out``, written to its file."""
+    if model is None or not hasattr(model, "card"):
+        return {}
+    card = model.card()
+    out: dict[str, Any] = {"card": card.to_dict()}
+    if path:
+        out["card_out"] = str(card.save(path))
+    return out
 
 
 def write_model_file(built: Any, output: str | None, names: bool = True) -> dict[str, Any]:

@@ -52,6 +52,12 @@ def build_parser() -> argparse.ArgumentParser:
         m = c.add_argument_group("formulation")
         m.add_argument("--depth", type=int, help="tree depth (same as --param depth=N)")
         m.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="formulation parameter")
+        m.add_argument("--binarize", choices=("none", "quantile"), default=None,
+                       help="ors: none (default, the thesis: points on the scaled features) or quantile (points on "
+                            "conditions feature >= t in the data's units: a card to score by hand)")
+        m.add_argument("--max-cuts", type=max_thresholds_arg, default=None, metavar="K",
+                       help="ors --binarize quantile: at most K cuts per continuous feature, at its quantiles "
+                            "(default 3)")
         c.add_argument("--json", action="store_true", help="print one JSON object")
         if name == "compile":
             c.add_argument("--output", "-o", help="write the model: FILE.lp or FILE.mps (.gz compresses)")
@@ -90,6 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "beam-search score card, also what auto uses for ors)")
         o.add_argument("--output", "-o", help="also write the model: FILE.lp or FILE.mps (.gz compresses; fit: the "
                                               "model of the training part); the path is checked before the solve")
+        o.add_argument("--card-out", metavar="FILE", help="ors: also write the score card, FILE.json or FILE.csv "
+                                                          "(checked before the solve)")
         v = c.add_argument_group("output")
         v.add_argument("--quiet", "-q", action="store_true", help="print only the result")
         v.add_argument("--verbose", "-v", action="store_true", help="show the solver's log on stderr")

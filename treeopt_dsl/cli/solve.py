@@ -8,6 +8,7 @@ from typing import Any
 
 from treeopt_dsl.cli.common import (
     UsageError,
+    card_outputs,
     check_paths,
     finish,
     formulation_params,
@@ -28,10 +29,13 @@ def cmd_solve(args: argparse.Namespace) -> int:
     extra = write_model_file(res.built, args.output) if res.built is not None else {}
     if res.model is not None:
         extra["metrics"] = {"train": metrics(res.model, data)}
+        extra.update(card_outputs(res.model, args.card_out))
     if not args.json:
         print("\n".join(summary(res)))
         if res.model is not None and not args.quiet:
             print(res.model.text())
+        if "card_out" in extra:
+            print(f"wrote the score card to {extra['card_out']}")
     return finish(res, spec, data, args, extra)
 
 
@@ -48,6 +52,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         extra.update(write_model_file(res.built, args.output))  # the model solved: the training part
     if res.model is not None:
         extra["metrics"] = {"train": metrics(res.model, train), "test": metrics(res.model, test)}
+        extra.update(card_outputs(res.model, args.card_out))
     if not args.json:
         print("\n".join(summary(res)))
         if res.model is not None:
@@ -56,6 +61,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
             for part in ("train", "test"):
                 m = extra["metrics"][part]
                 print(f"{part:<8} {m['accuracy']:9.4f} {m['balanced_accuracy']:9.4f} {m.get('auc', float('nan')):7.4f}")
+        if "card_out" in extra:
+            print(f"wrote the score card to {extra['card_out']}")
     return finish(res, spec, data, args, extra)
 
 

@@ -6,11 +6,14 @@ import numbers
 from typing import Any
 
 import numpy as np
+from sklearn.utils.validation import check_is_fitted
 
 from treeopt_dsl.defaults import ESTIMATOR_TIME_LIMIT, SOLVER
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.estimator.base import SolvedClassifier, finite_real
 from treeopt_dsl.formulations import get_formulation
+from treeopt_dsl.formulations.risk import MAX_CUTS
+from treeopt_dsl.models.card import ScoreCard
 
 
 class RiskScoreClassifier(SolvedClassifier):
@@ -33,6 +36,13 @@ class RiskScoreClassifier(SolvedClassifier):
         Weight of the loss.
     scaling : {"minmax", "standard", "none"}, default="minmax"
         Features are scaled to [0, 1] as in the thesis; binary features keep their 0/1 meaning.
+    binarize : {"none", "quantile"}, default="none"
+        ``ors`` only. ``"none"``: points on the scaled features (the thesis). ``"quantile"``: points on 0/1
+        conditions ``feature >= t`` in the data's own units, at most ``max_cuts`` cuts per continuous feature at
+        its training quantiles (a binary feature stays one condition): a card a clinician scores by hand
+        (:meth:`card`). ``T`` then counts conditions, from 1 to their number.
+    max_cuts : int, default=3
+        ``binarize="quantile"``: the most cuts per continuous feature (3: the quartiles).
     multiplier : float, default=1.0
         ``ors`` only: the scale factor ``m`` of FasterRisk (Liu et al. 2022), ``P = sigmoid((points + beta) / m)``;
         the loss is fitted on that scale, so ``m > 1`` allows larger integer points for the same probabilities.
@@ -43,7 +53,10 @@ class RiskScoreClassifier(SolvedClassifier):
     Attributes
     ----------
     model_ : RiskScoreModel
-        The score card (``model_.score_card()``, ``model_.risk_table()``, ``model_.normal_form()``).
+        The score card (``model_.score_card()``, ``model_.risk_table()``, ``model_.normal_form()``);
+        :meth:`card` gives it as a :class:`~treeopt_dsl.models.card.ScoreCard` to print, export or plot.
+    feature_names_in_ : ndarray of str
+        The column names of a DataFrame given to ``fit`` (the card's feature names); absent for arrays.
     result_, certificate_, classes_, n_features_in_
         As for :class:`OptimalTreeClassifier`.
 
@@ -51,10 +64,17 @@ class RiskScoreClassifier(SolvedClassifier):
     >>> X = np.array([[0, 1], [1, 0], [1, 1], [0, 0]] * 5, dtype=float); y = X[:, 0].astype(int)
     >>> RiskScoreClassifier(T=1, time_limit=30).fit(X, y).predict([[1, 0], [0, 1]]).tolist()
     [1, 0]
+
+    A card to score by hand, in the data's units (a DataFrame's column names are the card's)::
+
+        >>> clf = RiskScoreClassifier(T=3, binarize="quantile", max_cuts=3).fit(df, y)  # doctest: +SKIP
+        >>> print(clf.card())                     # conditions, points, intercept, total -> risk  # doctest: +SKIP
+        >>> clf.card().to_csv("card.csv")         # also to_json(), plot()  # doctest: +SKIP
     """
 
     def __init__(self, formulation: str = "ors", T: int = 3, A: str = "-5..5", cardinality: str = "exact",
-                 tangents: Any = "V3", C: float = 1.0, scaling: str = "minmax", multiplier: float = 1.0,
+                 tangents: Any = "V3", C: float = 1.0, scaling: str = "minmax", binarize: str = "none",
+                 max_cuts: int = MAX_CUTS, multiplier: float = 1.0,
                  solver: str = SOLVER, backend: str | None = None, time_limit: float | None = ESTIMATOR_TIME_LIMIT,
                  gap: float | None = None, threads: int | None = None, random_state: Any = None,
                  verbose: bool = False, class_weight: Any = None) -> None:
@@ -65,6 +85,8 @@ class RiskScoreClassifier(SolvedClassifier):
         self.tangents = tangents
         self.C = C
         self.scaling = scaling
+        self.binarize = binarize
+        self.max_cuts = max_cuts
         self.multiplier = multiplier
         self.solver = solver
         self.backend = backend
@@ -82,9 +104,13 @@ class RiskScoreClassifier(SolvedClassifier):
             raise FormulationError(f"formulation must be 'ors' or 'ogrs', got {self.formulation!r}")
         if not finite_real(self.C):
             raise FormulationError(f"C must be a finite number, got {self.C!r}")
+        if self.binarize != "none" and self.formulation != "ors":
+            raise FormulationError(f"binarize={self.binarize!r} applies to formulation='ors' only (ogrs learns its "
+                                   "thresholds); use binarize='none'")
         p = getattr(self, "n_features_in_", None)
         at_most = self.formulation == "ors" and self.cardinality == "at_most"
-        if p is not None and self.T > p and not at_most:  # (4.2) / (4.9): at most one per feature
+        # (4.2) / (4.9): at most one per feature (binarized: per condition, checked on the columns when fitting)
+        if p is not None and self.T > p and not at_most and self.binarize == "none":
             raise FormulationError(f"T={self.T} exceeds the number of features (n_features={p}): T must be from 1 "
                                    f"to {p}" + (" (or cardinality='at_most' makes T an upper bound)"
                                                 if self.formulation == "ors" else ""))
@@ -92,14 +118,24 @@ class RiskScoreClassifier(SolvedClassifier):
         if not finite_real(self.multiplier) or float(self.multiplier) <= 0:
             raise FormulationError(f"multiplier must be a finite number > 0, got {self.multiplier!r}")
         if self.formulation == "ors":
-            return get_formulation("ors", T=int(self.T), cardinality=self.cardinality,
-                                   multiplier=float(self.multiplier), **common)
+            return get_formulation("ors", T=int(self.T), cardinality=self.cardinality, binarize=self.binarize,
+                                   max_cuts=self.max_cuts, multiplier=float(self.multiplier), **common)
         if float(self.multiplier) != 1.0:
             raise FormulationError("multiplier applies to formulation='ors' only")
         return get_formulation("ogrs", T=int(self.T), **common)
 
     def _start(self, previous: Any, n_features: int) -> Any:
         return "auto"  # the beam-search score card (ors); no automatic start for ogrs
+
+    def card(self) -> ScoreCard:
+        """The fitted score card (:meth:`RiskScoreModel.card <treeopt_dsl.models.risk.RiskScoreModel.card>`):
+        ``print`` it, ``to_json()``, ``to_csv(path)``, ``plot()``. With ``binarize="quantile"`` every row is a
+        condition in the data's units and the card scores by hand to exactly :meth:`predict`."""
+        check_is_fitted(self)
+        if not hasattr(self.model_, "card"):
+            raise FormulationError(f"formulation={self.formulation!r} has no card; its model prints itself: "
+                                   "print(clf.model_)")
+        return self.model_.card()
 
     def _decision(self, X: np.ndarray) -> np.ndarray:
         """``(points + beta) / m``: its sign is the prediction, its sigmoid ``P(classes_[1])``."""

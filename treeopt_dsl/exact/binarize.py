@@ -106,12 +106,13 @@ def binarize(X: np.ndarray, max_thresholds: int | None = None, min_gap: float = 
                         np.concatenate(his) if his else np.zeros(0), False, closer)
 
 
-def _cut_text(t: float, lower: float, upper: float) -> str:
+def _cut_text(t: float, lower: float, upper: float, at_least: bool = False) -> str:
     """The shortest text (at least 6 significant digits) of a cut ``x > c`` that keeps the training values on
-    their sides: ``lower <= c < upper``."""
+    their sides: ``lower <= c < upper``; ``at_least=True``: of a cut ``x >= c``, ``lower < c <= upper``."""
     for digits in range(6, 18):
         text = f"{t:.{digits}g}"
-        if lower <= float(text) < upper:
+        c = float(text)
+        if (lower < c <= upper) if at_least else (lower <= c < upper):
             return text
     return repr(float(t))
 
@@ -136,6 +137,56 @@ class CutScaler:
         if X.shape[1] <= int(self.bz.feature.max(initial=-1)):
             raise DataError(f"X has {X.shape[1]} features; the tree's cuts use feature {int(self.bz.feature.max())}")
         return self.bz.transform(X).astype(float)
+
+
+class ThresholdScaler:
+    """0/1 columns ``[x_j >= t_c]`` in the features' own units: what a risk score fitted with
+    ``binarize="quantile"`` puts its points on (:func:`threshold_columns`).
+
+    ``feature[c]`` and ``threshold[c]`` are column ``c``'s feature and threshold; ``threshold[c]`` is exactly the
+    number its name prints (``"age >= 60.5"``), so the printed condition and ``transform`` agree on every input.
+    ``shift_ = 0`` and ``scale_ = 1`` per column (the columns are what the points multiply).
+    """
+
+    kind = "thresholds"
+
+    def __init__(self, feature: np.ndarray, threshold: np.ndarray, feature_names: tuple[str, ...],
+                 texts: tuple[str, ...]) -> None:
+        self.feature = np.asarray(feature, dtype=np.int64)
+        self.threshold = np.asarray(threshold, dtype=float)
+        self.feature_names = tuple(feature_names)
+        self.texts = tuple(texts)
+        self.n_features_in = len(self.feature_names)
+        self.shift_ = np.zeros(self.feature.size)
+        self.scale_ = np.ones(self.feature.size)
+        self.names = tuple(f"{self.feature_names[j]} >= {t}" for j, t in zip(self.feature, texts, strict=True))
+
+    def transform(self, X: np.ndarray) -> np.ndarray:
+        """``[X[:, feature[c]] >= threshold[c]]`` for every column ``c`` (floats 0/1) of raw ``X``."""
+        X = _as_features(X)
+        if X.shape[1] != self.n_features_in:
+            raise DataError(f"X has {X.shape[1]} features, the score was fitted on {self.n_features_in}")
+        return (X[:, self.feature] >= self.threshold).astype(float)
+
+
+def threshold_columns(X: np.ndarray, feature_names: tuple[str, ...], max_cuts: int) -> ThresholdScaler:
+    """The threshold columns of a hand-scorable risk score, from training data ``X`` in its own units.
+
+    A feature with two distinct values (a binary feature, whatever its coding) stays one column,
+    ``[x >= its larger value]`` (for 0/1: the feature itself). Every other feature gets at most ``max_cuts`` cuts
+    at the data's quantiles (:func:`binarize` with ``max_thresholds``), each read ``x >= t`` with ``t`` the shortest
+    text (6 significant digits or more) of the midpoint between the training values on either side, so the
+    columns equal :func:`binarize`'s on the training data. A constant feature has no column.
+
+    >>> sc = threshold_columns(np.array([[20.0, 0.0], [40.0, 1.0], [60.0, 1.0], [80.0, 0.0]]), ("age", "sex"), 1)
+    >>> sc.names, sc.transform(np.array([[50.0, 1.0]])).tolist()
+    (('age >= 50', 'sex >= 1'), [[1.0, 1.0]])
+    """
+    bz = binarize(X, max_thresholds=max_cuts)
+    binary = cuts_per_feature(X) == 1
+    texts = tuple(_cut_text(up, lo, up, at_least=True) if binary[j] else _cut_text(t, lo, up, at_least=True)
+                  for j, t, lo, up in zip(bz.feature, bz.threshold, bz.lower, bz.upper, strict=True))
+    return ThresholdScaler(bz.feature, np.array([float(t) for t in texts]), feature_names, texts)
 
 
 def cuts_per_feature(X: np.ndarray) -> np.ndarray:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from treeopt_dsl.errors import CapabilityError, ModelError
+from treeopt_dsl.io._text import atomic_binary as atomic_binary  # every atomic write of a file (cards too)
 from treeopt_dsl.io.lp import lp_lines, write_lp
 from treeopt_dsl.io.mps import mps_lines, write_mps
 from treeopt_dsl.ir import Model, StandardForm

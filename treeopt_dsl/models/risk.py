@@ -9,6 +9,7 @@ import numpy as np
 
 from treeopt_dsl.data import Scaler, pick_labels
 from treeopt_dsl.errors import DataError
+from treeopt_dsl.models.card import CardRow, ScoreCard
 from treeopt_dsl.models.pictures import plot_score_card
 from treeopt_dsl.numeric import sigmoid
 
@@ -102,11 +103,34 @@ class RiskScoreModel:
         total a sample with features in [0, 1] can collect."""
         return risk_table(self.s, self.beta, self.multiplier)
 
+    def card(self) -> ScoreCard:
+        """The score card (:class:`~treeopt_dsl.models.card.ScoreCard`): a row per feature or condition with
+        points, in column order (a feature's conditions together, by threshold), the intercept and the table from
+        total score to risk. With threshold columns (``ors`` ``binarize="quantile"``) every row is a condition in
+        the data's units (``"age >= 60.5"``) and the card can be scored by hand; otherwise a row is a scaled
+        feature (``"chol as (x - 126)/438"``)."""
+        sc = self.scaler
+        cuts = getattr(sc, "kind", None) == "thresholds"
+        rows = []
+        for j in self.used.tolist():
+            neg, p = bool(self.negated[j]), int(self.s[j])
+            if cuts:
+                feature, text = sc.feature_names[sc.feature[j]], sc.texts[j]
+                op = "<" if neg else ">="
+                rows.append(CardRow(f"{feature} {op} {text}", p, feature, op, float(sc.threshold[j])))
+                continue
+            shift = 0.0 if sc.shift_ is None else float(sc.shift_[j])
+            scale = 1.0 if sc.scale_ is None else float(sc.scale_[j])
+            name = self.feature_names[j]
+            shown = name if (shift, scale) == (0.0, 1.0) else f"{name} as (x - {shift:.6g})/{scale:.6g}"
+            rows.append(CardRow(("NOT " if neg else "") + shown, p, name))
+        note = "" if cuts else "a row's points multiply its scaled feature; NOT x is 1 - x"
+        return ScoreCard(tuple(rows), float(self.beta), tuple(self.classes), float(self.multiplier),
+                         hand_scorable=cuts, note=note if any(r.operator is None for r in rows) else "")
+
     def text(self) -> str:
-        """The score card and risk table as in the thesis' Figure 4.1."""
-        logit = (f"total + {self.beta:.4g}" if self.multiplier == 1.0 else
-                 f"(total + {self.beta:.4g}) / {self.multiplier:.4g}")
-        return card_text(f"risk score: P({self.classes[1]}) = sigmoid({logit})", self.score_card(), self.risk_table())
+        """The score card as text (:meth:`card`): conditions and points, the intercept, total score to risk."""
+        return self.card().text()
 
     def __str__(self) -> str:
         return self.text()
