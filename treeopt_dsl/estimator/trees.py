@@ -7,12 +7,23 @@ import numbers
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
+from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils.validation import check_is_fitted
 
 from treeopt_dsl.defaults import ESTIMATOR_TIME_LIMIT, SOLVER
-from treeopt_dsl.errors import FormulationError
+from treeopt_dsl.errors import CapabilityError, FormulationError
 from treeopt_dsl.estimator.base import TREE_PARAMS, SolvedClassifier
 from treeopt_dsl.formulations import REGISTRY, get_formulation
+from treeopt_dsl.models.sklearn_tree import (
+    FlatTree,
+    flatten,
+    impurity_importances,
+    node_weights,
+    oblique_importances,
+    sklearn_classifier,
+    split_thresholds,
+)
 from treeopt_dsl.models.tree import TreeModel
 
 
@@ -101,7 +112,7 @@ class OptimalTreeClassifier(SolvedClassifier):
                  solver: str = SOLVER, backend: str | None = None, time_limit: float | None = ESTIMATOR_TIME_LIMIT,
                  gap: float | None = None, threads: int | None = None, random_state: Any = None,
                  verbose: bool = False, warm_start: Any = "auto", params: dict[str, Any] | None = None,
-                 class_weight: Any = None) -> None:
+                 class_weight: Any = None, keep_model: bool = False) -> None:
         self.formulation = formulation
         self.depth = depth
         self.C = C
@@ -116,6 +127,7 @@ class OptimalTreeClassifier(SolvedClassifier):
         self.warm_start = warm_start
         self.params = params
         self.class_weight = class_weight
+        self.keep_model = keep_model
 
     _multiclass = True  # oct / octh natively (leaf classes), the other formulations one-vs-rest
 
@@ -156,6 +168,24 @@ class OptimalTreeClassifier(SolvedClassifier):
         self.tree_ = result.model
         self.feature_influence_ = self.tree_.feature_influence()
 
+    def _remember(self, X: np.ndarray, codes: np.ndarray, sample_weight: np.ndarray | None) -> None:
+        """The flat tree (:func:`~treeopt_dsl.models.sklearn_tree.flatten`), the training weight of every class at
+        each of its nodes, and ``feature_importances_`` (class Notes), from the training data."""
+        if getattr(self, "estimators_", None) is not None:  # one-vs-rest: the mean of the trees' importances
+            imp = np.mean([e.feature_importances_ for e in self.estimators_], axis=0)
+            self.feature_importances_ = imp / imp.sum() if imp.sum() > 0 else imp
+            return
+        tree = self.tree_
+        flat = flatten(tree)
+        weights, counts = node_weights(flat.decision_path(tree, X), codes, len(self.classes_), sample_weight)
+        self._flat, self._node_weights, self._node_counts = flat, weights, counts
+        try:
+            feature, _ = split_thresholds(tree, flat, X.shape[1])
+        except CapabilityError:  # oblique: standardized coefficients weighted by the training weight at the node
+            self.feature_importances_ = oblique_importances(tree, flat, weights, tree._scaled(X).std(0))
+        else:
+            self.feature_importances_ = impurity_importances(flat.left, flat.right, feature, weights, X.shape[1])
+
     def _decision(self, X: np.ndarray) -> np.ndarray:
         """``v - leaf_threshold`` at the reached node, ties of the ``>= 0`` rule made positive (class Notes)."""
         v = self.tree_.decision_function(X)
@@ -169,6 +199,64 @@ class OptimalTreeClassifier(SolvedClassifier):
         """The fitted tree as text: one line per node, thresholds in original units when axis-aligned."""
         check_is_fitted(self)
         return self.tree_.text(max_terms=max_terms)
+
+    # ------------------------------------------------------------------ scikit-learn's tree interface
+    def _structure(self, who: str) -> FlatTree:
+        """The flat tree of the fitted ``tree_`` (kept at fit; rebuilt when missing)."""
+        check_is_fitted(self)
+        if not isinstance(self.tree_, TreeModel):
+            raise CapabilityError(f"{who}: this estimator holds {len(self.classes_)} one-vs-rest trees "
+                                  f"({self.formulation!r} is binary); call it on each of estimators_, or fit "
+                                  "formulation='oct' for one multiclass tree")
+        flat = getattr(self, "_flat", None)
+        if flat is None:
+            flat = self._flat = flatten(self.tree_)
+        return flat
+
+    def to_sklearn(self) -> DecisionTreeClassifier:
+        """The fitted tree as a fitted :class:`sklearn.tree.DecisionTreeClassifier` (axis-aligned trees only).
+
+        Its ``tree_`` holds the nodes a sample can take (splits that send every sample one way are skipped), in
+        this estimator's numbering (:meth:`apply`), with thresholds in the raw features' units: a split
+        ``x_j <= threshold`` goes left, as scikit-learn's. ``value``, ``impurity`` and the sample counts are those
+        of the training data, so :func:`~sklearn.tree.plot_tree`, :func:`~sklearn.tree.export_text` and
+        :func:`~sklearn.tree.export_graphviz` draw the tree as scikit-learn's own. It predicts as this estimator
+        on every input, except within float32 rounding (relative ``6e-8``) of a threshold: scikit-learn compares
+        ``float32(x)``. Raises :class:`~treeopt_dsl.errors.CapabilityError` for oblique trees (a split on
+        several features) and one-vs-rest ensembles.
+
+        Example::
+
+            >>> from sklearn.tree import export_text
+            >>> clf = OptimalTreeClassifier(formulation="oct", depth=2).fit(X, y)  # doctest: +SKIP
+            >>> print(export_text(clf.to_sklearn()))  # doctest: +SKIP
+        """
+        flat = self._structure("to_sklearn")
+        feature, threshold = split_thresholds(self.tree_, flat, self.n_features_in_)
+        return sklearn_classifier(flat.left, flat.right, feature, threshold, flat.code,
+                                  getattr(self, "_node_weights", None), getattr(self, "_node_counts", None),
+                                  self.classes_, self.n_features_in_, getattr(self, "feature_names_in_", None))
+
+    def get_depth(self) -> int:
+        """The depth of the fitted tree: its longest root-to-leaf path once splits that send every sample one way
+        are skipped (at most ``depth``)."""
+        return self._structure("get_depth").depth
+
+    def get_n_leaves(self) -> int:
+        """The number of leaves of the fitted tree (those a sample can reach)."""
+        return self._structure("get_n_leaves").n_leaves
+
+    def apply(self, X: Any) -> np.ndarray:
+        """The leaf each sample reaches, as a node index of the flat tree (depth-first numbering, scikit-learn's:
+        ``to_sklearn().apply(X)`` gives the same indices for an axis-aligned tree)."""
+        flat = self._structure("apply")
+        return flat.apply(self.tree_, self._validate(X))
+
+    def decision_path(self, X: Any) -> sp.csr_matrix:
+        """The nodes each sample passes, a sparse ``(n_samples, n_nodes)`` indicator matrix as scikit-learn's
+        ``decision_path`` (node indices as :meth:`apply`)."""
+        flat = self._structure("decision_path")
+        return sp.csr_matrix(flat.decision_path(self.tree_, self._validate(X)).astype(np.int64))
 
 
 class RandomizedTreeClassifier(SolvedClassifier):
