@@ -76,6 +76,11 @@ class OptimalTreeClassifier(SolvedClassifier):
     class_weight : dict, "balanced" or None, default=None
         Weights of the classes (scikit-learn's semantics, :func:`~sklearn.utils.class_weight.compute_sample_weight`:
         ``"balanced"`` gives class ``k`` the weight ``n / (K n_k)``); multiplied into ``sample_weight`` of ``fit``.
+    keep_model : bool, default=False
+        Whether pickling keeps the built solver model (``result_.built``, ``result_.x``) and the scaled training
+        matrix (``tree_.X_train``). By default a pickle holds the tree alone (a few KB for depth 2, and no training
+        row can be read back from it); ``predict``, ``predict_proba``, ``explain``, ``plot`` and ``to_sklearn``
+        work on the unpickled estimator as before.
 
     Attributes
     ----------
@@ -93,6 +98,12 @@ class OptimalTreeClassifier(SolvedClassifier):
         The decoded tree re-evaluated on the training data against the solver's objective.
     feature_influence_ : ndarray of shape (n_nodes, n_features_in_)
         ``r[t, j] = w_jt * sigma_jt`` ([aldinucci-thesis-2024] lines 567-583) over the training samples.
+    feature_importances_ : ndarray of shape (n_features_in_,)
+        Sums to 1 (all zeros for a tree without a useful split). Axis-aligned trees: scikit-learn's definition, the
+        decrease of the (weighted Gini) impurity of the training data at each split of the feature, normalized.
+        Oblique trees: ``sum_t N_t sum |w_tj| sd_j`` normalized, with ``N_t`` the training weight reaching branch
+        node ``t`` and ``w_tj sd_j`` the standardized coefficient (``sd_j`` the standard deviation of the scaled
+        training feature ``j``). One-vs-rest: the mean of the binary trees' importances.
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -106,6 +117,28 @@ class OptimalTreeClassifier(SolvedClassifier):
     scikit-learn's reading (``decision_function > 0`` means ``classes_[1]``) gives the same classes.
     ``predict_proba`` is ``s(decision_function)``: calibrated log-odds for the logistic loss of OLCT;
     for the hinge (MARGOT) and 0-1 (OCT, OCT-H: ``|w| <= 1``, scores near 0) losses it only ranks samples.
+
+    scikit-learn's tree interface (docs/sklearn.md): :meth:`to_sklearn` (axis-aligned trees as a fitted
+    :class:`sklearn.tree.DecisionTreeClassifier`, for ``plot_tree``/``export_text``/``export_graphviz``),
+    :meth:`get_depth`, :meth:`get_n_leaves`, :meth:`apply`, :meth:`decision_path` and ``feature_importances_``
+    read the *flat* tree: the nodes a sample can take, numbered depth first as scikit-learn numbers them (a split
+    that sends every sample one way is skipped). ``fit`` and ``predict`` take scipy sparse ``X`` (densified when
+    the dense copy fits :func:`~treeopt_dsl.defaults.memory_budget`, else
+    :class:`~treeopt_dsl.errors.ModelTooLarge`), e.g. after a ``OneHotEncoder``. ``warm_start`` also takes a fitted
+    :class:`sklearn.tree.DecisionTreeClassifier` (a solver route such as ``solver="highs"``; the exact engines of
+    ``solver="auto"`` need no start).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.tree import export_text
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = OptimalTreeClassifier(formulation="oct", depth=2).fit(X, y)
+    >>> sk = clf.to_sklearn()
+    >>> bool((sk.predict(X) == clf.predict(X)).all()), clf.get_depth(), clf.get_n_leaves()
+    (True, 2, 4)
+    >>> print(export_text(sk, feature_names=["sl", "sw", "pl", "pw"]).splitlines()[0])
+    |--- pl <= 4.45
     """
 
     def __init__(self, formulation: str = "olct", depth: int = 2, C: Any = 1.0, scaling: str = "standard",
@@ -278,7 +311,7 @@ class RandomizedTreeClassifier(SolvedClassifier):
         the random starts (20), Ipopt's iteration limit per start, the scaling (minmax, as the paper).
     solver : str, default="ipopt"
         An NLP solver route (``ipopt``).
-    backend, time_limit, gap, threads, random_state, verbose, class_weight
+    backend, time_limit, gap, threads, random_state, verbose, class_weight, keep_model
         As for :class:`OptimalTreeClassifier` (``random_state`` seeds the multistart; the sample weights make the
         expected cost a weighted mean).
 
@@ -296,7 +329,8 @@ class RandomizedTreeClassifier(SolvedClassifier):
                  cost: float = 0.5, rho: Any = None, n_starts: int = 20, max_iter: int | None = None,
                  scaling: str = "minmax", solver: str = "ipopt", backend: str | None = None,
                  time_limit: float | None = ESTIMATOR_TIME_LIMIT, gap: float | None = None, threads: int | None = None,
-                 random_state: Any = 0, verbose: bool = False, class_weight: Any = None) -> None:
+                 random_state: Any = 0, verbose: bool = False, class_weight: Any = None,
+                 keep_model: bool = False) -> None:
         self.depth = depth
         self.gamma = gamma
         self.lambda_l = lambda_l
@@ -314,6 +348,7 @@ class RandomizedTreeClassifier(SolvedClassifier):
         self.random_state = random_state
         self.verbose = verbose
         self.class_weight = class_weight
+        self.keep_model = keep_model
 
     def _spec(self) -> Any:
         if not isinstance(self.depth, numbers.Integral) or isinstance(self.depth, bool) or self.depth < 1:
