@@ -58,15 +58,17 @@ class OptimalTreeClassifier(SolvedClassifier):
         the time limit is not reached.
     verbose : bool, default=False
         Print the solver log.
-    warm_start : bool, {"auto", "greedy", "greedy_lp", "cart"}, TreeModel or None, default="auto"
+    warm_start : bool, {"auto", "greedy", "greedy_lp", "cart"}, TreeModel, DecisionTreeClassifier, None, default="auto"
         A start handed to the solver (completed to a feasible point by the blocks): ``"auto"`` (the best
         of CART, the greedy starts and the exact DP tree in the formulation's objective; the fitted
         model is never worse than it, ``result_.start`` says which won), ``"greedy"``
         (node-by-node classifiers from the root), ``"greedy_lp"`` (OLCT: each node's part of the objective
         solved exactly, an LP), ``"cart"`` (a scikit-learn tree of the same depth),
-        or a fitted tree, e.g. ``tree_`` of a shallower estimator. ``True`` follows scikit-learn's
-        convention: start from this estimator's previous ``tree_`` when it has one that fits (same
-        number of features, depth at most ``depth``), otherwise from nothing; ``False``/``None``: no start.
+        or a fitted tree, e.g. ``tree_`` of a shallower estimator or a fitted
+        :class:`sklearn.tree.DecisionTreeClassifier` (its splits and leaf classes, same features and labels).
+        ``True`` follows scikit-learn's convention: start from this estimator's previous ``tree_`` when it has
+        one that fits (same number of features, depth at most ``depth``), otherwise from nothing;
+        ``False``/``None``: no start.
     params : dict or None, default=None
         Further parameters of the formulation, by the names it declares (``spec.params``), e.g.
         ``{"big_m": 50.0}``, ``{"tangents": "V3"}`` (olct), ``{"alpha": 0.1}`` (oct),
