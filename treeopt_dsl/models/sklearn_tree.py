@@ -232,9 +232,12 @@ def node_weights(on: np.ndarray, codes: np.ndarray, n_classes: int,
     """``(weights, counts)`` per node from a ``(n_samples, n_nodes)`` path indicator: the training weight of each
     class (``n_nodes x n_classes``) and the number of samples reaching each node."""
     sw = np.ones(on.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=float)
-    onehot = np.zeros((on.shape[0], n_classes))
-    onehot[np.arange(on.shape[0]), np.asarray(codes, dtype=np.int64)] = sw
-    return on.T.astype(float) @ onehot, on.sum(0).astype(np.int64)
+    codes = np.asarray(codes, dtype=np.int64)
+    weights = np.zeros((on.shape[1], n_classes))
+    for i in range(on.shape[1]):  # one bincount per node (at most 2^(d+1) - 1), no per-sample loop
+        rows = on[:, i]
+        weights[i] = np.bincount(codes[rows], weights=sw[rows], minlength=n_classes)
+    return weights, on.sum(0).astype(np.int64)
 
 
 def _depths(left: np.ndarray, right: np.ndarray) -> np.ndarray:
