@@ -17,6 +17,13 @@ multiply (``w_i = sample_weight_i * class_weight[y_i]``) and every loss minimize
 Bertsimas and Dunn) and :class:`RandomizedTreeClassifier` (S-ORCT) natively, the other tree formulations
 one-vs-rest (docs/multiclass.md); the risk scores and categorical trees are binary.
 
+The tree estimators (:class:`OptimalTreeClassifier`, :class:`TAOClassifier`, :class:`TMOClassifier`) also speak
+scikit-learn's tree interface: ``to_sklearn()`` (an axis-aligned tree as a fitted
+:class:`sklearn.tree.DecisionTreeClassifier`, for ``plot_tree``/``export_text``/``export_graphviz``), ``get_depth()``,
+``get_n_leaves()``, ``apply(X)``, ``decision_path(X)``, ``feature_importances_``. Every estimator here takes scipy
+sparse ``X`` (densified within :func:`~treeopt_dsl.defaults.memory_budget`), and the solved ones pickle without
+the solver model and the training matrix unless ``keep_model=True`` (docs/sklearn.md).
+
 With two classes, as in the papers (thesis §3.2): ``classes_[0]`` is the class mapped to
 ``-1`` and ``classes_[1]`` the one mapped to ``+1``. A sample reaching last-layer node ``t`` gets
 the score ``v = w_t·x + b_t``; it is predicted ``classes_[1]`` iff ``s(v) >= 0.5`` ([aldinucci-thesis-2024] line

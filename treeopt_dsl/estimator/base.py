@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import numbers
 import warnings
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
@@ -16,7 +18,8 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from treeopt_dsl.data import Dataset, check_labels, require_numeric
-from treeopt_dsl.errors import DataError, FormulationError, SolveError, UncertifiedWarning
+from treeopt_dsl.defaults import MEMORY_ENV, memory_budget
+from treeopt_dsl.errors import DataError, FormulationError, ModelTooLarge, SolveError, UncertifiedWarning
 from treeopt_dsl.numeric import sigmoid
 from treeopt_dsl.result import Status
 from treeopt_dsl.solve import failure_message
@@ -27,7 +30,11 @@ TREE_PARAMS: dict[str, Any] = {"depth": 2, "C": 1.0, "scaling": "standard"}
 
 
 #: fitted attributes cleared at the start of every fit (a failed refit must not leave a stale model)
-FITTED = ("classes_", "model_", "tree_", "result_", "certificate_", "feature_influence_", "estimators_")
+FITTED = ("classes_", "model_", "tree_", "result_", "certificate_", "feature_influence_", "estimators_",
+          "feature_importances_", "_flat", "_node_weights", "_node_counts")
+
+#: scipy sparse formats ``fit`` and ``predict`` take (densified first, :func:`dense_features`)
+SPARSE_FORMATS = ("csr", "csc", "coo")
 
 
 HALF_UP = float(np.nextafter(0.5, 1.0))
@@ -55,6 +62,38 @@ def fit_weights(estimator: Any, X: np.ndarray, y: np.ndarray, sample_weight: Any
     if not np.any(sw > 0):
         raise DataError("every sample has weight 0: nothing to fit")
     return sw
+
+
+def dense_features(X: Any, who: str) -> np.ndarray:
+    """A validated ``X`` as a dense float64 array: a scipy sparse matrix is densified when the dense copy fits
+    :func:`~treeopt_dsl.defaults.memory_budget`, else :class:`ModelTooLarge` says how much it needs (before any
+    allocation). The solvers and the models work on dense rows; one-hot encoded data (scikit-learn's
+    ``OneHotEncoder`` outputs sparse matrices) is the usual sparse input."""
+    if not sp.issparse(X):
+        return X
+    need = int(X.shape[0]) * int(X.shape[1]) * 8
+    budget = memory_budget()
+    if need > budget:
+        raise ModelTooLarge(f"{who}: X is a sparse {X.shape[0]} x {X.shape[1]} matrix; its dense copy needs "
+                            f"{need / 2**20:.1f} MiB, above the memory budget of {budget / 2**20:.1f} MiB "
+                            f"(set {MEMORY_ENV} to raise it): select columns or rows first")
+    return np.asarray(X.toarray(), dtype=np.float64)
+
+
+def lean_model(model: Any) -> Any:
+    """``model`` without its training data (a tuple: each; a model with ``lean()``: that; else itself)."""
+    if isinstance(model, tuple):
+        return tuple(lean_model(m) for m in model)
+    return model.lean() if hasattr(model, "lean") else model
+
+
+def lean_result(result: Any, model: Any) -> Any:
+    """``result`` without the built solver model and its point, holding ``model`` (the lean fitted model)."""
+    if isinstance(result, list):
+        return [lean_result(r, None) for r in result]
+    if result is None or not hasattr(result, "built"):
+        return result
+    return replace(result, built=None, x=None, model=model if model is not None else lean_model(result.model))
 
 
 def warn_unproven(who: str, result: Any, time_limit: float | None) -> None:
@@ -98,11 +137,38 @@ class SolvedClassifier(ClassifierMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = self._multiclass  # binary, as in the papers, unless stated
         tags.input_tags.allow_nan = False
-        tags.input_tags.sparse = False
+        tags.input_tags.sparse = True  # densified (dense_features)
         return tags
 
     def __sklearn_is_fitted__(self) -> bool:
         return hasattr(self, "model_")
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What pickling keeps: everything unless ``keep_model`` is false (the default), then the fitted model
+        without its training data (:meth:`TreeModel.lean <treeopt_dsl.models.tree.TreeModel.lean>`) and
+        ``result_`` without the built solver model and its point (``result_.built``, ``result_.x``). A depth-2
+        tree pickles in a few KB instead of MBs and no training row can be read back from the pickle;
+        ``predict``, ``predict_proba``, ``explain``, ``plot`` and ``to_sklearn`` work as before."""
+        state = dict(super().__getstate__())
+        if getattr(self, "keep_model", False) or "model_" not in state:
+            return state
+        model = lean_model(state["model_"])
+        for name in ("model_", "tree_"):
+            if name in state:
+                state[name] = model
+        if "result_" in state:
+            state["result_"] = lean_result(state["result_"], model if not isinstance(model, tuple) else None)
+        return state
+
+    def _validate(self, X: Any, reset: bool = False) -> np.ndarray:
+        """``X`` for prediction: validated against the fit (features, names, finite) and dense."""
+        X = validate_data(self, X, accept_sparse=SPARSE_FORMATS, dtype=np.float64, ensure_all_finite=True,
+                          reset=reset)
+        return dense_features(X, type(self).__name__)
+
+    def _remember(self, X: np.ndarray, codes: np.ndarray, sample_weight: np.ndarray | None) -> None:
+        """Store what the subclass derives from the training data (``X`` dense and validated, ``codes`` the
+        positions of ``y`` in ``classes_``) before it is dropped, e.g. per-node training weights."""
 
     def _spec(self) -> Any:  # pragma: no cover - interface
         raise NotImplementedError
@@ -144,7 +210,8 @@ class SolvedClassifier(ClassifierMixin, BaseEstimator):
                 y_arr = None
             if y_arr is not None and y_arr.ndim == 1:
                 check_labels(y_arr)  # None / NaN labels: name the rows
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
+        X, y = validate_data(self, X, y, accept_sparse=SPARSE_FORMATS, dtype=np.float64, ensure_all_finite=True)
+        X = dense_features(X, type(self).__name__)
         check_classification_targets(y)
         classes = np.unique(y)
         shown = ", ".join(map(repr, classes[:6].tolist())) + (" ..." if classes.size > 6 else "")
@@ -182,6 +249,7 @@ class SolvedClassifier(ClassifierMixin, BaseEstimator):
         self.result_ = result
         self.certificate_ = result.certificate
         self._keep(result)
+        self._remember(X, np.searchsorted(classes, y), sw)
         return self
 
     def _fit_one_vs_rest(self, X: np.ndarray, y: np.ndarray, classes: np.ndarray, sw: np.ndarray | None) -> Any:
@@ -201,6 +269,7 @@ class SolvedClassifier(ClassifierMixin, BaseEstimator):
         self.tree_ = self.model_
         self.result_ = [s.result_ for s in subs]
         self.certificate_ = [s.certificate_ for s in subs]
+        self._remember(X, np.searchsorted(classes, y), sw)
         return self
 
     def _decision(self, X: np.ndarray) -> np.ndarray:
@@ -230,7 +299,7 @@ class SolvedClassifier(ClassifierMixin, BaseEstimator):
         ``K > 2``: shape ``(n_samples, K)``, the highest column is the predicted class (one-vs-rest: each tree's
         score; leaf-class trees: ``predict_proba``)."""
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
+        X = self._validate(X)
         if len(self.classes_) > 2:
             if getattr(self, "estimators_", None) is not None:
                 return np.column_stack([e._decision(X) for e in self.estimators_])
@@ -246,7 +315,7 @@ class SolvedClassifier(ClassifierMixin, BaseEstimator):
         """
         if len(getattr(self, "classes_", ())) > 2:
             check_is_fitted(self)
-            X = validate_data(self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
+            X = self._validate(X)
             return self._multiclass_proba(X)
         d = self.decision_function(X)
         p = sigmoid(d)
@@ -257,7 +326,7 @@ class SolvedClassifier(ClassifierMixin, BaseEstimator):
         """The class of each sample, in the original label space (``y``'s labels)."""
         if len(getattr(self, "classes_", ())) > 2:
             check_is_fitted(self)
-            X = validate_data(self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
+            X = self._validate(X)
             return self.classes_[self._codes(X)]
         positive = self.decision_function(X) > 0  # checks first that the estimator is fitted
         return self.classes_[positive.astype(np.intp)]

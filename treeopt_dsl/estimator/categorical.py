@@ -43,7 +43,7 @@ class CategoricalTreeClassifier(SolvedClassifier):
         The model enhancements of §4.3 (they never change the optimum, only the solve time).
     infer_groups : bool, default=False
         Treat runs of mutually exclusive 0/1 columns as one categorical attribute (one-hot input).
-    solver, backend, time_limit, gap, threads, random_state, verbose, class_weight
+    solver, backend, time_limit, gap, threads, random_state, verbose, class_weight, keep_model
         As for :class:`OptimalTreeClassifier` (``class_weight`` multiplies the sample weights; ``C`` weighs a
         correct ``classes_[0]`` sample on top of them).
 
@@ -66,7 +66,8 @@ class CategoricalTreeClassifier(SolvedClassifier):
                  relax: bool = True, strengthen: bool = True, drop_c: bool = True, infer_groups: bool = False,
                  solver: str = SOLVER, backend: str | None = None, time_limit: float | None = ESTIMATOR_TIME_LIMIT,
                  gap: float | None = None, threads: int | None = None, random_state: Any = None,
-                 verbose: bool = False, class_weight: Any = None) -> None:
+                 verbose: bool = False, class_weight: Any = None,
+                 keep_model: bool = False) -> None:
         self.shape = shape
         self.C = C
         self.categorical_features = categorical_features
@@ -89,6 +90,7 @@ class CategoricalTreeClassifier(SolvedClassifier):
         self.random_state = random_state
         self.verbose = verbose
         self.class_weight = class_weight
+        self.keep_model = keep_model
 
     def _spec(self) -> Any:
         cats = () if self.categorical_features is None else tuple(np.atleast_1d(self.categorical_features).tolist())

@@ -6,7 +6,11 @@ Both are binary, as the papers (``classes_[0]`` is mapped to -1, ``classes_[1]``
 ``sample_weight``, work on the raw features (axis-aligned splits do not need scaling) and keep the
 fitted tree as a :class:`~treeopt_dsl.models.decision_tree.DecisionTree` (``tree_``: ``text()``,
 ``plot()``, predictions exactly those of the optimized hyperplanes ``W_``, ``b_``). ``predict_proba``
-is the weighted class frequency of the training samples in the sample's leaf.
+is the weighted class frequency of the training samples in the sample's leaf. scikit-learn's tree interface:
+``to_sklearn()`` (a fitted :class:`sklearn.tree.DecisionTreeClassifier` with the same nodes), ``get_depth()``,
+``get_n_leaves()``, ``apply(X)``, ``decision_path(X)`` and ``feature_importances_`` (scikit-learn's impurity
+decrease on the training data); ``fit`` and ``predict`` take scipy sparse ``X`` (densified within the memory
+budget, docs/sklearn.md).
 
 Example::
 
@@ -24,12 +28,17 @@ import numbers
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils import check_random_state
+from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from treeopt_dsl.errors import OptionError
+from treeopt_dsl.estimator.base import SPARSE_FORMATS, dense_features
+from treeopt_dsl.models.sklearn_tree import impurity_importances, node_weights, sklearn_classifier
 from treeopt_dsl.starts.memetic.tmo import tmo
 from treeopt_dsl.starts.tao import from_sklearn, tao, to_decision_tree
 from treeopt_dsl.topology import Topology
@@ -44,7 +53,14 @@ class _AxisTreeClassifier(ClassifierMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False  # binary, as in the papers
         tags.input_tags.allow_nan = False
+        tags.input_tags.sparse = True  # densified (dense_features)
         return tags
+
+    def _validate(self, X: Any) -> np.ndarray:
+        """``X`` for prediction: validated against the fit and dense."""
+        X = validate_data(self, X, accept_sparse=SPARSE_FORMATS, dtype=np.float64, ensure_all_finite=True,
+                          reset=False)
+        return dense_features(X, type(self).__name__)
 
     def _seed(self) -> int:
         rs = self.random_state
@@ -56,7 +72,8 @@ class _AxisTreeClassifier(ClassifierMixin, BaseEstimator):
         depth = self.depth
         if not isinstance(depth, numbers.Integral) or isinstance(depth, bool) or depth < 1:
             raise OptionError(f"depth must be a whole number >= 1, got {depth!r}")
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
+        X, y = validate_data(self, X, y, accept_sparse=SPARSE_FORMATS, dtype=np.float64, ensure_all_finite=True)
+        X = dense_features(X, type(self).__name__)
         check_classification_targets(y)
         classes = np.unique(y)
         if type_of_target(y) != "binary":
@@ -68,8 +85,6 @@ class _AxisTreeClassifier(ClassifierMixin, BaseEstimator):
         sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
         cw = getattr(self, "class_weight", None)
         if cw is not None:  # scikit-learn's semantics: w_i = sample_weight_i * class_weight[y_i]
-            from sklearn.utils.class_weight import compute_sample_weight
-
             sw = sw * compute_sample_weight(cw, y)
         return X, np.where(y == classes[1], 1, -1), sw
 
@@ -78,23 +93,24 @@ class _AxisTreeClassifier(ClassifierMixin, BaseEstimator):
         self.W_, self.b_ = W, b
         self.tree_ = to_decision_tree(W, b, Topology(int(self.depth)), classes=self.classes_,
                                       feature_names=None if names is None else [str(n) for n in names])
-        leaf = self.tree_.apply(X)
-        n = self.tree_.feature.size
-        pos = np.bincount(leaf, weights=np.where(ypm > 0, sw, 0.0), minlength=n)
-        tot = np.bincount(leaf, weights=sw, minlength=n)
+        weights, counts = node_weights(self.tree_.decision_path(X), (ypm > 0).astype(np.int64), 2, sw)
+        self._node_weights, self._node_counts = weights, counts
+        pos, tot = weights[:, 1], weights.sum(1)
         predicted = (self.tree_.value == 1).astype(float)  # an empty leaf: its own class
         self.leaf_proba_ = np.where(tot > 0, pos / np.maximum(tot, 1e-300), predicted)
+        tree = self.tree_
+        self.feature_importances_ = impurity_importances(tree.left, tree.right, tree.feature, weights, X.shape[1])
 
     def predict(self, X: Any) -> np.ndarray:
         """The class of each sample (``y``'s labels): the tree's leaf class."""
         check_is_fitted(self, "tree_")
-        X = validate_data(self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
+        X = self._validate(X)
         return self.tree_.predict(X)
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """``[P(classes_[0]), P(classes_[1])]``: the weighted training frequencies in the sample's leaf."""
         check_is_fitted(self, "tree_")
-        X = validate_data(self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
+        X = self._validate(X)
         p = self.leaf_proba_[self.tree_.apply(X)]
         return np.column_stack([1.0 - p, p])
 
@@ -107,6 +123,38 @@ class _AxisTreeClassifier(ClassifierMixin, BaseEstimator):
         """Draw the fitted tree with matplotlib (:meth:`DecisionTree.plot`); returns the figure."""
         check_is_fitted(self, "tree_")
         return self.tree_.plot(ax=ax)
+
+    # ------------------------------------------------------------------ scikit-learn's tree interface
+    def to_sklearn(self) -> DecisionTreeClassifier:
+        """The fitted tree as a fitted :class:`sklearn.tree.DecisionTreeClassifier` (same nodes and numbering as
+        ``tree_``, training values and impurities), for ``plot_tree``/``export_text``/``export_graphviz``. It
+        predicts as this estimator except within float32 rounding of a threshold (scikit-learn compares
+        ``float32(x)``)."""
+        check_is_fitted(self, "tree_")
+        t = self.tree_
+        return sklearn_classifier(t.left, t.right, t.feature, t.threshold, t.value,
+                                  getattr(self, "_node_weights", None), getattr(self, "_node_counts", None),
+                                  self.classes_, self.n_features_in_, getattr(self, "feature_names_in_", None))
+
+    def get_depth(self) -> int:
+        """The depth of the fitted tree."""
+        check_is_fitted(self, "tree_")
+        return self.tree_.depth
+
+    def get_n_leaves(self) -> int:
+        """The number of leaves of the fitted tree."""
+        check_is_fitted(self, "tree_")
+        return self.tree_.n_leaves
+
+    def apply(self, X: Any) -> np.ndarray:
+        """The leaf (node index of ``tree_``) each sample reaches."""
+        check_is_fitted(self, "tree_")
+        return self.tree_.apply(self._validate(X))
+
+    def decision_path(self, X: Any) -> sp.csr_matrix:
+        """The nodes each sample passes, a sparse ``(n_samples, n_nodes)`` indicator matrix (scikit-learn's)."""
+        check_is_fitted(self, "tree_")
+        return sp.csr_matrix(self.tree_.decision_path(self._validate(X)).astype(np.int64))
 
 
 class TAOClassifier(_AxisTreeClassifier):
@@ -121,7 +169,7 @@ class TAOClassifier(_AxisTreeClassifier):
 
     Fitted attributes: ``tree_`` (:class:`~treeopt_dsl.models.decision_tree.DecisionTree`), ``W_``, ``b_`` (the
     library's hyperplane layout), ``history_`` (training error after each pass; ``n_iter_`` passes),
-    ``cart_error_`` (CART's weighted training error), ``classes_``, ``n_features_in_``.
+    ``cart_error_`` (CART's weighted training error), ``feature_importances_``, ``classes_``, ``n_features_in_``.
     """
 
     def __init__(self, depth: int = 2, max_iter: int = 20, random_state: int | None = 0,
@@ -132,8 +180,6 @@ class TAOClassifier(_AxisTreeClassifier):
         self.class_weight = class_weight
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> TAOClassifier:
-        from sklearn.tree import DecisionTreeClassifier
-
         X, ypm, sw = self._prepare(X, y, sample_weight)
         if not isinstance(self.max_iter, numbers.Integral) or self.max_iter < 0:
             raise OptionError(f"max_iter must be a whole number >= 0, got {self.max_iter!r}")
@@ -166,7 +212,7 @@ class TMOClassifier(_AxisTreeClassifier):
     Fitted attributes: ``tree_``, ``W_``, ``b_``, ``result_``
     (:class:`~treeopt_dsl.starts.memetic.tmo.TMOResult`: fitness, history per generation, TAO runs, why it
     stopped), ``initial_score_`` (the best training accuracy of the initial TAO-optimized population; the returned
-    tree is never below it), ``classes_``, ``n_features_in_``.
+    tree is never below it), ``feature_importances_``, ``classes_``, ``n_features_in_``.
     """
 
     def __init__(self, depth: int = 2, n_trees: int = 100, n_generations: int = 5, crossover_rate: float = 0.75,

@@ -46,7 +46,7 @@ class RiskScoreClassifier(SolvedClassifier):
     multiplier : float, default=1.0
         ``ors`` only: the scale factor ``m`` of FasterRisk (Liu et al. 2022), ``P = sigmoid((points + beta) / m)``;
         the loss is fitted on that scale, so ``m > 1`` allows larger integer points for the same probabilities.
-    solver, backend, time_limit, gap, threads, random_state, verbose, class_weight
+    solver, backend, time_limit, gap, threads, random_state, verbose, class_weight, keep_model
         As for :class:`OptimalTreeClassifier`. The solve starts from a beam-search score card
         (``result_.start``) and is never worse than it.
 
@@ -77,7 +77,8 @@ class RiskScoreClassifier(SolvedClassifier):
                  max_cuts: int = MAX_CUTS, multiplier: float = 1.0,
                  solver: str = SOLVER, backend: str | None = None, time_limit: float | None = ESTIMATOR_TIME_LIMIT,
                  gap: float | None = None, threads: int | None = None, random_state: Any = None,
-                 verbose: bool = False, class_weight: Any = None) -> None:
+                 verbose: bool = False, class_weight: Any = None,
+                 keep_model: bool = False) -> None:
         self.formulation = formulation
         self.T = T
         self.A = A
@@ -96,6 +97,7 @@ class RiskScoreClassifier(SolvedClassifier):
         self.random_state = random_state
         self.verbose = verbose
         self.class_weight = class_weight
+        self.keep_model = keep_model
 
     def _spec(self) -> Any:
         if not isinstance(self.T, numbers.Integral) or isinstance(self.T, bool) or self.T < 1:

@@ -7,12 +7,23 @@ import numbers
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
+from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils.validation import check_is_fitted
 
 from treeopt_dsl.defaults import ESTIMATOR_TIME_LIMIT, SOLVER
-from treeopt_dsl.errors import FormulationError
+from treeopt_dsl.errors import CapabilityError, FormulationError
 from treeopt_dsl.estimator.base import TREE_PARAMS, SolvedClassifier
 from treeopt_dsl.formulations import REGISTRY, get_formulation
+from treeopt_dsl.models.sklearn_tree import (
+    FlatTree,
+    flatten,
+    impurity_importances,
+    node_weights,
+    oblique_importances,
+    sklearn_classifier,
+    split_thresholds,
+)
 from treeopt_dsl.models.tree import TreeModel
 
 
@@ -47,15 +58,17 @@ class OptimalTreeClassifier(SolvedClassifier):
         the time limit is not reached.
     verbose : bool, default=False
         Print the solver log.
-    warm_start : bool, {"auto", "greedy", "greedy_lp", "cart"}, TreeModel or None, default="auto"
+    warm_start : bool, {"auto", "greedy", "greedy_lp", "cart"}, TreeModel, DecisionTreeClassifier, None, default="auto"
         A start handed to the solver (completed to a feasible point by the blocks): ``"auto"`` (the best
         of CART, the greedy starts and the exact DP tree in the formulation's objective; the fitted
         model is never worse than it, ``result_.start`` says which won), ``"greedy"``
         (node-by-node classifiers from the root), ``"greedy_lp"`` (OLCT: each node's part of the objective
         solved exactly, an LP), ``"cart"`` (a scikit-learn tree of the same depth),
-        or a fitted tree, e.g. ``tree_`` of a shallower estimator. ``True`` follows scikit-learn's
-        convention: start from this estimator's previous ``tree_`` when it has one that fits (same
-        number of features, depth at most ``depth``), otherwise from nothing; ``False``/``None``: no start.
+        or a fitted tree, e.g. ``tree_`` of a shallower estimator or a fitted
+        :class:`sklearn.tree.DecisionTreeClassifier` (its splits and leaf classes, same features and labels).
+        ``True`` follows scikit-learn's convention: start from this estimator's previous ``tree_`` when it has
+        one that fits (same number of features, depth at most ``depth``), otherwise from nothing;
+        ``False``/``None``: no start.
     params : dict or None, default=None
         Further parameters of the formulation, by the names it declares (``spec.params``), e.g.
         ``{"big_m": 50.0}``, ``{"tangents": "V3"}`` (olct), ``{"alpha": 0.1}`` (oct),
@@ -65,6 +78,11 @@ class OptimalTreeClassifier(SolvedClassifier):
     class_weight : dict, "balanced" or None, default=None
         Weights of the classes (scikit-learn's semantics, :func:`~sklearn.utils.class_weight.compute_sample_weight`:
         ``"balanced"`` gives class ``k`` the weight ``n / (K n_k)``); multiplied into ``sample_weight`` of ``fit``.
+    keep_model : bool, default=False
+        Whether pickling keeps the built solver model (``result_.built``, ``result_.x``) and the scaled training
+        matrix (``tree_.X_train``). By default a pickle holds the tree alone (a few KB for depth 2, and no training
+        row can be read back from it); ``predict``, ``predict_proba``, ``explain``, ``plot`` and ``to_sklearn``
+        work on the unpickled estimator as before.
 
     Attributes
     ----------
@@ -82,6 +100,12 @@ class OptimalTreeClassifier(SolvedClassifier):
         The decoded tree re-evaluated on the training data against the solver's objective.
     feature_influence_ : ndarray of shape (n_nodes, n_features_in_)
         ``r[t, j] = w_jt * sigma_jt`` ([aldinucci-thesis-2024] lines 567-583) over the training samples.
+    feature_importances_ : ndarray of shape (n_features_in_,)
+        Sums to 1 (all zeros for a tree without a useful split). Axis-aligned trees: scikit-learn's definition, the
+        decrease of the (weighted Gini) impurity of the training data at each split of the feature, normalized.
+        Oblique trees: ``sum_t N_t sum |w_tj| sd_j`` normalized, with ``N_t`` the training weight reaching branch
+        node ``t`` and ``w_tj sd_j`` the standardized coefficient (``sd_j`` the standard deviation of the scaled
+        training feature ``j``). One-vs-rest: the mean of the binary trees' importances.
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -95,13 +119,35 @@ class OptimalTreeClassifier(SolvedClassifier):
     scikit-learn's reading (``decision_function > 0`` means ``classes_[1]``) gives the same classes.
     ``predict_proba`` is ``s(decision_function)``: calibrated log-odds for the logistic loss of OLCT;
     for the hinge (MARGOT) and 0-1 (OCT, OCT-H: ``|w| <= 1``, scores near 0) losses it only ranks samples.
+
+    scikit-learn's tree interface (docs/sklearn.md): :meth:`to_sklearn` (axis-aligned trees as a fitted
+    :class:`sklearn.tree.DecisionTreeClassifier`, for ``plot_tree``/``export_text``/``export_graphviz``),
+    :meth:`get_depth`, :meth:`get_n_leaves`, :meth:`apply`, :meth:`decision_path` and ``feature_importances_``
+    read the *flat* tree: the nodes a sample can take, numbered depth first as scikit-learn numbers them (a split
+    that sends every sample one way is skipped). ``fit`` and ``predict`` take scipy sparse ``X`` (densified when
+    the dense copy fits :func:`~treeopt_dsl.defaults.memory_budget`, else
+    :class:`~treeopt_dsl.errors.ModelTooLarge`), e.g. after a ``OneHotEncoder``. ``warm_start`` also takes a fitted
+    :class:`sklearn.tree.DecisionTreeClassifier` (a solver route such as ``solver="highs"``; the exact engines of
+    ``solver="auto"`` need no start).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.tree import export_text
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = OptimalTreeClassifier(formulation="oct", depth=2).fit(X, y)
+    >>> sk = clf.to_sklearn()
+    >>> bool((sk.predict(X) == clf.predict(X)).all()), clf.get_depth(), clf.get_n_leaves()
+    (True, 2, 4)
+    >>> print(export_text(sk, feature_names=["sl", "sw", "pl", "pw"]).splitlines()[0])
+    |--- pl <= 4.45
     """
 
     def __init__(self, formulation: str = "olct", depth: int = 2, C: Any = 1.0, scaling: str = "standard",
                  solver: str = SOLVER, backend: str | None = None, time_limit: float | None = ESTIMATOR_TIME_LIMIT,
                  gap: float | None = None, threads: int | None = None, random_state: Any = None,
                  verbose: bool = False, warm_start: Any = "auto", params: dict[str, Any] | None = None,
-                 class_weight: Any = None) -> None:
+                 class_weight: Any = None, keep_model: bool = False) -> None:
         self.formulation = formulation
         self.depth = depth
         self.C = C
@@ -116,6 +162,7 @@ class OptimalTreeClassifier(SolvedClassifier):
         self.warm_start = warm_start
         self.params = params
         self.class_weight = class_weight
+        self.keep_model = keep_model
 
     _multiclass = True  # oct / octh natively (leaf classes), the other formulations one-vs-rest
 
@@ -156,6 +203,24 @@ class OptimalTreeClassifier(SolvedClassifier):
         self.tree_ = result.model
         self.feature_influence_ = self.tree_.feature_influence()
 
+    def _remember(self, X: np.ndarray, codes: np.ndarray, sample_weight: np.ndarray | None) -> None:
+        """The flat tree (:func:`~treeopt_dsl.models.sklearn_tree.flatten`), the training weight of every class at
+        each of its nodes, and ``feature_importances_`` (class Notes), from the training data."""
+        if getattr(self, "estimators_", None) is not None:  # one-vs-rest: the mean of the trees' importances
+            imp = np.mean([e.feature_importances_ for e in self.estimators_], axis=0)
+            self.feature_importances_ = imp / imp.sum() if imp.sum() > 0 else imp
+            return
+        tree = self.tree_
+        flat = flatten(tree)
+        weights, counts = node_weights(flat.decision_path(tree, X), codes, len(self.classes_), sample_weight)
+        self._flat, self._node_weights, self._node_counts = flat, weights, counts
+        try:
+            feature, _ = split_thresholds(tree, flat, X.shape[1])
+        except CapabilityError:  # oblique: standardized coefficients weighted by the training weight at the node
+            self.feature_importances_ = oblique_importances(tree, flat, weights, tree._scaled(X).std(0))
+        else:
+            self.feature_importances_ = impurity_importances(flat.left, flat.right, feature, weights, X.shape[1])
+
     def _decision(self, X: np.ndarray) -> np.ndarray:
         """``v - leaf_threshold`` at the reached node, ties of the ``>= 0`` rule made positive (class Notes)."""
         v = self.tree_.decision_function(X)
@@ -169,6 +234,64 @@ class OptimalTreeClassifier(SolvedClassifier):
         """The fitted tree as text: one line per node, thresholds in original units when axis-aligned."""
         check_is_fitted(self)
         return self.tree_.text(max_terms=max_terms)
+
+    # ------------------------------------------------------------------ scikit-learn's tree interface
+    def _structure(self, who: str) -> FlatTree:
+        """The flat tree of the fitted ``tree_`` (kept at fit; rebuilt when missing)."""
+        check_is_fitted(self)
+        if not isinstance(self.tree_, TreeModel):
+            raise CapabilityError(f"{who}: this estimator holds {len(self.classes_)} one-vs-rest trees "
+                                  f"({self.formulation!r} is binary); call it on each of estimators_, or fit "
+                                  "formulation='oct' for one multiclass tree")
+        flat = getattr(self, "_flat", None)
+        if flat is None:
+            flat = self._flat = flatten(self.tree_)
+        return flat
+
+    def to_sklearn(self) -> DecisionTreeClassifier:
+        """The fitted tree as a fitted :class:`sklearn.tree.DecisionTreeClassifier` (axis-aligned trees only).
+
+        Its ``tree_`` holds the nodes a sample can take (splits that send every sample one way are skipped), in
+        this estimator's numbering (:meth:`apply`), with thresholds in the raw features' units: a split
+        ``x_j <= threshold`` goes left, as scikit-learn's. ``value``, ``impurity`` and the sample counts are those
+        of the training data, so :func:`~sklearn.tree.plot_tree`, :func:`~sklearn.tree.export_text` and
+        :func:`~sklearn.tree.export_graphviz` draw the tree as scikit-learn's own. It predicts as this estimator
+        on every input, except within float32 rounding (relative ``6e-8``) of a threshold: scikit-learn compares
+        ``float32(x)``. Raises :class:`~treeopt_dsl.errors.CapabilityError` for oblique trees (a split on
+        several features) and one-vs-rest ensembles.
+
+        Example::
+
+            >>> from sklearn.tree import export_text
+            >>> clf = OptimalTreeClassifier(formulation="oct", depth=2).fit(X, y)  # doctest: +SKIP
+            >>> print(export_text(clf.to_sklearn()))  # doctest: +SKIP
+        """
+        flat = self._structure("to_sklearn")
+        feature, threshold = split_thresholds(self.tree_, flat, self.n_features_in_)
+        return sklearn_classifier(flat.left, flat.right, feature, threshold, flat.code,
+                                  getattr(self, "_node_weights", None), getattr(self, "_node_counts", None),
+                                  self.classes_, self.n_features_in_, getattr(self, "feature_names_in_", None))
+
+    def get_depth(self) -> int:
+        """The depth of the fitted tree: its longest root-to-leaf path once splits that send every sample one way
+        are skipped (at most ``depth``)."""
+        return self._structure("get_depth").depth
+
+    def get_n_leaves(self) -> int:
+        """The number of leaves of the fitted tree (those a sample can reach)."""
+        return self._structure("get_n_leaves").n_leaves
+
+    def apply(self, X: Any) -> np.ndarray:
+        """The leaf each sample reaches, as a node index of the flat tree (depth-first numbering, scikit-learn's:
+        ``to_sklearn().apply(X)`` gives the same indices for an axis-aligned tree)."""
+        flat = self._structure("apply")
+        return flat.apply(self.tree_, self._validate(X))
+
+    def decision_path(self, X: Any) -> sp.csr_matrix:
+        """The nodes each sample passes, a sparse ``(n_samples, n_nodes)`` indicator matrix as scikit-learn's
+        ``decision_path`` (node indices as :meth:`apply`)."""
+        flat = self._structure("decision_path")
+        return sp.csr_matrix(flat.decision_path(self.tree_, self._validate(X)).astype(np.int64))
 
 
 class RandomizedTreeClassifier(SolvedClassifier):
@@ -190,7 +313,7 @@ class RandomizedTreeClassifier(SolvedClassifier):
         the random starts (20), Ipopt's iteration limit per start, the scaling (minmax, as the paper).
     solver : str, default="ipopt"
         An NLP solver route (``ipopt``).
-    backend, time_limit, gap, threads, random_state, verbose, class_weight
+    backend, time_limit, gap, threads, random_state, verbose, class_weight, keep_model
         As for :class:`OptimalTreeClassifier` (``random_state`` seeds the multistart; the sample weights make the
         expected cost a weighted mean).
 
@@ -208,7 +331,8 @@ class RandomizedTreeClassifier(SolvedClassifier):
                  cost: float = 0.5, rho: Any = None, n_starts: int = 20, max_iter: int | None = None,
                  scaling: str = "minmax", solver: str = "ipopt", backend: str | None = None,
                  time_limit: float | None = ESTIMATOR_TIME_LIMIT, gap: float | None = None, threads: int | None = None,
-                 random_state: Any = 0, verbose: bool = False, class_weight: Any = None) -> None:
+                 random_state: Any = 0, verbose: bool = False, class_weight: Any = None,
+                 keep_model: bool = False) -> None:
         self.depth = depth
         self.gamma = gamma
         self.lambda_l = lambda_l
@@ -226,6 +350,7 @@ class RandomizedTreeClassifier(SolvedClassifier):
         self.random_state = random_state
         self.verbose = verbose
         self.class_weight = class_weight
+        self.keep_model = keep_model
 
     def _spec(self) -> Any:
         if not isinstance(self.depth, numbers.Integral) or isinstance(self.depth, bool) or self.depth < 1:

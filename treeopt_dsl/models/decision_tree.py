@@ -201,6 +201,29 @@ class DecisionTree:
             active = active[self.left[node[active]] >= 0]
         return node
 
+    def decision_path(self, X: Any) -> np.ndarray:
+        """Boolean ``(n_samples, n_nodes)``: node ``i`` lies on the sample's path (one numpy step per level).
+
+        Example::
+
+            >>> t = DecisionTree([0, -1, -1], [1.5, 0, 0], [1, -1, -1], [2, -1, -1], [-1, 0, 1])
+            >>> t.decision_path(np.array([[0.0], [2.0]])).astype(int).tolist()
+            [[1, 1, 0], [1, 0, 1]]
+        """
+        Xa = self._check_X(X)
+        n = Xa.shape[0]
+        on = np.zeros((n, self.n_nodes), dtype=bool)
+        node = np.zeros(n, dtype=np.int64)
+        on[:, 0] = True
+        active = np.flatnonzero(self.left[node] >= 0)
+        while active.size:
+            nd = node[active]
+            go_left = Xa[active, self.feature[nd]] <= self.threshold[nd]
+            node[active] = np.where(go_left, self.left[nd], self.right[nd])
+            on[active, node[active]] = True
+            active = active[self.left[node[active]] >= 0]
+        return on
+
     def predict_index(self, X: Any) -> np.ndarray:
         """Class index (into ``classes``) of each sample."""
         return self.value[self.apply(X)]

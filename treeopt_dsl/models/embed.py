@@ -4,11 +4,12 @@ A start is given as the *decisions* of a model (a tree's ``w``, ``b``; a card's 
 point by the blocks' ``complete`` methods (routing, slacks, indicators computed from it), exactly as the
 certificate does: :func:`point_of` takes a full column vector (NaN: to be completed), a dict of decision values, a
 :class:`~treeopt_dsl.models.tree.TreeModel` (embedded in a deeper tree with the same predictions) or a
-:class:`~treeopt_dsl.models.decision_tree.DecisionTree` on the raw features (its splits mapped through the
-formulation's scaling, :func:`tree_decisions`). If the completed point violates a bound or a big-M row (a constant
-M is a model restriction), every hyperplane is scaled down (routing and predictions are scale-invariant) until it
-is feasible (:func:`feasible_start`). Named starts (``"greedy"``, ``"auto"``, ...) are the starts package's
-(:mod:`treeopt_dsl.starts`).
+:class:`~treeopt_dsl.models.decision_tree.DecisionTree` (or a fitted :class:`sklearn.tree.DecisionTreeClassifier`,
+read by :meth:`~treeopt_dsl.models.decision_tree.DecisionTree.from_sklearn`) on the raw features (its splits
+mapped through the formulation's scaling, :func:`tree_decisions`). If the completed point violates a bound or a
+big-M row (a constant M is a model restriction), every hyperplane is scaled down (routing and predictions are
+scale-invariant) until it is feasible (:func:`feasible_start`). Named starts (``"greedy"``, ``"auto"``, ...) are
+the starts package's (:mod:`treeopt_dsl.starts`).
 """
 
 from __future__ import annotations
@@ -205,8 +206,9 @@ def embed_tree(built: Built, tree: TreeModel) -> tuple[np.ndarray, np.ndarray]:
 def point_of(built: Built, start: Any) -> np.ndarray:
     """A full, feasible column vector of ``built`` from a start given as values (the module docstring): a column
     vector of the model's size (NaN: completed by the blocks), a dict of decision values, a
-    :class:`~treeopt_dsl.models.tree.TreeModel` or a :class:`~treeopt_dsl.models.decision_tree.DecisionTree`
-    (tree formulations). Raises :class:`~treeopt_dsl.errors.FormulationError` naming what the formulation takes."""
+    :class:`~treeopt_dsl.models.tree.TreeModel`, a :class:`~treeopt_dsl.models.decision_tree.DecisionTree` or a
+    fitted :class:`sklearn.tree.DecisionTreeClassifier` (tree formulations). Raises
+    :class:`~treeopt_dsl.errors.FormulationError` naming what the formulation takes."""
     if isinstance(start, np.ndarray) and start.ndim == 1 and start.size == built.model.n_vars:
         return built.complete(start)
     if not is_tree(built):  # not a tree: risk scores and the like take their decisions
@@ -218,6 +220,8 @@ def point_of(built: Built, start: Any) -> np.ndarray:
         W, b = embed_tree(built, start)
     elif isinstance(start, DecisionTree):
         W, b = tree_decisions(built, start)
+    elif hasattr(getattr(start, "tree_", None), "children_left"):  # a fitted scikit-learn DecisionTreeClassifier
+        W, b = tree_decisions(built, DecisionTree.from_sklearn(start))
     elif isinstance(start, dict) and is_flow(built) and "select" in start:
         return from_decisions(built, start)
     elif isinstance(start, dict):

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import copy
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -42,6 +43,9 @@ class TreeModel:
     zero_tol: float = 1e-7
     leaf_classes: np.ndarray | None = None  # K > 2: class code per leaf 2j + side
     leaf_counts: np.ndarray | None = field(default=None, repr=False)  # K > 2: training weight per (leaf, class)
+    #: the printed cut of every one-feature node, kept by :meth:`lean` when it drops ``X_train`` (the training
+    #: values choose its digits: :meth:`_printed_cut`)
+    cut_text: dict[tuple[int, int], str] | None = field(default=None, repr=False)
 
     # ---------------------------------------------------------------- evaluation
     def _scaled(self, X: Any) -> np.ndarray:
@@ -203,6 +207,8 @@ class TreeModel:
         node whose rule is ``v >= 0``).
         (3.7b) puts training samples at ``v = eps`` from the hyperplane, a hair from the cut in raw
         units, so plain rounding could print a rule that disagrees with the model on them."""
+        if self.X_train is None and self.cut_text is not None and (t, j) in self.cut_text:
+            return self.cut_text[(t, j)]
         w, b = self.W[t, j], self.b[t]
         shift, scale = self.scaler.shift_[j], self.scaler.scale_[j]
         thr = (self.leaf_threshold if self.leaf_threshold > 0 else 0.0) if last else self.threshold
@@ -233,6 +239,31 @@ class TreeModel:
 
     def __str__(self) -> str:
         return self.text()
+
+    def lean(self) -> TreeModel:
+        """A copy without the training data: no ``X_train`` (the scaled training matrix), no 0/1 training columns in
+        a cut scaler; the printed cuts are kept (``cut_text``), so :meth:`predict`, :meth:`text` and :meth:`plot`
+        give what they gave (``plot`` without per-leaf training counts unless ``X`` is given; multiclass trees keep
+        ``leaf_counts``). What a pickled estimator keeps by default (``keep_model=False``).
+
+        Example::
+
+            >>> model.lean().X_train is None  # doctest: +SKIP
+            True
+        """
+        texts = dict(self.cut_text or {})
+        if self.X_train is not None and getattr(self.scaler, "kind", None) != "cuts":
+            for t in self.topology.nodes:
+                used = np.flatnonzero(np.abs(self.W[t]) > self.zero_tol)
+                if used.size == 1:
+                    j, last = int(used[0]), int(self.topology.level[t]) == self.topology.depth
+                    texts[(int(t), j)] = self._printed_cut(int(t), j, last)
+        scaler = self.scaler
+        bz = getattr(scaler, "bz", None)
+        if bz is not None and getattr(bz, "Z", None) is not None and bz.Z.shape[0]:
+            scaler = copy.copy(scaler)
+            scaler.bz = replace(bz, Z=np.zeros((0, bz.Z.shape[1]), dtype=bz.Z.dtype))
+        return replace(self, X_train=None, scaler=scaler, cut_text=texts or None)
 
     # ---------------------------------------------------------------- pictures (treeopt_dsl.models.pictures)
     def plot(self, ax: Any = None, max_terms: int = 3, X: Any = None, y: Any = None, fontsize: float = 7.0) -> Any:
