@@ -7,6 +7,7 @@ A :class:`FormulationSpec` turns user parameters into a :class:`~treeopt_dsl.for
 from __future__ import annotations
 
 import numbers
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
@@ -15,7 +16,7 @@ import numpy as np
 
 from treeopt_dsl.backends import get_engine, plan_route
 from treeopt_dsl.data import Dataset, Scaler
-from treeopt_dsl.defaults import SOLVER
+from treeopt_dsl.defaults import SOLVER, check_time_limit
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.formulation import Built, Formulation
 from treeopt_dsl.result import SolveResult
@@ -199,9 +200,20 @@ class FormulationSpec:
                 res = engine.solve_built(self.build(data), **options)
             res.route = route
             return res
+        t0 = time.perf_counter()
         built = self.build(data)
-        res = built.solve(solver=solver, backend=backend, warm_start=resolve(built, warm_start), **options)
+        t1 = time.perf_counter()
+        start = resolve(built, warm_start)
+        t2 = time.perf_counter()
+        limit = check_time_limit(options.get("time_limit"))
+        if limit is not None:  # one clock: the solver gets what building and the starts left of the call's limit
+            options["time_limit"] = max(0.0, limit - (t2 - t0))
+        res = built.solve(solver=solver, backend=backend, warm_start=start, **options)
+        if limit is not None:
+            res.options["time_limit"] = limit
+        t3 = time.perf_counter()
         res.route = route
+        res.timing = {"prepare_build": t1 - t0, "start": t2 - t1, "solve": t3 - t2, "total": t3 - t0}
         return res
 
     @classmethod

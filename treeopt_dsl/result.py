@@ -137,6 +137,9 @@ class SolveResult:
     #: how ``solver="auto"`` chose the route (:func:`treeopt_dsl.backends.plan_route`): ``chosen``, ``why`` and every
     #: exact engine's estimate; ``None`` for a named solver
     route: dict[str, Any] | None = None
+    #: where the call's time went, in seconds (``FormulationSpec.solve``: ``prepare_build``, ``start``, ``solve``,
+    #: ``total``); ``time_limit`` bounds the total: the solver gets what preparing, building and the starts left
+    timing: dict[str, float] | None = None
 
     @property
     def improvement(self) -> float | None:
@@ -171,5 +174,6 @@ class SolveResult:
             **({"resolution": self.resolution} if self.resolution is not None else {}),
             **({"verification": self.verification} if self.verification is not None else {}),
             **({"route": self.route} if self.route is not None else {}),
+            **({"timing": {k: round(v, 4) for k, v in self.timing.items()}} if self.timing is not None else {}),
             **({"starts": self.starts, "won": self.won} if self.starts else {}),
         }

@@ -221,7 +221,10 @@ def summary(res: Any) -> list[str]:
              + ("" if res.incumbent_time_s is None else
                 f"; final incumbent at {res.incumbent_time_s:.2f} s, "
                 + ("proof" if res.status.value == "optimal" else "no better one in the next")  # unproven: no proof
-                + f" {max(0.0, res.runtime_s - res.incumbent_time_s):.2f} s"),
+                + f" {max(0.0, res.runtime_s - res.incumbent_time_s):.2f} s")
+             + ("" if getattr(res, "timing", None) is None else
+                f"; call {res.timing['total']:.2f} s (build {res.timing['prepare_build']:.2f} s, starts "
+                f"{res.timing['start']:.2f} s)"),
              size_line(res.size)]
     if res.warm_start_accepted is not None:
         lines.append(f"warm start  {'accepted' if res.warm_start_accepted else 'NOT accepted'} by the solver")
