@@ -16,7 +16,7 @@ import numpy as np
 
 from treeopt_dsl.backends import get_engine, plan_route
 from treeopt_dsl.data import Dataset, Scaler
-from treeopt_dsl.defaults import SOLVER, check_time_limit
+from treeopt_dsl.defaults import SOLVER, START_SHARE, check_time_limit
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.formulation import Built, Formulation
 from treeopt_dsl.result import SolveResult
@@ -203,9 +203,9 @@ class FormulationSpec:
         t0 = time.perf_counter()
         built = self.build(data)
         t1 = time.perf_counter()
-        start = resolve(built, warm_start)
-        t2 = time.perf_counter()
         limit = check_time_limit(options.get("time_limit"))
+        start = resolve(built, warm_start, None if limit is None else max(0.0, START_SHARE * limit - (t1 - t0)))
+        t2 = time.perf_counter()
         if limit is not None:  # one clock: the solver gets what building and the starts left of the call's limit
             options["time_limit"] = max(0.0, limit - (t2 - t0))
         res = built.solve(solver=solver, backend=backend, warm_start=start, **options)

@@ -45,6 +45,9 @@ SOLVER = "auto"
 THREADS: int | None = None
 
 # ----------------------------------------------------------------------------------------------- start budgets
+#: the share of a call's ``time_limit`` the automatic start may spend before its optional candidates are skipped
+#: (the first candidate always runs; the solver gets what is left, ``FormulationSpec.solve``)
+START_SHARE = 0.25
 #: seconds the exact DP tree may take as a candidate of the automatic start
 DP_START_TIME = 5.0
 #: seconds of the risk scores' beam-search start

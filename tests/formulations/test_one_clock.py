@@ -9,6 +9,7 @@ import treeopt_dsl.formulations.spec as spec_module
 from treeopt_dsl.data import Dataset
 from treeopt_dsl.formulation import Built
 from treeopt_dsl.formulations import get_formulation
+from treeopt_dsl.starts.resolver import auto_start
 
 
 class FakeClock:
@@ -28,9 +29,10 @@ def test_the_solver_gets_what_the_starts_left_of_the_time_limit(monkeypatch) -> 
     clock = FakeClock()
     real_resolve, seen = spec_module.resolve, {}
 
-    def slow_resolve(built, warm_start):
+    def slow_resolve(built, warm_start, time_budget=None):
+        seen["start_budget"] = time_budget
         clock.now += 7.0
-        return real_resolve(built, warm_start)
+        return real_resolve(built, warm_start, time_budget)
 
     real_solve = Built.solve
 
@@ -42,6 +44,7 @@ def test_the_solver_gets_what_the_starts_left_of_the_time_limit(monkeypatch) -> 
     monkeypatch.setattr(spec_module, "resolve", slow_resolve)
     monkeypatch.setattr(Built, "solve", spy)
     res = get_formulation("olct", depth=1).solve(data, solver="highs", time_limit=20, warm_start="cart")
+    assert seen["start_budget"] == 5.0  # the starts' share: a quarter of the call's 20 s
     assert seen["time_limit"] == 13.0  # 20 s for the call, 7 s of it spent on the starts
     assert res.options["time_limit"] == 20  # the result reports the user's limit
     assert res.timing["start"] == 7.0 and res.timing["total"] == 7.0  # the fake clock moved only in the starts
@@ -49,3 +52,16 @@ def test_the_solver_gets_what_the_starts_left_of_the_time_limit(monkeypatch) -> 
     clock.now = 100.0
     res = get_formulation("olct", depth=1).solve(data, solver="highs", time_limit=5, warm_start="cart")
     assert seen["time_limit"] == 0.0 and res.status.has_solution
+
+
+def test_the_automatic_start_stops_trying_candidates_when_its_share_is_spent() -> None:
+    """With no time left the first candidate still gives a start; every later one says why it was skipped."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 3))
+    built = get_formulation("olct", depth=1).build(Dataset.from_arrays(X, np.where(X[:, 1] > 0, 1, -1)))
+    x, report = auto_start(built, time_budget=0.0)
+    first, *rest = report["candidates"]
+    assert x is not None and report["chosen"] == first
+    assert rest and all("share of the time limit" in str(report["candidates"][k]) for k in rest)
+    x, report = auto_start(built)  # no budget: every candidate is tried
+    assert not any("share of the time limit" in str(v) for v in report["candidates"].values())

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from treeopt_dsl.defaults import AUTO_TMO
+from treeopt_dsl.defaults import AUTO_TMO, DP_START_TIME
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.formulation import Built
 from treeopt_dsl.models.embed import feasible_start, is_risk_score, is_tree, point_of, split_budget
@@ -47,22 +47,23 @@ RISK_STRATEGIES = ("beam",)
 AUTO_CANDIDATES = ("cart", "greedy", "greedy_lp", "dp", "tmo", "tao")
 
 
-def resolve(built: Built, warm_start: Any) -> Start | None:
+def resolve(built: Built, warm_start: Any, time_budget: float | None = None) -> Start | None:
     """``warm_start`` for ``built`` as values: ``None`` (or ``"none"``) is no start; ``"auto"`` the best of the
-    candidates with their report (:func:`auto_start`); a name or values the point :func:`start_point` makes, with
-    the report ``{"chosen": name or "given"}``; a :class:`~treeopt_dsl.solve.Start` is returned as it is."""
+    candidates with their report (:func:`auto_start`, within ``time_budget`` seconds); a name or values the point
+    :func:`start_point` makes, with the report ``{"chosen": name or "given"}``; a :class:`~treeopt_dsl.solve.Start`
+    is returned as it is."""
     if warm_start is None or (isinstance(warm_start, str) and warm_start == "none"):
         return None
     if isinstance(warm_start, Start):
         return warm_start
     if isinstance(warm_start, str) and warm_start == "auto":
-        x, report = auto_start(built)
+        x, report = auto_start(built, time_budget)
         return Start(x, report)
     name = warm_start if isinstance(warm_start, str) else "given"
     return Start(start_point(built, warm_start), {"chosen": name, "candidates": {}})
 
 
-def auto_start(built: Built) -> tuple[np.ndarray | None, dict[str, Any]]:
+def auto_start(built: Built, time_budget: float | None = None) -> tuple[np.ndarray | None, dict[str, Any]]:
     """``warm_start="auto"``: every start that applies to ``built`` (:data:`AUTO_CANDIDATES`: CART, the
     papers' greedy per-node start, ``greedy_lp`` (OLCT: each node's part of the objective as an LP), the exact DP
     tree when a DP solver is installed, a short TMO run, then TAO from the best of them), each completed to a
@@ -75,6 +76,10 @@ def auto_start(built: Built) -> tuple[np.ndarray | None, dict[str, Any]]:
     start (candidate ``"beam"``, :func:`treeopt_dsl.starts.risk.risk_score_start`). Any other formulation
     without tree decisions (``ogrs``, categorical trees) has no automatic start (``(None, {"chosen": None,
     ...})``); they take their own (``"greedy"``) when asked by name.
+
+    ``time_budget``: seconds (the call's share, :data:`treeopt_dsl.defaults.START_SHARE` of its ``time_limit``);
+    once spent, the remaining candidates are skipped (said in the report) and the best so far is the start. Each
+    candidate is budgeted by its own work, so within the budget a seed gives the same start on any machine.
     """
     t0 = time.perf_counter()
     report: dict[str, Any] = {"chosen": None, "objective": None, "candidates": {}}
@@ -91,8 +96,13 @@ def auto_start(built: Built) -> tuple[np.ndarray | None, dict[str, Any]]:
     for name in names:
         if name in ("tao", "tmo") and (best is None or report["proven"]):
             continue  # TAO improves the best start, TMO searches for a better one: a proven optimum needs neither
+        if time_budget is not None and best is not None and time.perf_counter() - t0 >= time_budget:
+            report["candidates"][name] = (f"not used: the starts' share of the time limit ({time_budget:.3g} s) "
+                                          "was spent")
+            continue
         try:
-            x, proof = _candidate(built, name) if name != "tao" else (_tao_from(built, best), None)
+            left = None if time_budget is None else max(0.1, time_budget - (time.perf_counter() - t0))
+            x, proof = _candidate(built, name, left) if name != "tao" else (_tao_from(built, best), None)
         except (FormulationError, ImportError, ValueError) as exc:
             report["candidates"][name] = f"not used: {exc}"
             continue
@@ -150,11 +160,12 @@ def _tao_from(built: Built, x: np.ndarray) -> np.ndarray:
     return feasible_start(built, *tao_start(built, tree.W.copy(), tree.b.copy()))
 
 
-def _candidate(built: Built, name: str) -> tuple[np.ndarray | None, dict[str, str] | None]:
+def _candidate(built: Built, name: str, left: float | None = None) -> tuple[np.ndarray | None, dict[str, str] | None]:
     """The completed point of one automatic start (``None``: not available here) and the route that proved it the
-    formulation's optimum (the exact tree of a composition an engine solves), else ``None``."""
+    formulation's optimum (the exact tree of a composition an engine solves), else ``None``; ``left``: the seconds
+    left of the starts' budget (the DP's own limit)."""
     if name == "dp":
-        return dp_candidate(built)
+        return dp_candidate(built, DP_START_TIME if left is None else min(DP_START_TIME, left))
     if name == "tmo":
         return feasible_start(built, *tmo_start(built, **AUTO_TMO)), None
     return start_point(built, name), None
