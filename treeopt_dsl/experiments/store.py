@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from treeopt_dsl.errors import DataError
 from treeopt_dsl.numeric import json_default
 
 __all__ = ["ResultStore", "load_rows"]
@@ -43,16 +44,53 @@ CREATE TABLE IF NOT EXISTS attempts (
 """
 
 
+def _schema_columns() -> dict[str, list[str]]:
+    """Each table's columns in order, read from the schema made in memory."""
+    mem = sqlite3.connect(":memory:")
+    try:
+        mem.executescript(_SCHEMA)
+        names = [r[0] for r in mem.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        return {t: [c[1] for c in mem.execute(f"PRAGMA table_info({t})")] for t in names}
+    finally:
+        mem.close()
+
+
+#: each table's columns (a file holding a table of one of these names with other columns is not a store)
+_COLUMNS = _schema_columns()
+
+
 class ResultStore:
     """An SQLite results file (created with its tables if missing); rows are dicts, see the module doc."""
 
     def __init__(self, path: str | Path) -> None:
+        """Open (or create) the store at ``path``; a :class:`~treeopt_dsl.errors.DataError` naming the path for a
+        directory, a missing parent directory (not created: a typo would scatter results), a file that is not
+        an SQLite database, or a database whose tables are not a store's. Nothing is written to such a file."""
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.is_dir():
+            raise DataError(f"results store {str(self.path)!r} is a directory; give a file name, e.g. "
+                            f"{str(self.path / 'results.sqlite')!r}")
+        parent = self.path.parent
+        if not parent.is_dir():
+            raise DataError(f"results store {str(self.path)!r}: the directory {str(parent)!r} does not exist; "
+                            "create it first (mkdir -p) or choose another path")
         self.conn = sqlite3.connect(str(self.path), timeout=60, isolation_level=None, check_same_thread=False)
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute("PRAGMA synchronous=NORMAL")
-        self.conn.executescript(_SCHEMA)
+        try:
+            tables = {name: [c[1] for c in self.conn.execute(f"PRAGMA table_info({name})")]
+                      for name in _COLUMNS}  # reads the header: fails on a file that is not a database
+            wrong = next((t for t, cols in tables.items() if cols and cols != _COLUMNS[t]), None)
+            if wrong is not None:
+                raise DataError(f"{str(self.path)!r} is an SQLite file whose table {wrong!r} is not a results "
+                                f"store's (columns {', '.join(tables[wrong])}); choose another file")
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+            self.conn.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            self.conn.close()
+            raise DataError(f"{str(self.path)!r} is not a results store (an SQLite file): {exc}") from None
+        except BaseException:
+            self.conn.close()
+            raise
 
     def close(self) -> None:
         self.conn.close()
@@ -140,8 +178,8 @@ def load_rows(path: str | Path, experiment: str | None = None) -> list[dict[str,
         [{'a': 1}, {'a': 2}]
     """
     p = Path(path)
-    if not p.exists():
-        raise FileNotFoundError(f"no results file {p}")
+    if not p.is_file():
+        raise DataError(f"no results file {p}")
     if p.suffix == ".jsonl":
         return [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
     with ResultStore(p) as store:
