@@ -273,3 +273,57 @@ def test_load_rows_of_a_missing_file_is_a_data_error(tmp_path: Path) -> None:
 
     with pytest.raises(DataError, match="no results file"):
         load_rows(tmp_path / "none.sqlite")
+
+
+def test_two_runners_on_one_store_compute_each_task_once(tmp_path: Path) -> None:
+    """Issue 36: two runners on one store used to compute every task twice. The four tasks wait on a gate file
+    that opens only once four tasks have started (two at a time per runner): without leases those are each
+    runner's first two, twice over; with leases they are the four tasks, once each."""
+    gate = tmp_path / "gate"
+    grid = tmp_path / "g.toml"
+    grid.write_text(SLEEPS.replace('datasets = ["a", "b"]', 'datasets = ["a", "b"]\nseeds = [0, 1]')
+                    .replace("seconds = 0.1", f'seconds = 600.0, until_file = "{gate}"'))
+    tasks = expand(parse_grid(grid.read_text()))
+    assert len(tasks) == 4
+    store, log = tmp_path / "r.sqlite", tmp_path / "log"
+    env = {**os.environ, "TREEOPT_EXPERIMENT_TEST_LOG": str(log)}
+    argv = [*_cli(), "experiment", "run", str(grid), "--store", str(store), "--no-progress", "--jobs", "2"]
+    runners = [subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+    try:
+        deadline = time.time() + 300
+        while time.time() < deadline and not (log.exists() and len(log.read_text().split()) >= 4):
+            assert all(p.poll() is None for p in runners), [p.communicate() for p in runners]
+            time.sleep(0.1)
+        started = log.read_text().split()
+        assert sorted(started) == sorted(t["id"] for t in tasks)  # four different tasks, not two twice
+    finally:
+        gate.touch()
+        ends = [p.communicate(timeout=120) for p in runners]
+    assert [p.returncode for p in runners] == [0, 0], ends
+    assert sorted(log.read_text().split()) == sorted(t["id"] for t in tasks)  # each computed once
+    with ResultStore(store) as s:
+        assert len(s.finished_ids(include_failed=False)) == 4
+        assert s.conn.execute("SELECT COUNT(*) FROM leases").fetchone()[0] == 0
+    lines = [e[0].decode() for e in ends]
+    assert sum(int(line.split(" succeeded")[0].rsplit(" ", 1)[1]) for line in lines) == 4, lines
+    assert any("left to another runner" in line for line in lines), lines
+
+
+def test_a_lease_is_held_renewed_released_ended_and_taken_over(tmp_path: Path) -> None:
+    from treeopt_dsl.experiments.store import new_owner
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    with ResultStore(tmp_path / "r.sqlite") as s:
+        a, b = new_owner(), new_owner()
+        assert s.claim("t", a, 60) is None and s.claim("t", a, 60) is None  # claimed, renewed
+        assert "computed by another runner" in s.claim("t", b, 60)
+        s.release(["t"], a)
+        assert s.claim("t", b, 60) is None
+        s.record({"id": "t", "ok": False, "status": "failed", "attempt": 1}, final=True)
+        assert s.claim("t", a, 60) == "finished"
+        assert s.claim("t", a, 60, retry_failed=True) is None  # a failed task, rerun on request
+        assert s.claim("u", a, -1) is None and s.claim("u", b, 60) is None  # a lapsed lease is taken over
+        host = a.split(":")[0]
+        assert s.claim("v", f"{host}:{dead.pid}:gone", 600) is None
+        assert s.claim("v", b, 60) is None  # its holder, a process of this host, is gone

@@ -1,7 +1,9 @@
 """The results store: one SQLite file, one row per task, each written in its own transaction.
 
 Tables: ``tasks`` (every task of the grids run into this store, as JSON), ``results`` (the final row of
-a task: succeeded, or failed for good), ``attempts`` (every attempt, failed ones with their reason).
+a task: succeeded, or failed for good), ``attempts`` (every attempt, failed ones with their reason), ``leases``
+(the tasks a runner is computing: its owner, host and pid, until when; :meth:`ResultStore.claim`), so that two
+runners on one store compute each task once.
 SQLite's write-ahead log makes each row atomic: a process killed mid-write leaves the previous rows intact.
 
 Example:
@@ -17,15 +19,18 @@ Example:
 from __future__ import annotations
 
 import json
+import os
+import socket
 import sqlite3
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
 from treeopt_dsl.errors import DataError
 from treeopt_dsl.numeric import json_default
 
-__all__ = ["ResultStore", "load_rows"]
+__all__ = ["ResultStore", "load_rows", "new_owner"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tasks (
@@ -40,6 +45,9 @@ CREATE TABLE IF NOT EXISTS results (
 );
 CREATE TABLE IF NOT EXISTS attempts (
     id TEXT, attempt INTEGER, ok INTEGER, status TEXT, reason TEXT, finished_at REAL, PRIMARY KEY (id, attempt)
+);
+CREATE TABLE IF NOT EXISTS leases (
+    id TEXT PRIMARY KEY, owner TEXT NOT NULL, host TEXT, pid INTEGER, claimed_at REAL, expires REAL NOT NULL
 );
 """
 
@@ -121,6 +129,7 @@ class ResultStore:
                               (row["id"], int(row.get("attempt", 1)), int(bool(row.get("ok"))), row.get("status"),
                                row.get("reason"), now))
             if final:
+                self.conn.execute("DELETE FROM leases WHERE id = ?", (row["id"],))
                 ds = t.get("dataset", {}).get("name") if t else row.get("dataset")
                 self.conn.execute(
                     f"INSERT OR REPLACE INTO results VALUES ({', '.join(['?'] * 20)})",
@@ -133,6 +142,39 @@ class ResultStore:
         except BaseException:
             self.conn.execute("ROLLBACK")
             raise
+
+    def claim(self, task_id: str, owner: str, seconds: float, *, retry_failed: bool = False) -> str | None:
+        """Lease ``task_id`` to ``owner`` for ``seconds`` (one transaction); ``None`` when claimed (or renewed: the
+        owner holds it already), else why not: ``"finished"`` (a final row; a failed one counts unless
+        ``retry_failed``), or who holds it. A lease past its time, or held by a process of this host that is gone
+        (a runner killed with SIGKILL), is taken over. ``owner`` is ``"host:pid:token"`` (:func:`new_owner`)."""
+        now = time.time()
+        host, pid = _host_pid(owner)
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            done = self.conn.execute("SELECT ok FROM results WHERE id = ?", (task_id,)).fetchone()
+            if done is not None and (done[0] or not retry_failed):
+                self.conn.execute("COMMIT")
+                return "finished"
+            held = self.conn.execute("SELECT owner, host, pid, expires FROM leases WHERE id = ?",
+                                     (task_id,)).fetchone()
+            if held is not None and held[0] != owner and held[3] > now and not _gone(held[1], held[2]):
+                self.conn.execute("COMMIT")
+                return f"computed by another runner ({held[1]}, pid {held[2]}) until {time.ctime(held[3])}"
+            self.conn.execute("INSERT OR REPLACE INTO leases VALUES (?, ?, ?, ?, ?, ?)",
+                              (task_id, owner, host, pid, now, now + float(seconds)))
+            self.conn.execute("COMMIT")
+            return None
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+
+    def release(self, task_ids: Any, owner: str) -> None:
+        """Give back ``owner``'s leases of ``task_ids`` (an interrupted run: a rerun takes them at once)."""
+        with self.conn:
+            self.conn.execute("BEGIN")
+            self.conn.executemany("DELETE FROM leases WHERE id = ? AND owner = ?", [(t, owner) for t in task_ids])
+            self.conn.execute("COMMIT")
 
     def finished_ids(self, *, include_failed: bool = True) -> set[str]:
         """Ids with a final row (succeeded; and failed for good unless ``include_failed`` is False)."""
@@ -164,6 +206,30 @@ class ResultStore:
 
     def tasks(self) -> list[dict[str, Any]]:
         return [json.loads(r[0]) for r in self.conn.execute("SELECT task_json FROM tasks")]
+
+
+def new_owner() -> str:
+    """A lease owner unique to this call: ``host:pid:token``."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def _host_pid(owner: str) -> tuple[str, int | None]:
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    return host, int(pid) if pid.isdigit() else None
+
+
+def _gone(host: str | None, pid: int | None) -> bool:
+    """Whether the lease holder is a process of this host that no longer exists."""
+    if host != socket.gethostname() or not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # exists, another user's
+        return False
+    return False
 
 
 def load_rows(path: str | Path, experiment: str | None = None) -> list[dict[str, Any]]:
