@@ -232,3 +232,21 @@ def test_compressed_merges_identical_samples_and_keeps_their_weight(X, seed):
     assert (c.weights[:, None] * c.X).sum(0) == pytest.approx((w[:, None] * d.X).sum(0))
     assert c.compressed() is c
     assert (c is d) == (len(firsts) == n)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_split_keeps_a_single_row_class_in_training(seed):
+    """Issue 36: the only positive row used to be held out (each class forced into the test part), leaving one
+    class to train on and an IndexError in the CART start."""
+    d = Dataset.from_arrays(np.arange(20.0)[:, None], [0] * 5 + [1] + [0] * 14)
+    tr, te = d.split(0.2, seed=seed)
+    assert (tr.y > 0).sum() == 1 and tr.X[tr.y > 0, 0].tolist() == [5.0]
+    assert te.n_samples == 4 and (te.y < 0).all()
+
+
+def test_split_leaving_a_class_without_training_rows_is_refused():
+    d = Dataset.from_arrays(np.arange(12.0)[:, None], [0, 1, 2, 3] * 3, multiclass=True)
+    with pytest.raises(DataError, match=r"80% test split of 12 rows in 4 classes.*no training row.*--test-size"):
+        d.split(0.8)
+    tr, _ = d.split(0.6)
+    assert sorted(np.unique(tr.y).tolist()) == [0, 1, 2, 3]

@@ -173,13 +173,28 @@ class Dataset:
         return self.take(np.sort(_stratified(self.y, n, seed)))
 
     def split(self, test_size: float = 0.2, seed: int = 0) -> tuple[Dataset, Dataset]:
-        """Stratified train/test split; the same ``seed`` always gives the same split."""
+        """Stratified train/test split; the same ``seed`` always gives the same split.
+
+        Every class keeps at least one row in the training part (a class with a single row is never held out,
+        so the test part may lack it); a :class:`DataError` when ``test_size`` leaves too few rows for that.
+
+        >>> d = Dataset.from_arrays(np.arange(20.0)[:, None], [0] * 19 + [1])
+        >>> train, test = d.split(0.2)
+        >>> int((train.y > 0).sum()), int((test.y > 0).sum())
+        (1, 0)
+        """
         if not 0.0 < test_size < 1.0:
             raise DataError(f"test size must be in (0, 1), got {test_size}")
         n_test = int(round(test_size * self.n_samples))
         if n_test < 2 or self.n_samples - n_test < 2:
             raise DataError(f"{self.n_samples} rows are too few for a {test_size:.0%} test split")
-        test = np.sort(_stratified(self.y, n_test, seed))
+        classes, counts = np.unique(self.y, return_counts=True)
+        if n_test > self.n_samples - classes.size:  # each class keeps a training row
+            short = _plain(self.labels_of(classes[[int(np.argmin(counts))]])[0])
+            raise DataError(f"a {test_size:.0%} test split of {self.n_samples} rows in {classes.size} classes would "
+                            f"leave no training row of some class (the smallest: {short!r}, {counts.min()} row(s)): "
+                            "use a smaller --test-size (test_size) or more rows")
+        test = np.sort(_stratified(self.y, n_test, seed, keep=1))
         train = np.setdiff1d(np.arange(self.n_samples), test)
         return self.take(train), self.take(test)
 
@@ -203,18 +218,21 @@ def check_sample_weight(sample_weight: Any, n: int) -> np.ndarray:
     return w
 
 
-def _stratified(y: np.ndarray, n: int, seed: int) -> np.ndarray:
+def _stratified(y: np.ndarray, n: int, seed: int, keep: int = 0) -> np.ndarray:
     """``n`` row indices drawn without replacement, each class in proportion (largest remainders) and,
-    when ``n`` allows, every class present. Loops over classes only."""
+    when ``n`` allows, every class present; ``keep`` rows of each class are never drawn (a split's training
+    part keeps them; ``n`` must not exceed what is left). Loops over classes only."""
     rng = np.random.default_rng(seed)
     classes, counts = np.unique(y, return_counts=True)
+    room = np.maximum(counts - keep, 0)
     quota = n * counts / counts.sum()
-    share = np.minimum(np.maximum(np.floor(quota).astype(np.int64), 1 if n >= classes.size else 0), counts)
+    forced = 1 if n >= np.count_nonzero(room) else 0
+    share = np.minimum(np.maximum(np.floor(quota).astype(np.int64), forced), room)
     while share.sum() > n:  # the forced ones overshot: take back where the share exceeds its quota most
         k = int(np.argmax(np.where(share > 1, share - quota, -np.inf)))
         share[k] -= 1
     while share.sum() < n:  # hand out the rest by largest remainder
-        k = int(np.argmax(np.where(share < counts, quota - share, -np.inf)))
+        k = int(np.argmax(np.where(share < room, quota - share, -np.inf)))
         share[k] += 1
     return np.concatenate([rng.choice(np.flatnonzero(y == c), size=int(k), replace=False)
                            for c, k in zip(classes, share, strict=True)])

@@ -135,5 +135,64 @@ def test_scikit_learn_forests_without_trees_or_with_a_nan_threshold_are_refused(
     with pytest.raises(DataError, match="holds no trees"):
         Ensemble.from_sklearn(empty)
     rf.estimators_[1].tree_.threshold[0] = np.nan
-    with pytest.raises(DataError, match="NaN or infinite threshold"):
+    with pytest.raises(DataError, match=r"RandomForestClassifier: tree 1: .*node 0 .*NaN or infinite threshold"):
         Ensemble.from_sklearn(rf)
+
+
+# ------------------------------------------------------------------------------------------- issue 36
+@pytest.fixture
+def forest_file(tmp_path):
+    import joblib
+    from sklearn.ensemble import RandomForestClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 4, size=(80, 2)).astype(float)
+    path = tmp_path / "rf.joblib"
+    joblib.dump(RandomForestClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, X[:, 0] > 1), path)
+    return path
+
+
+@pytest.fixture
+def no_work(monkeypatch):
+    """Fail the test if the dynamic program or the heuristic starts: the input must be refused before."""
+    from treeopt_dsl.cli import bornagain as cli_ba
+
+    def started(*a, **k):
+        raise AssertionError("the work started before the bad input was refused")
+
+    monkeypatch.setattr(cli_ba, "born_again", started)
+    monkeypatch.setattr(cli_ba, "born_again_heuristic", started)
+
+
+@pytest.mark.parametrize("option", ["--data", "--test"])
+def test_a_header_only_csv_is_refused_before_the_work(tmp_path, capsys, forest_file, no_work, option) -> None:
+    csv = tmp_path / "empty.csv"
+    csv.write_text("a,b,Class\n")
+    argv = ["born-again", str(forest_file), option, str(csv)] + (["--prune"] if option == "--data" else [])
+    assert main(argv) == 2
+    assert "empty.csv: no data rows (only a header)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("option", ["--output", "-o", "--plot"])
+def test_an_output_into_a_missing_directory_is_refused_before_the_work(tmp_path, capsys, forest_file, no_work,
+                                                                       option) -> None:
+    target = tmp_path / "missing" / ("tree.png" if option == "--plot" else "tree.txt")
+    assert main(["born-again", str(forest_file), option, str(target), "--heuristic"]) == 2
+    err = capsys.readouterr().err
+    name = "--plot" if option == "--plot" else "--output"
+    assert f"({name}) to '{target}'" in err and "does not exist" in err
+    assert not target.parent.exists()
+
+
+def test_a_threshold_made_nan_after_the_forest_was_built_is_refused_naming_the_tree(forest_file) -> None:
+    import joblib
+
+    from treeopt_dsl.bornagain import Ensemble, born_again_heuristic
+    from treeopt_dsl.errors import DataError
+
+    ens = Ensemble.from_sklearn(joblib.load(forest_file))
+    ens.trees[2].threshold[0] = np.nan
+    with pytest.raises(DataError, match=r"tree 2: node 0 splits at threshold nan"):
+        born_again_heuristic(ens)
+    with pytest.raises(DataError, match=r"tree 2: node 0"):
+        born_again(ens, "depth")

@@ -321,3 +321,17 @@ def test_ordinary_data_still_scales() -> None:
     X = np.column_stack([rng.lognormal(10, 2, 200), rng.integers(0, 2, 200), rng.normal(size=200)])
     for kind in Scaler.KINDS:
         Scaler(kind).fit(X)
+
+
+# ------------------------------------------------------------------------------------------- issue 36
+def test_fit_keeps_the_only_positive_row_in_training(capsys, tmp_path: Path) -> None:
+    """The stratified split used to hold out the only positive row: the CART start raised an IndexError."""
+    X, _ = tiny(20)
+    rows = [[*np.round(x, 4), int(i == 5)] for i, x in enumerate(X)]
+    csv = write_csv(tmp_path / "one_positive.csv", ["a", "b", "c", "y"], rows)
+    code, out, err = run(capsys, "fit", "olct", "--data", str(csv), "--label", "y", "--depth", "1",
+                         "--time-limit", "10", "--quiet", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert (doc["n_train"], doc["n_test"]) == (16, 4)
+    assert doc["metrics"]["test"]["balanced_accuracy"] == doc["metrics"]["test"]["accuracy"]

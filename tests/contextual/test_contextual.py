@@ -293,6 +293,8 @@ def test_cli_fit_crt_friedman_text(capsys: pytest.CaptureFixture[str]) -> None:
     (["fit", "cct", "--data", "breast-cancer", "--param", "n_trees=0"], "n_trees"),
     (["fit", "cct", "--data", "breast-cancer", "--solver", "gurobi"], "--solver"),
     (["fit", "crt", "--data", "breast-cancer"], "friedman"),
+    (["fit", "cct", "--data", "breast-cancer", "--output", "/missing/dir/trees.json"],  # before the training
+     "(--output) to '/missing/dir/trees.json': the directory '/missing/dir' does not exist"),
 ])
 def test_cli_bad_input_exits_2(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     from treeopt_dsl.cli import main

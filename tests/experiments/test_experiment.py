@@ -231,3 +231,44 @@ def test_the_documented_grid_parses() -> None:
     doc = (Path(__file__).resolve().parents[2] / "docs" / "experiments.md").read_text()
     g = parse_grid(re.search(r"```toml\n(.*?)```", doc, re.S).group(1), source="docs/experiments.md")
     assert g.datasets[-1].rows == 2265 and g.methods[0].cv["folds"] == 4
+
+
+# ------------------------------------------------------------------------------------------- issue 36
+@pytest.mark.parametrize("text, line, key, words", [
+    (GOOD.replace('"heart"]', '"hart"]'), 6, "datasets", "entry 2: unknown dataset 'hart'"),
+    (GOOD.replace('"heart"]', '"nowhere/h.csv"]'), 6, "datasets", "entry 2: no data file 'nowhere/h.csv'"),
+    (GOOD.replace('"heart"]', '{ name = "heart", variant = "nope" }]'), 6, "datasets", "no variant 'nope'"),
+    (GOOD.replace('time_limit = 3.0', 'time_limit = 3.0\nsolver = "hihgs"'), 4, "solver",
+     "unknown solver 'hihgs' (known: auto, highs,"),
+    (GOOD.replace('name = "oct1"', 'name = "oct1"\nsolver = "gurobi9"'), 16, "solver", "unknown solver 'gurobi9'"),
+    (GOOD.replace('name = "oct1"', 'name = "oct1"\nbackend = "fast"'), 16, "backend", "unknown backend 'fast'"),
+    (GOOD.replace('name = "oct1"', 'name = "oct1"\nwarm_start = "grredy"'), 16, "warm_start",
+     "unknown warm start 'grredy' (known: auto, none, greedy,"),
+    (GOOD.replace('time_limit = 3.0', 'time_limit = 3.0\nwarm_start = "cartt"'), 4, "warm_start", "'cartt'"),
+    (GOOD.replace('"oct"\nparams = { depth = 1 }', '"oct"\nparams = { depth = 9 }'), 17, "params",
+     "depth must be an integer from 1 to 6, got 9"),
+    (GOOD.replace('grid = { C = [0.1, 1.0] }', 'grid = { depth = [2, 9] }').replace("params = { depth = 1 }\ngrid",
+                                                                                  "grid"),
+     11, "grid", "depth must be an integer from 1 to 6, got 9"),
+    (GOOD.replace('name = "oct1"\nformulation = "oct"\nparams = { depth = 1 }',
+                  'name = "tmo7"\nestimator = "tmo"\nparams = { depth = 7 }'), 17, "params",
+     "tmo: depth must be an integer from 1 to 6, got 7"),
+    (GOOD.replace('name = "oct1"\nformulation = "oct"\nparams = { depth = 1 }',
+                  'name = "tao7"\nestimator = "tao"\ngrid = { depth = [2, 7] }'), 17, "grid",
+     "tao: depth must be an integer from 1 to 6, got 7"),
+    (GOOD.replace('name = "oct1"', 'name = "oct1"\nreferences = ["cart", "grdy"]'), 16, "references", "'grdy'"),
+])
+def test_every_name_and_depth_is_checked_before_anything_runs(text: str, line: int, key: str, words: str) -> None:
+    """Issue 36: an unknown dataset, solver, backend, warm start or reference and a depth the topology does not
+    take (also a later value of a grid) used to pass ``experiment tasks`` and then fail every task."""
+    with pytest.raises(GridError) as info:
+        parse_grid(text, source="g.toml")
+    msg = str(info.value)
+    assert f"g.toml, line {line}:" in msg and repr(key) in msg and words in msg, msg
+
+
+def test_the_sleep_task_loads_no_dataset_so_its_names_are_not_checked() -> None:
+    g = parse_grid('[data]\ndatasets = ["a", "b"]\n[[method]]\nestimator = "sleep"\n')
+    assert [d.name for d in g.datasets] == ["a", "b"]
+    with pytest.raises(GridError, match="entry 1: unknown dataset 'a'"):
+        parse_grid('[data]\ndatasets = ["a", "b"]\n[[method]]\nestimator = "sleep"\n[[method]]\nestimator = "cart"\n')

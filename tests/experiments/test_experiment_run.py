@@ -103,33 +103,43 @@ def _cli() -> list[str]:
 
 
 def test_interrupt_and_rerun_finishes_only_the_missing_tasks(tmp_path: Path) -> None:
-    """Ctrl-C after two of six tasks, then a rerun: only the missing tasks are computed. The tasks wait 1 s each
-    (real solves of this size can all end between two looks at the store, and then nothing is interrupted: seen
-    under load)."""
+    """Ctrl-C after two of six tasks, then a rerun: only the missing tasks are computed.
+
+    The first two tasks (dataset a) end at once; the other four wait until a gate file exists, so the first run
+    cannot finish them before the Ctrl-C however loaded the machine is (with tasks of a fixed length, the
+    remaining ones could all end between two looks at the store, and then nothing was interrupted). The gate
+    opens before the rerun."""
+    gate = tmp_path / "gate"
     grid = tmp_path / "g.toml"
     grid.write_text(SLEEPS.replace('datasets = ["a", "b"]', 'datasets = ["a", "b", "c"]\nseeds = [0, 1]')
-                    .replace("seconds = 0.1", "seconds = 1.0"))
+                    .replace('params = { seconds = 0.1 }', 'params = { seconds = 0.0 }\ndatasets = ["a"]')
+                    + f'[[method]]\nname = "gated"\nestimator = "sleep"\ndatasets = ["b", "c"]\n'
+                      f'params = {{ seconds = 600.0, until_file = "{gate}" }}\n')
     store, log1, log2 = tmp_path / "r.sqlite", tmp_path / "log1", tmp_path / "log2"
-    n = len(expand(parse_grid(grid.read_text())))
+    tasks = expand(parse_grid(grid.read_text()))
+    n = len(tasks)
     assert n == 6
+    first_two = {t["id"] for t in tasks if t["method"] == "sleep"}
     env = {**os.environ, "TREEOPT_EXPERIMENT_TEST_LOG": str(log1)}
     proc = subprocess.Popen([*_cli(), "experiment", "run", str(grid), "--store", str(store), "--no-progress"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.time() + 120
-    done = 0
+    deadline = time.time() + 300
+    done: set[str] = set()
     while time.time() < deadline and proc.poll() is None:
         if store.exists():
             with ResultStore(store) as s:
-                done = len(s.finished_ids())
-            if done >= 2:
+                done = s.finished_ids()
+            if len(done) >= 2:
                 break
         time.sleep(0.1)
+    assert done == first_two, "the first run did not finish its two ungated tasks"
     proc.send_signal(signal.SIGINT)
     _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err.decode()
     with ResultStore(store) as s:
         before = s.finished_ids()
-    assert 2 <= len(before) < n
+    assert before == first_two  # the gated tasks cannot have ended
+    gate.touch()
     env["TREEOPT_EXPERIMENT_TEST_LOG"] = str(log2)
     res = subprocess.run([*_cli(), "experiment", "run", str(grid), "--store", str(store), "--no-progress"],
                          env=env, capture_output=True, timeout=300)
@@ -192,3 +202,128 @@ def test_dask_worker_killed_mid_task_loses_no_result(dask_cluster, tmp_path: Pat
         assert out["s"].succeeded == 2 and out["s"].failed == 0
         assert {r["id"] for r in store.rows() if r["ok"]} == {t["id"] for t in tasks}
     assert len(log.read_text().split()) >= 3  # the killed worker's task was computed again
+
+
+def test_a_child_started_after_ctrl_c_is_killed_at_once() -> None:
+    """Ctrl-C while a task's thread was starting its child: the child joined the running set after the runner
+    had killed its members, and the runner then waited for the whole task (seen as a 60 s hang of the test
+    above)."""
+    from treeopt_dsl.experiments.executors import LocalExecutor
+
+    ex = LocalExecutor(jobs=1)
+    ex.abort([])  # Ctrl-C came first; the task's thread starts its child only now
+    f = ex.submit({"id": "late", "estimator": "sleep", "params": {"seconds": 120.0}, "memory_mb": 4096}, 1)
+    row = ex.result(f)
+    ex.close()
+    assert not row["ok"] and "killed by SIGKILL" in row["reason"]
+
+
+@pytest.fixture
+def foreign_sqlite(tmp_path: Path) -> Path:
+    import sqlite3
+
+    path = tmp_path / "other.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE results (a, b)")
+    conn.commit()
+    conn.close()
+    return path
+
+
+@pytest.mark.parametrize("kind, words", [
+    ("directory", "is a directory; give a file name"),
+    ("missing parent", "the directory '{tmp}/missing/dir' does not exist; create it first"),
+    ("text file", "is not a results store (an SQLite file): file is not a database"),
+    ("foreign database", "an SQLite file whose table 'results' is not a results store's (columns a, b)"),
+])
+def test_a_store_that_is_not_one_is_refused_naming_store_before_any_task(tmp_path: Path, capsys, kind: str,
+                                                                          words: str, foreign_sqlite: Path) -> None:
+    """Issue 36: raw sqlite3 tracebacks for a directory or a foreign file, and a missing directory tree created
+    silently; now exit 2, one line naming --store, nothing run and nothing written."""
+    from treeopt_dsl.cli import main
+
+    grid = tmp_path / "g.toml"
+    grid.write_text(SLEEPS)
+    target = {"directory": tmp_path, "missing parent": tmp_path / "missing" / "dir" / "r.sqlite",
+              "text file": tmp_path / "notes.sqlite", "foreign database": foreign_sqlite}[kind]
+    if kind == "text file":
+        target.write_text("my notes\n")
+    before = target.read_bytes() if target.is_file() else None
+    log = tmp_path / "log"
+    os.environ["TREEOPT_EXPERIMENT_TEST_LOG"] = str(log)
+    try:
+        code = main(["experiment", "run", str(grid), "--store", str(target), "--no-progress"])
+    finally:
+        del os.environ["TREEOPT_EXPERIMENT_TEST_LOG"]
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.startswith("treeopt: error: --store: ") and words.format(tmp=tmp_path) in err, err
+    assert not log.exists()  # no task ran
+    assert not (tmp_path / "missing").exists()
+    if before is not None:
+        assert target.read_bytes() == before
+    if kind != "missing parent":
+        code = main(["experiment", "report", str(target)])
+        assert code == 2 and "treeopt: error:" in capsys.readouterr().err
+
+
+def test_load_rows_of_a_missing_file_is_a_data_error(tmp_path: Path) -> None:
+    from treeopt_dsl.errors import DataError
+    from treeopt_dsl.experiments import load_rows
+
+    with pytest.raises(DataError, match="no results file"):
+        load_rows(tmp_path / "none.sqlite")
+
+
+def test_two_runners_on_one_store_compute_each_task_once(tmp_path: Path) -> None:
+    """Issue 36: two runners on one store used to compute every task twice. The four tasks wait on a gate file
+    that opens only once four tasks have started (two at a time per runner): without leases those are each
+    runner's first two, twice over; with leases they are the four tasks, once each."""
+    gate = tmp_path / "gate"
+    grid = tmp_path / "g.toml"
+    grid.write_text(SLEEPS.replace('datasets = ["a", "b"]', 'datasets = ["a", "b"]\nseeds = [0, 1]')
+                    .replace("seconds = 0.1", f'seconds = 600.0, until_file = "{gate}"'))
+    tasks = expand(parse_grid(grid.read_text()))
+    assert len(tasks) == 4
+    store, log = tmp_path / "r.sqlite", tmp_path / "log"
+    env = {**os.environ, "TREEOPT_EXPERIMENT_TEST_LOG": str(log)}
+    argv = [*_cli(), "experiment", "run", str(grid), "--store", str(store), "--no-progress", "--jobs", "2"]
+    runners = [subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+    try:
+        deadline = time.time() + 300
+        while time.time() < deadline and not (log.exists() and len(log.read_text().split()) >= 4):
+            assert all(p.poll() is None for p in runners), [p.communicate() for p in runners]
+            time.sleep(0.1)
+        started = log.read_text().split()
+        assert sorted(started) == sorted(t["id"] for t in tasks)  # four different tasks, not two twice
+    finally:
+        gate.touch()
+        ends = [p.communicate(timeout=120) for p in runners]
+    assert [p.returncode for p in runners] == [0, 0], ends
+    assert sorted(log.read_text().split()) == sorted(t["id"] for t in tasks)  # each computed once
+    with ResultStore(store) as s:
+        assert len(s.finished_ids(include_failed=False)) == 4
+        assert s.conn.execute("SELECT COUNT(*) FROM leases").fetchone()[0] == 0
+    lines = [e[0].decode() for e in ends]
+    assert sum(int(line.split(" succeeded")[0].rsplit(" ", 1)[1]) for line in lines) == 4, lines
+    assert any("left to another runner" in line for line in lines), lines
+
+
+def test_a_lease_is_held_renewed_released_ended_and_taken_over(tmp_path: Path) -> None:
+    from treeopt_dsl.experiments.store import new_owner
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    with ResultStore(tmp_path / "r.sqlite") as s:
+        a, b = new_owner(), new_owner()
+        assert s.claim("t", a, 60) is None and s.claim("t", a, 60) is None  # claimed, renewed
+        assert "computed by another runner" in s.claim("t", b, 60)
+        s.release(["t"], a)
+        assert s.claim("t", b, 60) is None
+        s.record({"id": "t", "ok": False, "status": "failed", "attempt": 1}, final=True)
+        assert s.claim("t", a, 60) == "finished"
+        assert s.claim("t", a, 60, retry_failed=True) is None  # a failed task, rerun on request
+        assert s.claim("u", a, -1) is None and s.claim("u", b, 60) is None  # a lapsed lease is taken over
+        host = a.split(":")[0]
+        assert s.claim("v", f"{host}:{dead.pid}:gone", 600) is None
+        assert s.claim("v", b, 60) is None  # its holder, a process of this host, is gone

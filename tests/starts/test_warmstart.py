@@ -246,3 +246,14 @@ def test_greedy_lp_by_name_on_a_tree_it_does_not_fit_is_a_clear_error():
     """``warm_start="greedy_lp"`` on OCT (0-1 loss) says what the start needs instead of building something else."""
     with pytest.raises(FormulationError, match="greedy_lp needs a slack loss"):
         start_point(get_formulation("oct", depth=2).build(_data(5, n=30)), "greedy_lp")
+
+
+@pytest.mark.parametrize("name", ["cart", "greedy"])
+def test_start_on_data_with_one_class_present_is_that_class(name):
+    """Issue 36: a training part holding one class (the other held out) gave an IndexError in the CART start."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 3))
+    one_class = Dataset.from_arrays(X, [0] * 19 + [1]).take(np.arange(19))
+    built = get_formulation("olct", depth=2).build(one_class)
+    x0 = start_point(built, name)
+    assert (built.decode(x0).predict(X[:19]) == 0).all()

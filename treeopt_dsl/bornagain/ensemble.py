@@ -80,6 +80,7 @@ class Ensemble:
                                 f"{(tree.n_nodes, self.n_classes)}")
         if self.vote not in ("hard", "soft"):
             raise DataError(f"vote must be 'hard' or 'soft', got {self.vote!r}")
+        self.check_thresholds()
         self.classes = np.arange(self.n_classes) if self.classes is None else np.asarray(self.classes)
         if self.classes.size != self.n_classes:
             raise DataError(f"{self.classes.size} class labels for {self.n_classes} classes")
@@ -140,8 +141,11 @@ class Ensemble:
             feature_names = [str(s) for s in model.feature_names_in_]
         n_classes = len(model.classes_)
         trees, scores = [], []
-        for e in estimators:
-            trees.append(DecisionTree.from_sklearn(e))
+        for k, e in enumerate(estimators):
+            try:
+                trees.append(DecisionTree.from_sklearn(e))
+            except DataError as exc:  # name the member: the message of DecisionTree knows only the node
+                raise DataError(f"{type(model).__name__}: tree {k}: {exc}") from None
             # scikit-learn >= 1.4 stores the class fractions in tree_.value and predict_proba returns them as is
             scores.append(np.array(e.tree_.value[:, 0, :n_classes], dtype=np.float64))
         for t in trees:
@@ -180,8 +184,22 @@ class Ensemble:
         assert self.classes is not None
         return self.classes[self.predict_index(X)]
 
+    def check_thresholds(self) -> None:
+        """Raise a :class:`DataError` naming the tree and node of a NaN or infinite split threshold.
+
+        :class:`DecisionTree` refuses one when it is built; this catches a threshold changed afterwards (NaN
+        compares false both ways: the cell grid, the dynamic program and the heuristic cannot place it).
+        """
+        for t, tree in enumerate(self.trees):
+            bad = np.flatnonzero(~tree.is_leaf & ~np.isfinite(tree.threshold))
+            if bad.size:
+                raise DataError(f"tree {t}: node {int(bad[0])} splits at threshold {tree.threshold[bad[0]]} "
+                                f"({bad.size} such node(s)); a split needs a finite threshold")
+
     def thresholds(self) -> list[np.ndarray]:
-        """Per feature, the sorted distinct split values the trees use (the hyperplane levels of the paper)."""
+        """Per feature, the sorted distinct split values the trees use (the hyperplane levels of the paper);
+        a :class:`DataError` for a non-finite one (:meth:`check_thresholds`)."""
+        self.check_thresholds()
         per: list[list[np.ndarray]] = [[] for _ in range(self.n_features)]
         for tree in self.trees:
             inner = ~tree.is_leaf

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import pickle
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from treeopt_dsl.bornagain.ensemble import Ensemble
 from treeopt_dsl.bornagain.faithful import check_faithful
 from treeopt_dsl.bornagain.heuristic import born_again_heuristic
 from treeopt_dsl.bornagain.prune import prune_empty_splits
+from treeopt_dsl.cli.common import check_writable_options
 from treeopt_dsl.errors import DataError, TreeoptError
 
 __all__ = ["load_ensemble", "read_csv", "run", "scores"]
@@ -55,16 +57,24 @@ def read_csv(path: str | Path, label: str | None, n_features: int) -> tuple[np.n
     p = Path(path)
     if not p.is_file():
         raise DataError(f"data file {p} does not exist")
-    with p.open() as fh:
-        header = [h.strip() for h in fh.readline().strip().split(",")]
-    if label is None:
-        label = "Class" if "Class" in header else header[-1]
-    if label not in header:
-        raise DataError(f"{p}: no column {label!r} (columns: {', '.join(header)})")
     try:
-        data = np.loadtxt(p, delimiter=",", skiprows=1, ndmin=2)
+        with p.open(encoding="utf-8") as fh:
+            header = [h.strip() for h in fh.readline().strip().split(",")]
+        if label is None:
+            label = "Class" if "Class" in header else header[-1]
+        if label not in header:
+            raise DataError(f"{p}: no column {label!r} (columns: {', '.join(header)})")
+        with warnings.catch_warnings():  # a header-only file: refused below in one line, not warned about
+            warnings.filterwarnings("ignore", message="loadtxt: input contained no data", category=UserWarning)
+            data = np.loadtxt(p, delimiter=",", skiprows=1, ndmin=2, encoding="utf-8")
+    except UnicodeDecodeError:
+        raise DataError(f"{p} is not a text file: a CSV file with a header is expected") from None
     except ValueError as exc:
         raise DataError(f"{p}: not a numeric CSV file ({exc})") from None
+    if data.shape[0] == 0:
+        raise DataError(f"{p}: no data rows (only a header): the samples are needed")
+    if data.shape[1] != len(header):
+        raise DataError(f"{p}: {data.shape[1]} columns in the rows, {len(header)} in the header")
     k = header.index(label)
     X = np.delete(data, k, axis=1)
     if X.shape[1] != n_features:
@@ -86,7 +96,11 @@ def run(args: argparse.Namespace) -> int:
         raise TreeoptError("--prune needs --data TRAIN.csv (the training samples that decide empty splits)")
     if args.objective not in OBJECTIVES:  # checked before the forest is read
         raise TreeoptError(f"--objective must be one of {', '.join(OBJECTIVES)}, got {args.objective!r}")
+    check_writable_options(args, output="the tree", plot="the plot")
     ens = load_ensemble(args.model)
+    # the data files are read before the dynamic program: a bad file is refused before the work, not after it
+    train = read_csv(args.data, args.label, ens.n_features) if args.data else None
+    test = read_csv(args.test, args.label, ens.n_features) if args.test else None
     if args.heuristic:
         tree, stats = born_again_heuristic(ens, n_cells=args.n_cells, seed=args.seed, solver=args.solver)
         out: dict[str, Any] = {"method": "heuristic", "status": "faithful", "time_s": round(stats["time_s"], 4),
@@ -105,12 +119,13 @@ def run(args: argparse.Namespace) -> int:
                 "depth": tree.depth, "leaves": tree.n_leaves, "faithful": faithful.ok,
                 "faithful_check": faithful.method, "cells_checked": faithful.n_cells})
     final, names = tree, None
-    if args.prune:
-        X, _, names = read_csv(args.data, args.label, ens.n_features)
-        final = prune_empty_splits(tree, X)
-        out["pruned"] = {"depth": final.depth, "leaves": final.n_leaves}
-    if args.test:
-        X, y, names = read_csv(args.test, args.label, ens.n_features)
+    if train is not None:
+        X, _, names = train
+        if args.prune:
+            final = prune_empty_splits(tree, X)
+            out["pruned"] = {"depth": final.depth, "leaves": final.n_leaves}
+    if test is not None:
+        X, y, names = test
         out["test"] = {"forest": scores(y, ens.predict(X)), "born_again": scores(y, tree.predict(X))}
         if args.prune:
             out["test"]["pruned"] = scores(y, final.predict(X))

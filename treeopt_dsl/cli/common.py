@@ -169,10 +169,24 @@ def check_paths(args: argparse.Namespace) -> None:
         except TreeoptError as exc:
             raise UsageError(f"--card-out: {exc}") from None
         check_writable(args.card_out, "the score card (--card-out)")
-    if getattr(args, "log", None):
-        check_writable(args.log, "the solver log (--log)")
-    if getattr(args, "plot", None):
-        check_writable(args.plot, "the plot (--plot)")
+    check_writable_options(args, log="the solver log", plot="the plot")
+
+
+def check_writable_options(args: argparse.Namespace, **what: str) -> None:
+    """Refuse, before any work, each named option's path that cannot be written: its directory is missing or
+    not writable, or it is a directory (a :class:`~treeopt_dsl.errors.ModelError` naming the option; exit 2).
+    ``what`` maps an option's attribute to what it writes; unset options are skipped.
+
+    >>> check_writable_options(argparse.Namespace(output=None, plot="/missing/dir/t.png"), plot="the plot")
+    Traceback (most recent call last):
+    ...
+    treeopt_dsl.errors.ModelError: cannot write the plot (--plot) to '/missing/dir/t.png': the directory \
+'/missing/dir' does not exist; create it first (mkdir -p) or choose another path
+    """
+    for option, thing in what.items():
+        path = getattr(args, option, None)
+        if path:
+            check_writable(path, f"{thing} (--{option.replace('_', '-')})")
 
 
 def open_progress(args: argparse.Namespace) -> tuple[Any, Any]:

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from treeopt_dsl.cli.common import parse_param_items
+from treeopt_dsl.cli.common import check_writable_options, parse_param_items
 from treeopt_dsl.contextual.estimator import ContextualTreeClassifier, ContextualTreeRegressor
 from treeopt_dsl.datasets import load
 from treeopt_dsl.errors import DataError, OptionError
@@ -169,6 +169,7 @@ def _reject_solver_options(args: argparse.Namespace) -> None:
     out = getattr(args, "output", None)
     if out and not str(out).lower().endswith(".json"):
         raise OptionError(f"--output of {name} writes the trees it uses as JSON: give a FILE.json, got {out!r}")
+    check_writable_options(args, output="the trees")  # before the training, not after it
 
 
 def run(args: argparse.Namespace) -> int:

@@ -19,7 +19,7 @@ import json
 import sys
 from pathlib import Path
 
-from treeopt_dsl.errors import OptionError
+from treeopt_dsl.errors import OptionError, TreeoptError
 from treeopt_dsl.experiments.grid import load_grid
 from treeopt_dsl.experiments.report import write_report
 from treeopt_dsl.experiments.runner import run_tasks
@@ -43,7 +43,11 @@ def _run(args: argparse.Namespace) -> int:
     store_path = Path(args.store or f"{grid.name}.sqlite")
     if args.executor == "local" and args.scheduler:
         raise OptionError("--scheduler is for --executor dask")
-    with ResultStore(store_path) as store:
+    try:  # opened before any task runs: a directory, a missing parent or a foreign file is refused here
+        opened = ResultStore(store_path)
+    except TreeoptError as exc:
+        raise OptionError(f"--store: {exc}") from None
+    with opened as store:
         print(f"{grid.name}: {len(tasks)} task(s) -> {store_path}", file=sys.stderr)
         summary = run_tasks(tasks, store, executor=args.executor, jobs=args.jobs, scheduler=args.scheduler,
                             retries=args.retries, retry_failed=args.retry_failed, progress=not args.no_progress)

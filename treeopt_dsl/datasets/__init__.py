@@ -149,6 +149,39 @@ def load(name_or_path: str | Path, *, data_dir: str | Path | None = None, label:
     return load_entry(directory, entries[text], positive=positive, variant=variant)
 
 
+def check_dataset(name_or_path: str | Path, *, data_dir: str | Path | None = None, variant: str | None = None
+                  ) -> None:
+    """Raise the :class:`DataError` :func:`load` would for a name or file it cannot find (an unknown name, with
+    the available ones; a missing CSV file; an unknown variant), without reading any data: a grid's datasets are
+    checked before anything runs.
+
+    >>> check_dataset("breast-cancer")
+    >>> check_dataset("/nowhere/x.csv")
+    Traceback (most recent call last):
+    ...
+    treeopt_dsl.errors.DataError: no data file '/nowhere/x.csv'
+    """
+    text = str(name_or_path)
+    if not isinstance(name_or_path, Path) and text in BUNDLED:
+        if variant is not None:
+            raise DataError(f"the bundled dataset {text!r} has no variants (got variant={variant!r})")
+        return
+    if _is_path(name_or_path):
+        if not Path(text).expanduser().is_file():
+            raise DataError(f"no data file {text!r}")
+        if variant is not None:
+            raise DataError(f"variant= is for manifest datasets, not for the file {text}")
+        return
+    directory = find_data_dir(data_dir)
+    entries = read_manifest(directory) if directory is not None else {}
+    if text not in entries:
+        if Path(text).expanduser().is_file():
+            return
+        raise _unknown(text, [*BUNDLED, *entries], directory)
+    if variant is not None:
+        entry_spec(entries[text], variant)
+
+
 def list_datasets(data_dir: str | Path | None = None) -> list[dict[str, Any]]:
     """The bundled set and every manifest entry: name, title, n_rows, n_features, task, source, variants.
 
@@ -164,5 +197,5 @@ def list_datasets(data_dir: str | Path | None = None) -> list[dict[str, Any]]:
 
 load_dataset = load
 
-__all__ = ["BUNDLED", "ENV", "MANIFEST", "breast_cancer", "data_dir", "entry_spec", "find_data_dir",
+__all__ = ["BUNDLED", "ENV", "MANIFEST", "breast_cancer", "check_dataset", "data_dir", "entry_spec", "find_data_dir",
            "list_datasets", "load", "load_csv", "load_dataset", "load_entry", "read_manifest"]

@@ -15,12 +15,55 @@ Example:
 from __future__ import annotations
 
 import concurrent.futures as cf
+import threading
 from typing import Any
 
 from treeopt_dsl.errors import OptionError, SolverNotAvailable
 from treeopt_dsl.experiments.worker import run_isolated
 
-__all__ = ["DaskExecutor", "LocalExecutor", "make_executor"]
+__all__ = ["Children", "DaskExecutor", "LocalExecutor", "make_executor"]
+
+
+class Children:
+    """The child processes of the running tasks (what :func:`run_isolated` adds and discards as ``running``).
+
+    After :meth:`kill_all` (Ctrl-C) a child that joins is killed at once: a task whose thread was starting its
+    child when Ctrl-C came would otherwise run to its end while the runner waits for it.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._handles: set[Any] = set()
+        self.aborted = False
+
+    def add(self, handle: Any) -> None:
+        with self._lock:
+            self._handles.add(handle)
+            aborted = self.aborted
+        if aborted:
+            _kill(handle)
+
+    def discard(self, handle: Any) -> None:
+        with self._lock:
+            self._handles.discard(handle)
+
+    def kill_all(self) -> None:
+        with self._lock:
+            self.aborted = True
+            handles = list(self._handles)
+        for h in handles:
+            _kill(h)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._handles)
+
+
+def _kill(handle: Any) -> None:
+    try:
+        handle.kill()
+    except Exception:  # already gone
+        pass
 
 
 class LocalExecutor:
@@ -31,7 +74,7 @@ class LocalExecutor:
             raise OptionError(f"--jobs must be at least 1, got {jobs}")
         self.capacity = jobs
         self.pool = cf.ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="treeopt-task")
-        self.running: set[Any] = set()
+        self.running = Children()
 
     def submit(self, task: dict[str, Any], attempt: int) -> Any:
         return self.pool.submit(run_isolated, task, attempt, running=self.running)
@@ -50,17 +93,7 @@ class LocalExecutor:
         """Ctrl-C: cancel what has not started and kill the children of what has."""
         for f in futures:
             f.cancel()
-        for _ in range(3):  # the waiting threads add and discard handles meanwhile
-            try:
-                handles = list(self.running)
-                break
-            except RuntimeError:
-                handles = []
-        for p in handles:
-            try:
-                p.kill()
-            except Exception:
-                pass
+        self.running.kill_all()  # and any child a task's thread starts from now on
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)

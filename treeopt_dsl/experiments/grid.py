@@ -68,9 +68,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from treeopt_dsl.backends import AUTO, BACKENDS, KNOWN_SOLVERS, engines
+from treeopt_dsl.datasets import check_dataset
 from treeopt_dsl.defaults import GRID_TIME_LIMIT
-from treeopt_dsl.errors import TreeoptError
+from treeopt_dsl.errors import DataError, TreeoptError
 from treeopt_dsl.formulations import REGISTRY, get_formulation
+from treeopt_dsl.starts.resolver import RISK_STRATEGIES, STRATEGIES
+from treeopt_dsl.topology import Topology
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -80,13 +84,25 @@ else:  # pragma: no cover
 __all__ = ["ESTIMATORS", "METRICS", "SCALES", "DataSpec", "Grid", "GridError", "MethodSpec", "load_grid", "parse_grid",
            "toml_value"]
 
-#: what ``estimator = ...`` may name (``sleep`` is a diagnostic task that only waits: the runner's overhead)
+#: what ``estimator = ...`` may name (``sleep`` is a diagnostic task that only waits: the runner's overhead; its
+#: params: ``seconds``, ``until_file`` (end early once that file exists), ``allocate_mb``)
 ESTIMATORS = ("tmo", "tao", "cart", "optimal_tree", "risk_score", "sleep")
 #: what ``scale = { param = ... }`` may multiply a parameter by (see :func:`~.worker.scale_factor`)
 SCALES = ("baseline_errors", "n_train")
 #: the metrics a task may record on every part (train / validation / test)
 METRICS = ("accuracy", "balanced_accuracy", "auc", "logloss")
 _CV_METRICS = ("accuracy", "balanced_accuracy", "auc")
+#: what ``warm_start = ...`` may name (the starts registry, :mod:`treeopt_dsl.starts.resolver`)
+WARM_STARTS = ("auto", "none", *STRATEGIES, *RISK_STRATEGIES)
+#: what ``references = [...]`` may name: the starts made by name
+REFERENCES = (*STRATEGIES, *RISK_STRATEGIES)
+#: estimators whose ``depth`` parameter is a tree depth (checked against :class:`~treeopt_dsl.topology.Topology`)
+_DEPTH_ESTIMATORS = ("tmo", "tao", "optimal_tree")
+
+
+def solver_names() -> list[str]:
+    """What ``solver = ...`` may name: ``auto``, the MILP/NLP solvers and the exact engines of the route registry."""
+    return list(dict.fromkeys([AUTO, *KNOWN_SOLVERS, *engines()]))
 
 
 class GridError(TreeoptError, ValueError):
@@ -262,8 +278,7 @@ def parse_grid(text: str, source: str = "<grid>") -> Grid:
     if task_timeout is not None:
         ck.number("experiment", "task_timeout", task_timeout, lo=0, strict_lo=True)
     solver = exp.get("solver", "highs")
-    if not isinstance(solver, str):
-        raise ck.fail("experiment", "solver", f"expected a solver name, got {solver!r}")
+    _check_route(ck, "experiment", 0, solver, exp.get("backend"), exp.get("warm_start", "auto"))
     metrics = exp.get("metrics", ["accuracy", "balanced_accuracy", "auc"])
     if not isinstance(metrics, list) or any(m not in METRICS for m in metrics):
         raise ck.fail("experiment", "metrics", f"a list of {', '.join(METRICS)}; got {metrics!r}")
@@ -329,6 +344,7 @@ def parse_grid(text: str, source: str = "<grid>") -> Grid:
     if dup:
         idx = len(labels) - 1 - labels[::-1].index(dup[0])
         raise ck.fail("method", "name", f"two methods are named {dup[0]!r} (names label the reports)", idx)
+    _check_datasets(ck, datasets, methods, data_dir)
     return Grid(name=name, description=str(exp.get("description", "")), datasets=datasets, seeds=list(seeds),
                 test_size=float(test_size), validation_size=float(validation_size), folds=int(folds),
                 sample=int(sample), data_dir=data_dir, methods=methods, retries=int(retries), metrics=list(metrics),
@@ -376,9 +392,23 @@ def _method(ck: _Checker, m: Any, i: int, **defaults: Any) -> MethodSpec:
             raise ck.fail("method", "cv", f"metric must be one of {', '.join(_CV_METRICS)}", i)
         cv = {"folds": f, "grid": g, "metric": cv.get("metric", "balanced_accuracy"),
               **({"time_limit": cv["time_limit"]} if "time_limit" in cv else {})}
-    if form is not None:
-        _check_params(ck, i, form, {**params, **{k: v[0] for k, v in grid.items()},
-                                    **({k: v[0] for k, v in cv["grid"].items()} if cv else {})})
+    grids = {"grid": grid, "cv": cv["grid"] if cv else {}}
+    first = {**params, **{k: v[0] for g in grids.values() for k, v in g.items()}}
+    if form is not None:  # every value of every grid, each beside the first values of the others
+        _check_params(ck, i, form, first)
+        for where, g in grids.items():
+            for k, values in g.items():
+                for v in values[1:]:
+                    _check_params(ck, i, form, {**first, k: v}, where=where)
+    elif est in _DEPTH_ESTIMATORS:
+        for where, g in (("params", {k: [v] for k, v in params.items()}), *grids.items()):
+            for v in g.get("depth", []):
+                try:
+                    Topology(v)
+                except TreeoptError as exc:
+                    raise ck.fail("method", where, f"{est}: {exc}", i) from None
+    _check_route(ck, "method", i, m.get("solver", defaults["solver"]), m.get("backend", defaults["backend"]),
+                 m.get("warm_start", defaults["warm_start"]))
     scale = _scale(ck, i, m.get("scale"), {*params, *grid, *(cv["grid"] if cv else ())})
     path = _path(ck, i, m, form, cv, scale, defaults)
     tl = ck.number("method", "time_limit", m.get("time_limit", defaults["time_limit"]), lo=0, strict_lo=True,
@@ -389,8 +419,9 @@ def _method(ck: _Checker, m: Any, i: int, **defaults: Any) -> MethodSpec:
     if tt is not None:
         ck.number("method", "task_timeout", tt, lo=0, strict_lo=True, index=i)
     refs = m.get("references")
-    if refs is not None and (form is None or not isinstance(refs, list) or not all(isinstance(r, str) for r in refs)):
-        raise ck.fail("method", "references", "a list of start names (cart, greedy, dp, tao) of a formulation", i)
+    if refs is not None and (form is None or not isinstance(refs, list) or not all(r in REFERENCES for r in refs)):
+        raise ck.fail("method", "references", f"a list of start names ({', '.join(REFERENCES)}) of a formulation; "
+                                              f"got {refs!r}", i)
     ws = m.get("warm_start", defaults["warm_start"])
     ts = ck.number("method", "train_sample", m.get("train_sample", defaults["train_sample"]), lo=0, integer=True,
                    index=i)
@@ -463,16 +494,40 @@ def _path(ck: _Checker, i: int, m: dict[str, Any], form: str | None, cv: Any, sc
             **({"fresh": int(path["fresh"])} if path.get("fresh") is not None else {})}
 
 
-def _check_params(ck: _Checker, i: int, form: str, params: dict[str, Any]) -> None:
-    """Build the formulation's spec once (no data) so a misspelled or out-of-range parameter fails here."""
+def _check_params(ck: _Checker, i: int, form: str, params: dict[str, Any], where: str = "params") -> None:
+    """Build the formulation's spec and its topology (no data) so that a misspelled or out-of-range parameter (a
+    depth the topology does not take) fails here; ``where`` is the key named (params, grid or cv)."""
     try:
-        get_formulation(form, **params)
+        get_formulation(form, **params).topology()
     except (TreeoptError, TypeError, ValueError) as exc:
         known = {p["name"] for p in REGISTRY[form].describe()["params"]}
         unknown = [k for k in params if k not in known]
-        key = unknown[0] if unknown else next((k for k in params if f"'{k}'" in str(exc) or f"{k}=" in str(exc)),
-                                              None)
-        raise ck.fail("method", "params", f"{form}: {exc}" + (f" (key {key!r})" if key else ""), i) from None
+        key = unknown[0] if unknown else next((k for k in params if f"'{k}'" in str(exc) or f"{k}=" in str(exc)
+                                               or str(exc).startswith(f"{k} ")), None)
+        raise ck.fail("method", where, f"{form}: {exc}" + (f" (key {key!r})" if key else ""), i) from None
+
+
+def _check_route(ck: _Checker, table: str, i: int, solver: Any, backend: Any, warm_start: Any) -> None:
+    """``solver``, ``backend`` and ``warm_start`` of a table against the route and starts registries."""
+    known = solver_names()
+    if not isinstance(solver, str) or solver.lower() not in known:
+        raise ck.fail(table, "solver", f"unknown solver {solver!r} (known: {', '.join(known)})", i)
+    backends = sorted({b.name for b in BACKENDS})
+    if backend is not None and backend not in backends:
+        raise ck.fail(table, "backend", f"unknown backend {backend!r} (known: {', '.join(backends)})", i)
+    if isinstance(warm_start, str) and warm_start not in WARM_STARTS:
+        raise ck.fail(table, "warm_start", f"unknown warm start {warm_start!r} (known: {', '.join(WARM_STARTS)})", i)
+
+
+def _check_datasets(ck: _Checker, datasets: list[DataSpec], methods: list[MethodSpec], data_dir: Any) -> None:
+    """Each dataset a method loads (every method but ``sleep``) is a known name, variant or an existing file."""
+    for k, d in enumerate(datasets):
+        if all(m.estimator == "sleep" or (m.datasets is not None and d.name not in m.datasets) for m in methods):
+            continue
+        try:
+            check_dataset(d.path or d.name, data_dir=data_dir, variant=d.variant)
+        except DataError as exc:
+            raise ck.fail("data", "datasets", f"entry {k + 1}: {exc}") from None
 
 
 def load_grid(path: str | Path) -> Grid:

@@ -75,6 +75,15 @@ class RunProgress:
                   f"failed {self.failed}{'' if eta is None else f' ETA {eta:.0f}s'}] {row['id']}: {what}"
                   f"{'' if obj is None else f' objective {obj:.6g}'}{more}", file=self.stream, flush=True)
 
+    def passed(self, task_id: str, why: str) -> None:
+        """A task this run will not compute after all (another runner finished it or is computing it)."""
+        self.total -= 1
+        if self._bar is not None:
+            self._bar.update(self._task, total=self.total)
+        elif self.enabled:
+            print(f"[{self.done + self.failed}/{self.total}] {task_id}: not run here, {why}", file=self.stream,
+                  flush=True)
+
     def close(self) -> None:
         if self._bar is not None:
             self._bar.stop()

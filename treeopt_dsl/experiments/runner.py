@@ -22,11 +22,14 @@ from typing import Any
 from treeopt_dsl.experiments.executors import make_executor
 from treeopt_dsl.experiments.grid import parse_grid
 from treeopt_dsl.experiments.progress import RunProgress
-from treeopt_dsl.experiments.store import ResultStore
+from treeopt_dsl.experiments.store import ResultStore, new_owner
 from treeopt_dsl.experiments.tasks import expand
-from treeopt_dsl.experiments.worker import with_hooks
+from treeopt_dsl.experiments.worker import wall_timeout, with_hooks
 
-__all__ = ["RunSummary", "run_grid_text", "run_tasks"]
+__all__ = ["LEASE_MARGIN_S", "RunSummary", "run_grid_text", "run_tasks"]
+
+#: seconds a lease outlasts its task's wall timeout (the runner's own delays: submitting, recording)
+LEASE_MARGIN_S = 120.0
 
 
 @dataclass
@@ -38,13 +41,17 @@ class RunSummary:
     succeeded: int = 0
     failed: int = 0
     retried: int = 0
+    #: tasks another runner on the same store was computing (its lease), left to it
+    elsewhere: int = 0
     interrupted: bool = False
     wall_s: float = 0.0
     failures: list[dict[str, Any]] = field(default_factory=list)
 
     def line(self) -> str:
         return (f"{self.total} task(s): {self.skipped} already finished, {self.succeeded} succeeded, "
-                f"{self.failed} failed, {self.retried} retried attempt(s) in {self.wall_s:.1f} s"
+                f"{self.failed} failed, {self.retried} retried attempt(s)"
+                + (f", {self.elsewhere} left to another runner" if self.elsewhere else "")
+                + f" in {self.wall_s:.1f} s"
                 + (" - INTERRUPTED (rerun the command to finish)" if self.interrupted else ""))
 
 
@@ -56,6 +63,11 @@ def run_tasks(tasks: list[dict[str, Any]], store: ResultStore, *, executor: str 
     ``retries``: attempts after the first for a task whose worker died (default: each task's ``retries``).
     ``retry_failed``: also rerun tasks stored as failed. Ctrl-C ends running children and returns with
     ``interrupted`` set; every row finished before stays in the store.
+
+    Each task is leased in the store before it starts (:meth:`ResultStore.claim`, for its wall timeout plus
+    :data:`LEASE_MARGIN_S`): several runners on one store (on one machine or several) compute each task once; a
+    task another runner holds is left to it (``elsewhere``), one it finished meanwhile is skipped. An interrupted
+    run gives its leases back; those of a runner killed outright lapse (at once on the same host).
     """
     t0 = time.perf_counter()
     store.add_tasks(tasks)
@@ -71,10 +83,20 @@ def run_tasks(tasks: list[dict[str, Any]], store: ResultStore, *, executor: str 
     pending = list(reversed(todo))  # pop() from the end keeps the grid's order
     tries: dict[str, int] = {}
     inflight: dict[Any, str] = {}
+    owner, held = new_owner(), set[str]()
     try:
         while pending or inflight:
             while pending and len(inflight) < ex.capacity:
                 t = pending.pop()
+                why = store.claim(t["id"], owner, wall_timeout(t) + LEASE_MARGIN_S, retry_failed=retry_failed)
+                if why is not None:  # finished or being computed by another runner since this run began
+                    if why == "finished":
+                        summary.skipped += 1
+                    else:
+                        summary.elsewhere += 1
+                    bar.passed(t["id"], why)
+                    continue
+                held.add(t["id"])
                 tries[t["id"]] = tries.get(t["id"], 0) + 1
                 attempt = store.n_attempts(t["id"]) + 1
                 inflight[ex.submit(with_hooks(t), attempt)] = t["id"]
@@ -86,7 +108,9 @@ def run_tasks(tasks: list[dict[str, Any]], store: ResultStore, *, executor: str 
                 row.setdefault("attempt", store.n_attempts(tid) + 1)
                 limit = 1 + (task.get("retries", 2) if retries is None else retries)
                 again = not row.get("ok") and row.get("retryable") and tries[tid] < limit
-                store.record(row, final=not again, task=task)
+                store.record(row, final=not again, task=task)  # a final row ends the lease
+                if not again:
+                    held.discard(tid)
                 if again:
                     summary.retried += 1
                     pending.append(task)
@@ -107,6 +131,8 @@ def run_tasks(tasks: list[dict[str, Any]], store: ResultStore, *, executor: str 
         bar.close()
         if executor_obj is None:
             ex.close()
+        if held:  # interrupted: a rerun (or another runner) takes these at once
+            store.release(held, owner)
         summary.wall_s = time.perf_counter() - t0
     return summary
 

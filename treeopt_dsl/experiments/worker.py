@@ -323,6 +323,17 @@ def _test_hooks(task: dict[str, Any], attempt: int) -> None:
             os.kill(os.getpid(), signal.SIGKILL)
 
 
+def _wait(seconds: float, until_file: str | None = None) -> None:
+    """The ``sleep`` task's wait: ``seconds``, or, with ``until_file``, until that file exists (at most ``seconds``):
+    a test holds tasks running for as long as it needs, whatever the machine's load."""
+    if until_file is None:
+        time.sleep(seconds)
+        return
+    end = time.monotonic() + seconds
+    while not os.path.exists(until_file) and time.monotonic() < end:
+        time.sleep(0.05)
+
+
 def run_task(task: dict[str, Any], attempt: int = 1) -> dict[str, Any]:
     """Compute ``task`` here and return its row (never raises for a task's own failure: ``ok`` is False).
 
@@ -338,7 +349,7 @@ def run_task(task: dict[str, Any], attempt: int = 1) -> dict[str, Any]:
         if task.get("estimator") == "sleep":
             p = task.get("params", {})
             held = bytearray(int(float(p.get("allocate_mb", 0)) * 2**20))  # the memory-limit test's allocation
-            time.sleep(float(p.get("seconds", 1.0)))
+            _wait(float(p.get("seconds", 1.0)), p.get("until_file"))
             row.update(ok=True, status="done", allocated_mb=len(held) // 2**20)
             return row
         data = _load(task)

@@ -16,8 +16,12 @@ def metrics(model: Any, data: Any) -> dict[str, float]:
 
     y = data.labels_of(data.y)
     pred = model.predict(data.X)
-    out = {"accuracy": float(accuracy_score(y, pred)), "balanced_accuracy": float(balanced_accuracy_score(y, pred))}
     present = np.unique(data.class_index)
+    accuracy = float(accuracy_score(y, pred))
+    # one class present (a test part without the rare class): balanced accuracy is that class's recall, the
+    # accuracy; scikit-learn would warn about the confusion matrix's shape
+    balanced = float(balanced_accuracy_score(y, pred)) if present.size > 1 else accuracy
+    out = {"accuracy": accuracy, "balanced_accuracy": balanced}
     if present.size == 2 and data.n_classes == 2:
         out["auc"] = float(roc_auc_score(data.y > 0, model.predict_proba(data.X)[:, 1]))
     elif present.size == data.n_classes > 2:  # one versus rest, averaged over classes

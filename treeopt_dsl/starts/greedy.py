@@ -127,12 +127,18 @@ def cart_tree(built: Built) -> tuple[np.ndarray, np.ndarray]:
 
     ctx = built.ctx
     topo, X, y = ctx.topo, ctx.data.X, ctx.data.y
-    tr = DecisionTreeClassifier(max_depth=topo.depth, random_state=0).fit(X, y).tree_
+    cart = DecisionTreeClassifier(max_depth=topo.depth, random_state=0).fit(X, y)
+    tr = cart.tree_
     W = np.zeros((topo.n_nodes, X.shape[1]))
     b = np.zeros(topo.n_nodes)
+    # each node's class: +1 where the positive rows weigh at least as much; by classes_, which holds only the
+    # classes present (one, when the data lack the other: then every node predicts it)
+    counts = tr.value[:, 0, :]
+    positive = counts[:, cart.classes_ > 0].sum(axis=1) >= counts[:, cart.classes_ <= 0].sum(axis=1)
+    node_class = np.where(positive, 1.0, -1.0)
 
     def majority(node: int) -> float:
-        return 1.0 if tr.value[node][0][1] >= tr.value[node][0][0] else -1.0  # classes_ = [-1, 1]
+        return float(node_class[node])
 
     def visit(t: int, node: int) -> None:
         leaf = tr.children_left[node] == -1
