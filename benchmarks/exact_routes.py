@@ -115,7 +115,14 @@ def main() -> int:
     ap.add_argument("--no-peers", action="store_true")
     ap.add_argument("--json-out", type=Path)
     ap.add_argument("--plot", type=Path, default=ROOT / "docs" / "img" / "exact_routes.png")
+    ap.add_argument("--from-json", type=Path, help="print the summary, a markdown table and the picture of the "
+                    "rows of an earlier --json-out file instead of running")
     args = ap.parse_args()
+    if args.from_json:
+        rows = [json.loads(t) for t in args.from_json.read_text().splitlines() if t.strip()]
+        print(markdown(rows))
+        summarize(rows, args.plot)
+        return 0
     names = [n for a in args.datasets for n in (BINARY if a == "binary" else TABLE31 if a == "table31" else [a])]
     warm = load("votes")  # imports and first-call costs out of the timed rows
     get_formulation("oct", depth=2).solve(warm)
@@ -149,6 +156,12 @@ def main() -> int:
             if args.json_out:
                 with args.json_out.open("a") as fh:
                     fh.write(json.dumps(row) + "\n")
+    summarize(rows, args.plot)
+    return 0
+
+
+def summarize(rows: list[dict], path: Path) -> None:
+    """The geometric mean of the ratios, how many are within 1.5x, agree and are proven; the picture."""
     ratios = [r["ratio"] for r in rows if r["ratio"]]
     if ratios:
         geo = math.exp(sum(map(math.log, ratios)) / len(ratios))
@@ -157,8 +170,22 @@ def main() -> int:
         print(f"\nours (default call) / fastest proven peer: geometric mean {geo:.2f}x, within 1.5x "
               f"{sum(r <= 1.5 for r in ratios)}/{len(ratios)}; answers agree {agree}/{len(rows)}; proven "
               f"{proven}/{len(rows)}")
-        plot(rows, args.plot)
-    return 0
+        plot(rows, path)
+
+
+def markdown(rows: list[dict]) -> str:
+    """The rows as a markdown table: our default call (route, seconds, errors, status), the fastest proven peer,
+    the ratio and the first call in a fresh process."""
+    out = ["| data (n x p) | d | cuts | ours: route | ours s | errors | status | fastest proven peer | peer s | "
+           "ratio | first call s (engine s) |", "|" + "---|" * 11]
+    for r in rows:
+        a, peer = r["auto"], [p for p in r["peers"] if p["peer"] == r["fastest_peer"]]
+        ps = secs(peer[0]["s"]) if peer else "-"
+        first = (f"{r['first_s']:.2f} ({r['first_engine_s']:.3g})" if r.get("first_s") is not None else "-")
+        out.append(f"| {r['dataset']} ({r['n']}x{r['p']}) | {r['depth']} | {r['cuts']} | {a.get('route', '-')} | "
+                   f"{secs(a['s'])} | {a['errors']} | {a['status']} | {r['fastest_peer'] or '-'} | {ps} | "
+                   f"{'-' if r['ratio'] is None else format(r['ratio'], '.2f') + 'x'} | {first} |")
+    return "\n".join(out)
 
 
 def secs(v: float | None) -> str:
