@@ -125,3 +125,16 @@ def test_every_subpackage_has_an_api_page() -> None:
     assert {"contextual", "experiments", "estimator"} <= set(packages)
     missing = [n for n in packages if not re.search(rf"^::: treeopt_dsl\.{n}(\.|$)", pages, flags=re.M)]
     assert missing == [], f"no docs/api page renders treeopt_dsl.{missing}"
+
+
+@pytest.mark.slow
+def test_getting_started_python_blocks_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The page's Python blocks, in order, in one namespace (about 10 s: one OLCT depth-2 solve)."""
+    blocks = re.findall(r"^```python\n(.*?)^```", (DOCS / "getting_started.md").read_text(), flags=re.S | re.M)
+    assert len(blocks) == 3
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, object] = {}
+    for block in blocks:
+        exec(compile(block, "getting_started.md", "exec"), namespace)  # the page's own examples, as written
+    assert namespace["res"].status.value == "optimal" and namespace["res"].certificate.ok
+    assert (tmp_path / "olct.lp").read_text().startswith("\\ olct:")
