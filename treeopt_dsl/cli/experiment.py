@@ -19,6 +19,7 @@ import json
 import sys
 from pathlib import Path
 
+from treeopt_dsl.cli.common import EXIT_INTERRUPTED, EXIT_NO_SOLUTION, EXIT_OK
 from treeopt_dsl.errors import OptionError
 from treeopt_dsl.experiments.grid import load_grid
 from treeopt_dsl.experiments.report import write_report
@@ -50,7 +51,7 @@ def _run(args: argparse.Namespace) -> int:
     print(summary.line())
     for f in summary.failures[:20]:
         print(f"  failed {f['id']}: {f['reason']}")
-    return 130 if summary.interrupted else (0 if summary.failed == 0 else 1)
+    return EXIT_INTERRUPTED if summary.interrupted else (EXIT_OK if summary.failed == 0 else EXIT_NO_SOLUTION)
 
 
 def _tasks(args: argparse.Namespace) -> int:
