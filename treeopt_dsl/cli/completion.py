@@ -25,7 +25,7 @@ __all__ = ["SHELLS", "completion_script", "run", "subcommand_parsers"]
 
 SHELLS = ("bash", "zsh")
 #: the destinations of options and arguments whose value is a file (FILE) or a directory (DIR)
-FILES = {"data", "output", "log", "plot", "card_out", "test", "paper", "model", "grid", "store"}
+FILES = {"data", "output", "log", "plot", "card_out", "test", "paper", "model", "grid", "store", "to"}
 DIRS = {"data_dir", "out"}
 #: the dataset shipped with the package (the others are the data directory's, read when a command runs)
 BUNDLED = ("breast-cancer",)

@@ -3,6 +3,7 @@
     treeopt experiment run GRID.toml [--store R.sqlite] [--jobs N] [--executor local|dask] [--scheduler ADDR]
     treeopt experiment tasks GRID.toml                       # the tasks and their ids, nothing run
     treeopt experiment report R.sqlite --profile time --by method [--paper TABLE.csv] [--out DIR]
+    treeopt experiment export R.sqlite --to rows.csv                # or rows.parquet (needs pyarrow)
 
 Example:
 
@@ -21,6 +22,7 @@ from pathlib import Path
 
 from treeopt_dsl.cli.common import EXIT_INTERRUPTED, EXIT_NO_SOLUTION, EXIT_OK
 from treeopt_dsl.errors import OptionError
+from treeopt_dsl.experiments.export import export_rows
 from treeopt_dsl.experiments.grid import load_grid
 from treeopt_dsl.experiments.report import write_report
 from treeopt_dsl.experiments.runner import run_tasks
@@ -73,6 +75,12 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _export(args: argparse.Namespace) -> int:
+    out = export_rows(args.store, args.to, experiment=args.experiment)
+    print(f"wrote {out['path']}: {out['rows']} rows, {out['columns']} columns", file=sys.stderr)
+    return EXIT_OK
+
+
 def run(args: argparse.Namespace) -> int:
-    """Dispatch ``treeopt experiment <run|tasks|report>``."""
-    return {"run": _run, "tasks": _tasks, "report": _report}[args.experiment_command](args)
+    """Dispatch ``treeopt experiment <run|tasks|report|export>``."""
+    return {"run": _run, "tasks": _tasks, "report": _report, "export": _export}[args.experiment_command](args)

@@ -165,7 +165,8 @@ def add_born_again(sub: Any) -> None:
 
 
 def add_experiment(sub: Any) -> None:
-    """Register ``experiment`` (with ``run``, ``tasks``, ``report``) on the ``treeopt`` sub-command parser."""
+    """Register ``experiment`` (with ``run``, ``tasks``, ``report``, ``export``) on the ``treeopt`` sub-command
+    parser."""
     c = sub.add_parser("experiment", help="run a TOML grid of solves into a results store; report on it")
     s = c.add_subparsers(dest="experiment_command", required=True)
     r = s.add_parser("run", help="run the grid's unfinished tasks (each in its own process)")
@@ -196,3 +197,7 @@ def add_experiment(sub: Any) -> None:
     p.add_argument("--format", choices=("png", "svg"), default="png")
     p.add_argument("--paper", help="a paper's table (CSV: dataset,method,metric,value) to print ours beside")
     p.add_argument("--experiment", help="only this experiment's rows (a store can hold several)")
+    e = s.add_parser("export", help="the store's rows as one table: CSV, or Parquet (needs pyarrow)")
+    e.add_argument("store", help="the SQLite results file")
+    e.add_argument("--to", required=True, metavar="FILE", help="FILE.csv or FILE.parquet (checked before reading)")
+    e.add_argument("--experiment", help="only this experiment's rows (a store can hold several)")
