@@ -5,6 +5,7 @@ cited reference key exists, the nav's pages exist, ``py.typed`` ships and the ve
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.util
 import inspect
 import re
 from pathlib import Path
@@ -62,3 +63,78 @@ def test_py_typed_ships_and_the_version_is_defined_once() -> None:
 
 def test_changelog_names_the_current_version() -> None:
     assert f"## {treeopt_dsl.__version__}" in (ROOT / "CHANGELOG.md").read_text()
+
+
+def _griffe_ext():  # docs/griffe_ext.py is the site's griffe extension module, not a package module
+    pytest.importorskip("griffe")
+    spec = importlib.util.spec_from_file_location("griffe_ext", DOCS / "griffe_ext.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+SPHINX_ROLE = re.compile(r":(?:py:)?[a-z]+:`")
+
+
+def test_sphinx_roles_become_code_links_or_plain_code() -> None:
+    ext = _griffe_ext()
+    known = {"treeopt_dsl.solve.solve": "treeopt_dsl.solve.solve", "Model": "treeopt_dsl.ir.Model"}
+    text = ("Use :func:`~treeopt_dsl.solve.solve` on a :class:`Model`, not :meth:`unknown.fit`;\n"
+            ":mod:`the module <treeopt_dsl.solve.solve>`, ``:data:`kept```, :attr:`!plain`.\n"
+            "```python\n:class:`in_a_fence`\n```")
+    out = ext.rewrite_roles(text, known.get)
+    assert '<autoref identifier="treeopt_dsl.solve.solve" optional>solve</autoref>' in out
+    assert '<autoref identifier="treeopt_dsl.ir.Model" optional>Model</autoref>' in out
+    assert "`unknown.fit`" in out and "`plain`" in out and ">the module</autoref>" in out
+    assert "``:data:`kept```" in out and ":class:`in_a_fence`" in out  # code is left alone
+    outside_code = re.sub(r"``.+?``(?!`)|```python\n.*?\n```", "", out, flags=re.S)
+    assert not SPHINX_ROLE.search(outside_code)
+
+
+def test_the_api_docstrings_keep_no_sphinx_role() -> None:
+    """What mkdocstrings renders: every docstring of the three packages after the site's extensions."""
+    ext = _griffe_ext()
+    griffe = pytest.importorskip("griffe")
+    extensions = griffe.load_extensions(ext.DoctestFences(), ext.SphinxRoles())
+    left, linked = [], {}
+    for package in ("treeopt_dsl", "backends", "formulations"):
+        root = griffe.load(package, search_paths=[str(ROOT)], extensions=extensions, docstring_parser="numpy",
+                           resolve_aliases=False)
+        stack = [root]
+        while stack:
+            obj = stack.pop()
+            stack += [m for m in obj.members.values() if not m.is_alias]
+            text = obj.docstring.value if obj.docstring is not None else ""
+            text = re.sub(r"``.+?``(?!`)|^\s*```.*?^\s*```", "", text, flags=re.S | re.M)
+            if SPHINX_ROLE.search(text):
+                left.append(obj.path)
+            linked[obj.path] = text
+    assert not left, f"Sphinx roles left in {left[:10]}"
+    risk = linked["treeopt_dsl.estimator.scores.RiskScoreClassifier"]
+    assert '<autoref identifier="treeopt_dsl.estimator.trees.OptimalTreeClassifier" optional>' in risk
+
+
+def test_every_subpackage_has_an_api_page() -> None:
+    """The API reference covers each subpackage of ``treeopt_dsl`` (the command line is documented by ``treeopt
+    --help``; the IR has no page yet)."""
+    pages = "\n".join(p.read_text() for p in (DOCS / "api").glob("*.md"))
+    nav = (ROOT / "mkdocs.yml").read_text()
+    assert [p.name for p in (DOCS / "api").glob("*.md") if f"api/{p.name}" not in nav] == []
+    packages = sorted(p.parent.name for p in (ROOT / "treeopt_dsl").glob("*/__init__.py")
+                      if not p.parent.is_symlink() and p.parent.name not in ("cli", "ir"))
+    assert {"contextual", "experiments", "estimator"} <= set(packages)
+    missing = [n for n in packages if not re.search(rf"^::: treeopt_dsl\.{n}(\.|$)", pages, flags=re.M)]
+    assert missing == [], f"no docs/api page renders treeopt_dsl.{missing}"
+
+
+@pytest.mark.slow
+def test_getting_started_python_blocks_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The page's Python blocks, in order, in one namespace (about 10 s: one OLCT depth-2 solve)."""
+    blocks = re.findall(r"^```python\n(.*?)^```", (DOCS / "getting_started.md").read_text(), flags=re.S | re.M)
+    assert len(blocks) == 3
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, object] = {}
+    for block in blocks:
+        exec(compile(block, "getting_started.md", "exec"), namespace)  # the page's own examples, as written
+    assert namespace["res"].status.value == "optimal" and namespace["res"].certificate.ok
+    assert (tmp_path / "olct.lp").read_text().startswith("\\ olct:")

@@ -8,16 +8,20 @@
     treeopt path    FORMULATION --data D [...] --lambda-l GRID [--lambda-g GRID] [--n-starts K] [--plot F.png]
     treeopt born-again FOREST.txt|MODEL.joblib [--objective depth|leaves|depth-leaves] [--heuristic]
                                 [--prune --data TRAIN.csv] [--test TEST.csv] [--output TREE.txt] [--json]
+    treeopt experiment run|tasks|report ...
+    treeopt completion bash|zsh                 # a shell completion script
 
-Exit status and stderr (always one line ``treeopt: ...``; ``--debug`` shows the traceback instead):
+Exit status and stderr (always one line ``treeopt: ...``; ``--debug`` shows the traceback instead; the list is
+:data:`treeopt_dsl.cli.common.EXIT_CODES`, which ``treeopt --help`` prints):
 
 * 0: done (an optimal result, or a feasible one stopped at the time limit);
-* 1: the solve ended without a solution (infeasible, unbounded, time limit before any solution);
+* 1: the solve ended without a solution (infeasible, unbounded, time limit before any solution; ``born-again``:
+  the dynamic program stopped without a tree; ``experiment run``: a task failed);
 * 2: a bad input (``treeopt: error: ...``): unknown formulation, bad data, missing solver, bad
   parameter or option (negative ``--time-limit``/``--gap``/``--threads``), an unwritable
   ``--output``/``--log``/``--plot`` path (checked before any work);
-* 3: the solver's answer is uncertified (the decoded model does not reproduce it); the result is
-  still printed;
+* 3: the solver's answer is uncertified (the decoded model does not reproduce it; ``born-again``: the tree
+  is not faithful to the forest); the result is still printed;
 * 130: interrupted (Ctrl-C, or SIGTERM during a solve): the best solution found so far is printed as
   usual (summary or the JSON document);
 * 143: SIGTERM outside a solve.
@@ -34,7 +38,7 @@ import sys
 import threading
 from typing import Any
 
-from treeopt_dsl.cli.common import EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated
+from treeopt_dsl.cli.common import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE, Terminated
 from treeopt_dsl.cli.parsers import build_parser
 from treeopt_dsl.errors import TreeoptError
 
@@ -45,7 +49,8 @@ __all__ = ["COMMANDS", "HEURISTIC_FITS", "build_parser", "main"]
 #: ``treeopt formulations`` should not pay for them (``python -X importtime``: 0.5 s for the parser against 1.1 s
 #: with every subcommand's module)
 COMMANDS = {"formulations": "info", "solvers": "info", "datasets": "info", "compile": "model", "solve": "solve",
-            "fit": "solve", "path": "path", "born-again": "bornagain", "experiment": "experiment"}
+            "fit": "solve", "path": "path", "born-again": "bornagain", "experiment": "experiment",
+            "completion": "completion"}
 #: ``treeopt fit NAME`` for the seed systems that are not formulations (no solver at their core): NAME -> module
 HEURISTIC_FITS = {"tmo": "memetic", "tao": "memetic", "cct": "contextual", "crt": "contextual"}
 
@@ -81,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         if debug:
             raise
         print(f"treeopt: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("treeopt: interrupted (Ctrl-C)", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -90,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_TERMINATED
     except BrokenPipeError:  # output piped into `head` and the like
         sys.stderr.close()
-        return 0
+        return EXIT_OK
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import pickle
+import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ from treeopt_dsl.bornagain.ensemble import Ensemble
 from treeopt_dsl.bornagain.faithful import check_faithful
 from treeopt_dsl.bornagain.heuristic import born_again_heuristic
 from treeopt_dsl.bornagain.prune import prune_empty_splits
-from treeopt_dsl.cli.common import check_writable_options
+from treeopt_dsl.cli.common import EXIT_NO_SOLUTION, EXIT_OK, EXIT_UNCERTIFIED, check_writable_options
 from treeopt_dsl.errors import DataError, TreeoptError
 
 __all__ = ["load_ensemble", "read_csv", "run", "scores"]
@@ -109,8 +110,8 @@ def run(args: argparse.Namespace) -> int:
         res = born_again(ens, args.objective, time_limit=args.time_limit)
         if res.tree is None:
             print(f"treeopt: the dynamic program stopped at the time limit ({args.time_limit} s) without a tree; "
-                  "try --heuristic")
-            return 1
+                  "try --heuristic", file=sys.stderr)
+            return EXIT_NO_SOLUTION
         tree = res.tree
         out = {"method": f"dp ({res.method})", "status": res.status, "time_s": round(res.time, 4),
                "regions": res.n_regions}
@@ -149,4 +150,4 @@ def run(args: argparse.Namespace) -> int:
               f"{'yes' if faithful.ok else 'NO'} ({faithful.method}, {faithful.n_cells} cells)")
         for name, sc in out.get("test", {}).items():
             print(f"test {name}: accuracy {sc['accuracy']:.4f}, F1 {sc['f1']:.4f}")
-    return 0 if faithful.ok else 3
+    return EXIT_OK if faithful.ok else EXIT_UNCERTIFIED

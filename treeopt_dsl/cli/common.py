@@ -8,6 +8,7 @@ import argparse
 import json
 import math
 import sys
+import textwrap
 import time
 from typing import Any
 
@@ -26,12 +27,31 @@ from treeopt_dsl.solve import failure_message
 WARM_STARTS = ("auto", "none", "greedy", "greedy_lp", "cart", "tao", "tmo", "beam")
 
 
+#: exit status: done; no solution (or some experiment task failed); a bad input (any TreeoptError, a usage error)
+EXIT_OK, EXIT_NO_SOLUTION, EXIT_USAGE = 0, 1, 2
 #: exit status of an interrupted solve (Ctrl-C, or SIGTERM during a solve) and of SIGTERM outside one
 EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
-
-
 #: exit status of a result whose certificate failed (printed, but not to be trusted)
 EXIT_UNCERTIFIED = 3
+#: every exit status of ``treeopt`` and what it means (``treeopt --help`` lists them)
+EXIT_CODES: dict[int, str] = {
+    EXIT_OK: "done (an optimal result, or a feasible one stopped at the time limit)",
+    EXIT_NO_SOLUTION: "no solution (infeasible, unbounded, a time limit before any solution; born-again: the DP "
+                      "stopped without a tree; experiment run: a task failed)",
+    EXIT_USAGE: "a bad input: one line `treeopt: error: ...` naming the option or file and what is allowed "
+                "(checked before any work)",
+    EXIT_UNCERTIFIED: "the answer is not certified (the decoded model does not reproduce the solver's; born-again: "
+                      "the tree is not faithful to the forest); the result is still printed",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C, or SIGTERM during a solve): the best solution so far is printed",
+    EXIT_TERMINATED: "SIGTERM outside a solve",
+}
+
+
+def exit_codes_text() -> str:
+    """:data:`EXIT_CODES` as the epilog of ``treeopt --help`` (one entry per status, wrapped at 79 columns)."""
+    entries = (textwrap.fill(text, 79, initial_indent=f"  {code:<5}", subsequent_indent=" " * 7)
+               for code, text in EXIT_CODES.items())
+    return "exit status:\n" + "\n".join(entries)
 
 
 class UsageError(TreeoptError):
@@ -332,5 +352,5 @@ def finish(res: Any, spec: Any, data: Any, args: argparse.Namespace, extra: dict
         return EXIT_UNCERTIFIED
     if not res.status.has_solution:
         print(f"treeopt: {failure_message(res)}", file=sys.stderr)
-        return 1
-    return 0
+        return EXIT_NO_SOLUTION
+    return EXIT_OK

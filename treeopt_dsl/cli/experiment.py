@@ -3,6 +3,7 @@
     treeopt experiment run GRID.toml [--store R.sqlite] [--jobs N] [--executor local|dask] [--scheduler ADDR]
     treeopt experiment tasks GRID.toml                       # the tasks and their ids, nothing run
     treeopt experiment report R.sqlite --profile time --by method [--paper TABLE.csv] [--out DIR]
+    treeopt experiment export R.sqlite --to rows.csv                # or rows.parquet (needs pyarrow)
 
 Example:
 
@@ -19,7 +20,9 @@ import json
 import sys
 from pathlib import Path
 
+from treeopt_dsl.cli.common import EXIT_INTERRUPTED, EXIT_NO_SOLUTION, EXIT_OK
 from treeopt_dsl.errors import OptionError, TreeoptError
+from treeopt_dsl.experiments.export import export_rows
 from treeopt_dsl.experiments.grid import load_grid
 from treeopt_dsl.experiments.report import write_report
 from treeopt_dsl.experiments.runner import run_tasks
@@ -54,7 +57,7 @@ def _run(args: argparse.Namespace) -> int:
     print(summary.line())
     for f in summary.failures[:20]:
         print(f"  failed {f['id']}: {f['reason']}")
-    return 130 if summary.interrupted else (0 if summary.failed == 0 else 1)
+    return EXIT_INTERRUPTED if summary.interrupted else (EXIT_OK if summary.failed == 0 else EXIT_NO_SOLUTION)
 
 
 def _tasks(args: argparse.Namespace) -> int:
@@ -76,6 +79,12 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _export(args: argparse.Namespace) -> int:
+    out = export_rows(args.store, args.to, experiment=args.experiment)
+    print(f"wrote {out['path']}: {out['rows']} rows, {out['columns']} columns", file=sys.stderr)
+    return EXIT_OK
+
+
 def run(args: argparse.Namespace) -> int:
-    """Dispatch ``treeopt experiment <run|tasks|report>``."""
-    return {"run": _run, "tasks": _tasks, "report": _report}[args.experiment_command](args)
+    """Dispatch ``treeopt experiment <run|tasks|report|export>``."""
+    return {"run": _run, "tasks": _tasks, "report": _report, "export": _export}[args.experiment_command](args)

@@ -25,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
         out.update(relaxation_bound(sf).to_dict())
     if args.json:
         print_json(out)
-    else:
+    elif not args.quiet:
         print(f"{spec.name} on {data.name} ({data.n_samples} x {data.n_features}): {sf.n_cols} variables "
               f"({out['n_integer']} integer), {sf.n_rows} constraints, {sf.nnz} nonzeros, {sf.problem_class}; "
               f"built and compiled in {compile_s:.3f} s")

@@ -10,16 +10,23 @@ from treeopt_dsl import __version__
 from treeopt_dsl.cli.common import (
     WARM_STARTS,
     Parser,
+    exit_codes_text,
     gap_arg,
     max_thresholds_arg,
     threads_arg,
     time_limit_arg,
 )
-from treeopt_dsl.defaults import TIME_LIMIT
+from treeopt_dsl.defaults import BORN_AGAIN_TIME_LIMIT, GRID_TIME_LIMIT, PATH_TIME_LIMIT, TIME_LIMIT
+
+
+def _seconds(value: float | None) -> str:
+    """A default time limit as ``--help`` shows it."""
+    return "none, no limit" if value is None else f"{value:g}"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = Parser(prog="treeopt", description="Optimal trees and risk scores composed from blocks.")
+    p = Parser(prog="treeopt", description="Optimal trees and risk scores composed from blocks.",
+               epilog=exit_codes_text(), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"treeopt-dsl {__version__}")
     p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
@@ -65,6 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
             c.add_argument("--lp-bound", action="store_true",
                            help="also solve the continuous relaxation (HiGHS) and print its bound: how tight the "
                                 "composition is before branching")
+            c.add_argument_group("output").add_argument(
+                "--quiet", "-q", action="store_true",
+                help="print nothing on success (the result is the --output file; --json still prints)")
             continue
         o = c.add_argument_group("solver")
         o.add_argument("--solver", default=None,
@@ -74,8 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
                             "ConTree on continuous features)")
         o.add_argument("--backend", help="force a backend (default: the fastest capable one)")
         if name == "path":
-            o.add_argument("--time-limit", type=time_limit_arg, default=None, metavar="SEC",
-                           help="seconds per start (default: none, no limit)")
+            o.add_argument("--time-limit", type=time_limit_arg, default=PATH_TIME_LIMIT, metavar="SEC",
+                           help=f"seconds per start (default {_seconds(PATH_TIME_LIMIT)}: each start stops at "
+                                "Ipopt's max_iter, as the paper)")
         else:
             o.add_argument("--time-limit", type=time_limit_arg, default=TIME_LIMIT, metavar="SEC",
                            help=f"seconds >= 0 (default {TIME_LIMIT:g}; 'none': no limit); at the limit "
@@ -119,6 +130,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_born_again(sub)
     add_experiment(sub)
+    k = sub.add_parser("completion", help="print a shell completion script (bash or zsh)",
+                       description="Print a static completion script made from this parser: subcommands, options, "
+                                   "choices, formulation and solver names. bash: `treeopt completion bash > "
+                                   "~/.local/share/bash-completion/completions/treeopt`; zsh: `source <(treeopt "
+                                   "completion zsh)` in ~/.zshrc.")
+    k.add_argument("shell", choices=("bash", "zsh"), help="the shell")
     return p
 
 
@@ -134,8 +151,9 @@ def add_born_again(sub: Any) -> None:
     c.add_argument("--n-cells", type=int, default=100, help="random cells per region of the heuristic (default 100)")
     c.add_argument("--solver", default="highs", help="MILP solver of the heuristic's homogeneity proofs")
     c.add_argument("--seed", type=int, default=0, help="seed of the heuristic's cell samples")
-    c.add_argument("--time-limit", type=float, default=None, metavar="SEC",
-                   help="seconds for the dynamic program (default: none)")
+    c.add_argument("--time-limit", type=time_limit_arg, default=BORN_AGAIN_TIME_LIMIT, metavar="SEC",
+                   help=f"seconds for the dynamic program (default {_seconds(BORN_AGAIN_TIME_LIMIT)}: stopped early "
+                        "it has no tree to return)")
     c.add_argument("--prune", action="store_true", help="remove splits with no training sample on a side (--data)")
     c.add_argument("--data", help="training CSV (for --prune)")
     c.add_argument("--test", help="test CSV: accuracy and F1 of the forest and the trees")
@@ -147,7 +165,8 @@ def add_born_again(sub: Any) -> None:
 
 
 def add_experiment(sub: Any) -> None:
-    """Register ``experiment`` (with ``run``, ``tasks``, ``report``) on the ``treeopt`` sub-command parser."""
+    """Register ``experiment`` (with ``run``, ``tasks``, ``report``, ``export``) on the ``treeopt`` sub-command
+    parser."""
     c = sub.add_parser("experiment", help="run a TOML grid of solves into a results store; report on it")
     s = c.add_subparsers(dest="experiment_command", required=True)
     r = s.add_parser("run", help="run the grid's unfinished tasks (each in its own process)")
@@ -158,7 +177,9 @@ def add_experiment(sub: Any) -> None:
     r.add_argument("--scheduler", help="a Dask scheduler address (with --executor dask; default: a LocalCluster)")
     r.add_argument("--retries", type=int, default=None, help="reruns of a task whose worker died (default: grid's)")
     r.add_argument("--retry-failed", action="store_true", help="also rerun tasks stored as failed")
-    r.add_argument("--time-limit", type=float, default=None, help="override every solve's time limit (new task ids)")
+    r.add_argument("--time-limit", type=float, default=None, metavar="SEC",
+                   help="override every solve's time limit (new task ids; default: the grid's own, "
+                        f"[experiment] time_limit, else {GRID_TIME_LIMIT:g} s)")
     r.add_argument("--memory-mb", type=int, default=None, help="override every task's memory limit")
     r.add_argument("--only", action="append", default=[], help="run only tasks whose id contains this (repeatable)")
     r.add_argument("--no-progress", action="store_true", help="no progress bar or lines")
@@ -176,3 +197,7 @@ def add_experiment(sub: Any) -> None:
     p.add_argument("--format", choices=("png", "svg"), default="png")
     p.add_argument("--paper", help="a paper's table (CSV: dataset,method,metric,value) to print ours beside")
     p.add_argument("--experiment", help="only this experiment's rows (a store can hold several)")
+    e = s.add_parser("export", help="the store's rows as one table: CSV, or Parquet (needs pyarrow)")
+    e.add_argument("store", help="the SQLite results file")
+    e.add_argument("--to", required=True, metavar="FILE", help="FILE.csv or FILE.parquet (checked before reading)")
+    e.add_argument("--experiment", help="only this experiment's rows (a store can hold several)")

@@ -6,6 +6,8 @@ import argparse
 from typing import Any
 
 from treeopt_dsl.cli.common import (
+    EXIT_NO_SOLUTION,
+    EXIT_OK,
     UsageError,
     check_paths,
     data_info,
@@ -69,4 +71,4 @@ def run(args: argparse.Namespace) -> int:
             print(f"wrote {args.plot}")
     if args.json:
         print_json(out)
-    return 0 if all(p.result.status.has_solution for p in path) else 1
+    return EXIT_OK if all(p.result.status.has_solution for p in path) else EXIT_NO_SOLUTION

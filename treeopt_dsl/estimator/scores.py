@@ -60,6 +60,8 @@ class RiskScoreClassifier(SolvedClassifier):
     result_, certificate_, classes_, n_features_in_
         As for :class:`OptimalTreeClassifier`.
 
+    Examples
+    --------
     >>> import numpy as np
     >>> X = np.array([[0, 1], [1, 0], [1, 1], [0, 0]] * 5, dtype=float); y = X[:, 0].astype(int)
     >>> RiskScoreClassifier(T=1, time_limit=30).fit(X, y).predict([[1, 0], [0, 1]]).tolist()

@@ -65,6 +65,8 @@ def binarize(X: np.ndarray, max_thresholds: int | None = None, min_gap: float = 
         Also count, per feature, the consecutive distinct values closer than this
         (:func:`~treeopt_dsl.numeric.unseparable_pairs`, from the same sort) into ``closer``.
 
+    Examples
+    --------
     >>> bz = binarize(np.array([[0.0, 1.0], [1.0, 1.0], [3.0, 0.0]]))
     >>> bz.feature.tolist(), bz.threshold.tolist(), bz.Z.tolist()
     ([0, 0, 1], [0.5, 2.0, 0.5], [[0, 0, 1], [1, 0, 1], [1, 1, 0]])
