@@ -28,8 +28,10 @@ from __future__ import annotations
 import contextlib
 import difflib
 import math
+import os
 import re
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -497,8 +499,10 @@ def stop_on_signals(on_signal: Callable[[str], None]) -> Iterator[bool]:
         yield False
         return
     previous: dict[int, Any] = {}
+    arrived: set[str] = set()
 
     def handler(signum: int, frame: Any) -> None:
+        arrived.add(signal.Signals(signum).name)
         on_signal(signal.Signals(signum).name)
 
     try:
@@ -514,6 +518,28 @@ def stop_on_signals(on_signal: Callable[[str], None]) -> Iterator[bool]:
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old if old is not None else signal.SIG_DFL)
+        if "SIGTERM" in arrived and previous.get(signal.SIGTERM) in (signal.SIG_DFL, None):
+            _PENDING.add("SIGTERM")  # nobody else handles SIGTERM: the program ends once the incumbent is out
+
+
+#: signals taken during a solve whose default action (end the program) is owed once the result is handed back
+_PENDING: set[str] = set()
+
+
+def end_if_terminated(report: Callable[[], str]) -> None:
+    """Honour a SIGTERM that arrived during a solve when the program had no SIGTERM handler of its own (a Python
+    program; the CLI and the experiment runner install theirs): print ``report()`` (the incumbent) on stderr, then
+    end the process as SIGTERM's default action does (exit status 143 in a shell). Called by the solve's face
+    (:func:`treeopt_dsl.solve.solve_built`) once the result is decoded and certified."""
+    if "SIGTERM" not in _PENDING:
+        return
+    _PENDING.clear()
+    try:
+        sys.stderr.write(f"treeopt: SIGTERM: ending the program; {report()}\n")
+        sys.stderr.flush()
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def run_in_worker(fn: Callable[[], None], poll_s: float = 0.05, give_up: Callable[[], bool] | None = None) -> None:

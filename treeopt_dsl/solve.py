@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from treeopt_dsl.backends import SolveOptions, check_route_options, get_backend, get_engine
-from treeopt_dsl.backends.base import RawResult
+from treeopt_dsl.backends.base import RawResult, end_if_terminated
 from treeopt_dsl.backends.dialects import dialect
 from treeopt_dsl.defaults import check_time_limit
 from treeopt_dsl.errors import CapabilityError, OptionError, SolveError
@@ -215,6 +215,7 @@ def solve_built(built: Built, solver: str = "highs", backend: str | None = None,
         result.certificate = None
         _decode_and_certify(result, built, raw)
         result.solver_status, result.message = claim, f"{result.message}; the solver's own answer: {why}"
+    end_if_terminated(lambda: f"the incumbent: status {result.status.value}, objective {result.objective}")
     if not result.status.has_solution and raise_on_failure:
         raise SolveError(failure_message(result), result)
     return result

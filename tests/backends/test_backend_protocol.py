@@ -250,3 +250,40 @@ def test_an_improvement_within_the_tie_tolerance_is_zero():
     assert res.improvement == 0.0
     res.objective = 46.228 * (1 - 10 * TIE_RTOL)
     assert res.improvement == pytest.approx(46.228 * 10 * TIE_RTOL)
+
+
+PROGRAM_THAT_LOOPS = """
+import sys
+from treeopt_dsl.datasets import load
+from treeopt_dsl.formulations import get_formulation
+
+data, _ = load("breast-cancer").split(0.6, seed=0)  # about 230 rows
+spec = get_formulation("oct", depth=3)
+started = []
+
+def progress(event):
+    if not started:
+        started.append(1)
+        print("solving", flush=True)
+
+for i in range(3):  # a loop of fits: SIGTERM must end the program, not only the fit
+    res = spec.solve(data, solver="highs", warm_start="cart", time_limit=120, progress=progress)
+    print("fit", i, "returned", res.status.value, flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_sigterm_ends_a_python_program_after_reporting_the_incumbent():
+    """Issue 36: in the Python API a SIGTERM during a fit stops the solve, reports the incumbent on stderr and then
+    ends the program (SIGTERM's default action), instead of returning to a loop that goes on fitting."""
+    proc = subprocess.Popen([sys.executable, "-c", PROGRAM_THAT_LOOPS], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()  # the first progress event: the solver runs
+    assert line.strip() == "solving", line + proc.stderr.read()[-2000:] if proc.stderr else ""
+    time.sleep(2.0)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == -signal.SIGTERM, (proc.returncode, out, err[-2000:])
+    assert "fit 1" not in out and "fit 2" not in out  # the loop did not go on
+    assert "SIGTERM: ending the program; the incumbent: status interrupted, objective" in err
