@@ -160,7 +160,10 @@ def test_estimator_with_the_dp_route_pickles() -> None:
     assert est.result_.status is Status.OPTIMAL and not est.result_.built.is_built
     again = pickle.loads(pickle.dumps(est))
     np.testing.assert_array_equal(again.predict(X), est.predict(X))
-    assert again.result_.built.model.n_vars > 0  # the deferred build survives pickling
+    assert again.result_.built is None  # a lean pickle by default (issue 35): no model, no training matrix
+    kept = pickle.loads(pickle.dumps(est.set_params(keep_model=True)))
+    np.testing.assert_array_equal(kept.predict(X), est.predict(X))
+    assert kept.result_.built.model.n_vars > 0  # the deferred build survives pickling on request
 
 
 def test_options_and_refusals_match_the_built_route() -> None:
