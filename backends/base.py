@@ -499,10 +499,8 @@ def stop_on_signals(on_signal: Callable[[str], None]) -> Iterator[bool]:
         yield False
         return
     previous: dict[int, Any] = {}
-    arrived: set[str] = set()
 
     def handler(signum: int, frame: Any) -> None:
-        arrived.add(signal.Signals(signum).name)
         on_signal(signal.Signals(signum).name)
 
     try:
@@ -518,22 +516,16 @@ def stop_on_signals(on_signal: Callable[[str], None]) -> Iterator[bool]:
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old if old is not None else signal.SIG_DFL)
-        if "SIGTERM" in arrived and previous.get(signal.SIGTERM) in (signal.SIG_DFL, None):
-            _PENDING.add("SIGTERM")  # nobody else handles SIGTERM: the program ends once the incumbent is out
 
 
-#: signals taken during a solve whose default action (end the program) is owed once the result is handed back
-_PENDING: set[str] = set()
-
-
-def end_if_terminated(report: Callable[[], str]) -> None:
-    """Honour a SIGTERM that arrived during a solve when the program had no SIGTERM handler of its own (a Python
-    program; the CLI and the experiment runner install theirs): print ``report()`` (the incumbent) on stderr, then
-    end the process as SIGTERM's default action does (exit status 143 in a shell). Called by the solve's face
-    (:func:`treeopt_dsl.solve.solve_built`) once the result is decoded and certified."""
-    if "SIGTERM" not in _PENDING:
+def end_if_terminated(message: str, report: Callable[[], str]) -> None:
+    """Honour a SIGTERM that stopped a solve (its result's ``message`` says so) when the program has no SIGTERM
+    handler of its own (a Python program; the CLI installs one and prints the result itself): print ``report()``
+    (the incumbent) on stderr, then end the process as SIGTERM's default action does (exit status 143 in a shell).
+    Called by the solve's face (:func:`treeopt_dsl.solve.solve_built`) once the result is decoded and certified."""
+    if SIGNALS["SIGTERM"] not in (message or "") or threading.current_thread() is not threading.main_thread() \
+            or signal.getsignal(signal.SIGTERM) not in (signal.SIG_DFL, None):
         return
-    _PENDING.clear()
     try:
         sys.stderr.write(f"treeopt: SIGTERM: ending the program; {report()}\n")
         sys.stderr.flush()

@@ -215,7 +215,8 @@ def solve_built(built: Built, solver: str = "highs", backend: str | None = None,
         result.certificate = None
         _decode_and_certify(result, built, raw)
         result.solver_status, result.message = claim, f"{result.message}; the solver's own answer: {why}"
-    end_if_terminated(lambda: f"the incumbent: status {result.status.value}, objective {result.objective}")
+    end_if_terminated(f"{raw.message}; {result.message}",
+                      lambda: f"the incumbent: status {result.status.value}, objective {result.objective}")
     if not result.status.has_solution and raise_on_failure:
         raise SolveError(failure_message(result), result)
     return result
