@@ -137,6 +137,10 @@ class SolveResult:
     #: how ``solver="auto"`` chose the route (:func:`treeopt_dsl.backends.plan_route`): ``chosen``, ``why`` and every
     #: exact engine's estimate; ``None`` for a named solver
     route: dict[str, Any] | None = None
+    #: a loss proven in its true function (``ors loss="true"``, :func:`treeopt_dsl.lazy.outer_approximation`): the
+    #: true objective, the lower bound, the gap ``(UB - LB) / max(1, |UB|)`` and its ``tol``, the ``iterations``, the
+    #: tangent rows added and every iteration's ``history``; ``None`` otherwise
+    outer_approximation: dict[str, Any] | None = None
 
     @property
     def improvement(self) -> float | None:
@@ -171,5 +175,6 @@ class SolveResult:
             **({"resolution": self.resolution} if self.resolution is not None else {}),
             **({"verification": self.verification} if self.verification is not None else {}),
             **({"route": self.route} if self.route is not None else {}),
+            **({"outer_approximation": self.outer_approximation} if self.outer_approximation is not None else {}),
             **({"starts": self.starts, "won": self.won} if self.starts else {}),
         }
