@@ -173,6 +173,7 @@ def outer_approximation(built: Any, be: Any, sf: Any, solver: str, opts: Any, to
     lower, rows, it, status, last, surrogate = -np.inf, 0 if prior is None else prior.n_rows, 0, Status.TIME_LIMIT, \
         "", None
     history: list[dict[str, Any]] = []
+    accepted = None
     while it < MAX_ITERATIONS:
         left = None if limit is None else limit - (time.perf_counter() - t0)
         if left is not None and left <= 0:
@@ -186,6 +187,8 @@ def outer_approximation(built: Any, be: Any, sf: Any, solver: str, opts: Any, to
             # a limit that is not the time (HiGHS may stop on its start's vector, backends/highs.py): without it
             raw = be.solve(cur, solver, replace(opts, time_limit=limit - (time.perf_counter() - t0), warm_start=None))
         last = raw.message
+        if it == 1:
+            accepted = raw.warm_start_accepted
         if raw.bound is not None and np.isfinite(raw.bound):  # a relaxation's bound bounds the true optimum
             lower = max(lower, float(raw.bound))
         if raw.x is None:
@@ -223,6 +226,8 @@ def outer_approximation(built: Any, be: Any, sf: Any, solver: str, opts: Any, to
         for k, c in enumerate(cuts):
             cur = cur.with_rows(c.A, c.lower, c.upper, name=f"tangents{it}_{k}")
             rows += c.n_rows
+    else:  # MAX_ITERATIONS without closing the gap: no proof, and no limit of the user's reached
+        status = Status.FEASIBLE
     gap = outer_gap(best, lower)
     if status is Status.OPTIMAL and gap > tol:
         status = Status.TIME_LIMIT
@@ -237,4 +242,4 @@ def outer_approximation(built: Any, be: Any, sf: Any, solver: str, opts: Any, to
                   Status.INTERRUPTED: Status.INTERRUPTED_NO_SOLUTION}.get(status, status)
         return RawResult(status, None, None, info["lower_bound"], None, time.perf_counter() - t0, msg), info
     return RawResult(status, best_x, best, info["lower_bound"], relative_gap(best, info["lower_bound"]),
-                     time.perf_counter() - t0, msg), info
+                     time.perf_counter() - t0, msg, warm_start_accepted=accepted), info

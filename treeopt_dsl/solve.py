@@ -264,7 +264,8 @@ def _solve_outer(built: Built, be: Any, solver: str, start: Start | None, progre
         solver=solver, backend=be.name, x=raw.x, compile_s=compile_s, size=sf.summary(),
         message=f"{proven}; {raw.message}",
         options={k: v for k, v in {**{k: options[k] for k in ("time_limit", "gap", "threads", "seed")}, "loss_tol": tol,
-                                   **tolerances}.items() if v is not None}, built=built)
+                                   **tolerances}.items() if v is not None}, built=built,
+        warm_start_accepted=raw.warm_start_accepted)
     result.start = start_report
     result.outer_approximation = info
     if raw.status.has_solution and raw.x is not None:
