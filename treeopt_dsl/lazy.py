@@ -167,11 +167,16 @@ def outer_approximation(built: Any, be: Any, sf: Any, solver: str, opts: Any, to
     cur = sf if prior is None else sf.with_rows(prior.A, prior.lower, prior.upper, name="tangents0")
     best_x: np.ndarray | None = None
     best = np.inf
+    lower, rows, it, status, last, surrogate = -np.inf, 0 if prior is None else prior.n_rows, 0, Status.TIME_LIMIT, \
+        "", None
     if opts.warm_start is not None:
         best_x = recomplete(built, opts.warm_start)
         best = built.exact_objective(best_x)
-    lower, rows, it, status, last, surrogate = -np.inf, 0 if prior is None else prior.n_rows, 0, Status.TIME_LIMIT, \
-        "", None
+        # tight at the start's margins from the first MILP on (a good start is often the optimum's neighbour)
+        first = built.refine(best_x, SLACK_SHARE * tol * max(1.0, abs(best)))
+        if first is not None:
+            cur = cur.with_rows(first.A, first.lower, first.upper, name="tangents_start")
+            rows += first.n_rows
     history: list[dict[str, Any]] = []
     accepted = None
     while it < MAX_ITERATIONS:
