@@ -54,6 +54,13 @@ class Built(Protocol):
 
     def notes(self) -> dict[str, Any]: ...
 
+    @property
+    def outer(self) -> list[Any]: ...
+
+    def exact_terms(self, x: np.ndarray, model: Any = None) -> dict[str, float]: ...
+
+    def exact_objective(self, x: np.ndarray, model: Any = None) -> float: ...
+
 
 @dataclass
 class Start:
