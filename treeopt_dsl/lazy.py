@@ -132,8 +132,8 @@ INNER_GAP_SHARE, SLACK_SHARE = 0.25, 0.5
 def outer_gap(upper: float, lower: float) -> float:
     """``(UB - LB) / max(1, |UB|)``: the relative gap the outer approximation stops at.
 
-        >>> outer_gap(2.0, 1.999)
-        0.0005000000000000004
+        >>> round(outer_gap(2.0, 1.999), 6), outer_gap(0.5, 0.25)  # below 1 the gap is absolute
+        (0.0005, 0.25)
     """
     if not (np.isfinite(upper) and np.isfinite(lower)):
         return float("inf")
