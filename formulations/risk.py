@@ -55,8 +55,9 @@ class ScaledTangentLogisticLoss(B.TangentLogisticLoss):
     """
 
     def __init__(self, multiplier: float = 1.0, tangents: str | Sequence[float] = "V3", C: float = 1.0,
-                 on: str = "score", epigraph: str = "pieces") -> None:
-        super().__init__(tangents=tangents, C=C, on=on, epigraph=epigraph)
+                 on: str = "score", epigraph: str = "pieces", objective: str = "tangent", tol: float = B.OUTER_TOL
+                 ) -> None:
+        super().__init__(tangents=tangents, C=C, on=on, epigraph=epigraph, objective=objective, tol=tol)
         if not (np.isfinite(multiplier) and multiplier > 0):
             raise FormulationError(f"the multiplier must be a positive finite number, got {multiplier!r}")
         self.multiplier = float(multiplier)
@@ -76,6 +77,24 @@ def _epigraph(text: str) -> str:
 BINARIZE = ("none", "quantile")
 #: the default number of quantile cuts per continuous feature with ``binarize="quantile"`` (the quartiles)
 MAX_CUTS = 3
+
+
+def _loss(text: str) -> str:
+    if text not in B.OBJECTIVES:
+        raise FormulationError(f"loss must be one of {B.OBJECTIVES} (true: proven optimal in the logistic loss; "
+                               f"tangent: in the tangent surrogate (4.4), the thesis' model), got {text!r}")
+    return text
+
+
+def _loss_tol(value: str | float) -> float:
+    try:
+        tol = float(value)
+    except (TypeError, ValueError):
+        tol = -1.0
+    if isinstance(value, bool) or not (0 < tol < 1):
+        raise FormulationError(f"loss_tol must be a number in (0, 1) (the relative gap (UB - LB) / max(1, |UB|) to "
+                               f"prove the true loss to), got {value!r}")
+    return tol
 
 
 def _binarize(text: str) -> str:
@@ -120,11 +139,17 @@ class ORS(FormulationSpec):
         Param("multiplier", 1.0, float, "FasterRisk's scale m > 0: the loss and P(y|x) on (s·x + beta)/m (1: (4.5))"),
         Param("epigraph", "breakpoints", _epigraph, "the loss' rows (4.4): breakpoints (3 rows per sample) | "
               "pieces (a row per tangent, the thesis' rows): the same model"),
+        Param("loss", "true", _loss, "the loss 'optimal' is proven in: true (the logistic loss, by adding tangents "
+              "at the card's margins until the bound meets it within loss_tol) | tangent (the surrogate (4.4), the "
+              "thesis' model)"),
+        Param("loss_tol", B.OUTER_TOL, _loss_tol, "loss=true: the relative gap (UB - LB) / max(1, |UB|) proven"),
         COMPRESS,
     )
 
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
+        self.values["loss"] = _loss(self.values["loss"])  # also values given as non-text
+        self.values["loss_tol"] = _loss_tol(self.values["loss_tol"])
         self.values["binarize"] = _binarize(self.values["binarize"])  # also values given as non-text
         self.values["max_cuts"] = _max_cuts(self.values["max_cuts"])
 
@@ -157,7 +182,8 @@ class ORS(FormulationSpec):
         if v["T"] < 1:
             raise FormulationError(f"T must be at least 1, got {v['T']}")
         loss = ScaledTangentLogisticLoss(multiplier=float(v["multiplier"]), tangents=v["tangents"], C=v["C"],
-                                         on="score", epigraph=v["epigraph"])  # m = 1: TangentLogisticLoss (slopes / 1)
+                                         on="score", epigraph=v["epigraph"], objective=v["loss"],
+                                         tol=v["loss_tol"])  # m = 1: TangentLogisticLoss (slopes / 1)
         return Formulation(
             self.name,
             [

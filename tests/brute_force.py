@@ -1,6 +1,6 @@
 """Independent references shared by tests: brute force over every axis-aligned tree (the exact-route tests), over
-every integer score card (the risk-score tests), and the LP relaxation of a standard form by scipy's ``linprog``
-(the relaxation-bound tests)."""
+every integer score card (the risk-score tests, in the tangent surrogate and in the true logistic loss), and the LP
+relaxation of a standard form by scipy's ``linprog`` (the relaxation-bound tests)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import itertools
 
 import numpy as np
 from hypothesis import strategies as st
-from scipy.optimize import linprog
+from scipy.optimize import linprog, minimize_scalar
 from scipy.sparse import vstack
 
 
@@ -88,4 +88,27 @@ def brute_force_ors(X: np.ndarray, y: np.ndarray, T: int, A: range, tangents: st
         if np.count_nonzero(s) > T:  # (4.2)-(4.3): T indicators, an indicator may carry s_j = 0
             continue
         best = min(best, best_beta_loss(X @ s, y.astype(float), a, c))
+    return best
+
+
+def brute_force_ors_true(X: np.ndarray, y: np.ndarray, T: int, A: range, multiplier: float = 1.0
+                         ) -> tuple[float, np.ndarray, float]:
+    """``min`` of the true logistic loss ``sum_i log(1 + exp(-y_i (s·x_i + beta) / m))`` over every card of at most
+    ``T`` nonzero points in ``A``, each with its best intercept (a 1-D convex minimization by scipy's bounded Brent
+    search; both classes present, so the minimum is finite): ``(loss, s, beta)`` of the best card."""
+    yf = y.astype(float)
+
+    def loss(t: np.ndarray, beta: float) -> float:
+        return float(np.logaddexp(0.0, -yf * (t + beta) / multiplier).sum())
+
+    best = (np.inf, np.zeros(X.shape[1]), 0.0)
+    for s in itertools.product(A, repeat=X.shape[1]):
+        s = np.array(s, dtype=float)
+        if np.count_nonzero(s) > T:
+            continue
+        t = X @ s
+        r = minimize_scalar(lambda b, t=t: loss(t, b), bounds=(-60.0, 60.0), method="bounded",
+                            options={"xatol": 1e-10})
+        if r.fun < best[0]:
+            best = (float(r.fun), s, float(r.x))
     return best

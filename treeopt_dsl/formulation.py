@@ -223,6 +223,35 @@ class Built:
             return None
         return cuts if keep.all() else Cuts(cuts.A[keep], cuts.lower[keep], cuts.upper[keep])
 
+    @property
+    def outer(self) -> list[Block]:
+        """The blocks whose objective term must be proven in the function their rows under-estimate (a block with
+        ``outer`` true, e.g. ``TangentLogisticLoss(objective="true")``): the solve then runs the outer
+        approximation of :func:`treeopt_dsl.lazy.outer_approximation`."""
+        return [b for b in self.formulation.blocks if getattr(b, "outer", False)]
+
+    def exact_terms(self, x: np.ndarray, model: Any = None) -> dict[str, float]:
+        """The objective terms at ``x`` with every :attr:`outer` block's term in its true function (the other terms
+        as the model has them); ``model``: the decoded model, which the outer blocks recompute their terms from."""
+        terms = self.model.objective_terms(x)
+        for b in self.outer:
+            terms[b.name] = b.exact_objective(self.ctx, x, model)
+        return terms
+
+    def exact_objective(self, x: np.ndarray, model: Any = None) -> float:
+        """The sum of :meth:`exact_terms`: the objective the outer approximation proves."""
+        return float(sum(self.exact_terms(x, model).values()))
+
+    def refine(self, x: np.ndarray, slack: float) -> Cuts | None:
+        """The :attr:`outer` blocks' new rows at ``x`` (:meth:`TangentLogisticLoss.refine
+        <treeopt_dsl.blocks.TangentLogisticLoss.refine>`), ``slack`` shared between them."""
+        blocks = self.outer
+        return Cuts.stack([b.refine(self.ctx, x, slack / len(blocks)) for b in blocks]) if blocks else None
+
+    def outer_cuts(self) -> Cuts | None:
+        """Every row the :attr:`outer` blocks added so far (a later solve starts with them)."""
+        return Cuts.stack([b.cuts(self.ctx) for b in self.outer])
+
     def notes(self) -> dict[str, Any]:
         """Every block's :meth:`Block.notes` on this model, merged (``{"resolution": ...}`` and the like)."""
         out: dict[str, Any] = {}

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from treeopt_dsl.backends.base import RawResult
+from treeopt_dsl.progress import ProgressEvent
 from treeopt_dsl.result import Status, relative_gap
 
 #: rounds of row generation before giving up (each round adds every violated row of the master's answer)
@@ -119,3 +120,131 @@ def row_generation(built: Any, be: Any, sf: Any, solver: str, opts: Any) -> Any:
               and status is not Status.OPTIMAL else ""))
     return RawResult(status, best_x, None if best_x is None else best_obj, bound, relative_gap(best_obj, bound)
                      if best_x is not None else None, time.perf_counter() - t0, msg)
+
+
+#: iterations of the outer approximation before giving up (each adds a tangent row per under-estimated sample)
+MAX_ITERATIONS = 200
+#: the share of the outer approximation's tolerance each MILP may leave open (its relative gap) and the share the
+#: samples left uncut may add up to: together under the tolerance, so an iteration that cuts nothing has converged
+INNER_GAP_SHARE, SLACK_SHARE = 0.25, 0.5
+
+
+def outer_gap(upper: float, lower: float) -> float:
+    """``(UB - LB) / max(1, |UB|)``: the relative gap the outer approximation stops at.
+
+        >>> round(outer_gap(2.0, 1.999), 6), outer_gap(0.5, 0.25)  # below 1 the gap is absolute
+        (0.0005, 0.25)
+    """
+    if not (np.isfinite(upper) and np.isfinite(lower)):
+        return float("inf")
+    return max(0.0, upper - lower) / max(1.0, abs(upper))
+
+
+def outer_approximation(built: Any, be: Any, sf: Any, solver: str, opts: Any, tol: float
+                        ) -> tuple[RawResult, dict[str, Any]]:
+    """Prove ``built``'s optimum in the true functions its :attr:`~treeopt_dsl.formulation.Built.outer` blocks'
+    rows under-estimate (the logistic loss of ``ors loss="true"``) to the relative gap ``tol``.
+
+    Each iteration solves the MILP with the rows so far: a relaxation of the true problem (the tangents of a convex
+    function lie below it), so its best *bound* (not its objective: it may stop early) is a lower bound ``LB``.
+    The true objective of its answer (:meth:`~treeopt_dsl.formulation.Built.exact_objective`, at the point completed
+    from its decisions) is an upper bound; the best such point is kept. The loop stops when
+    :func:`outer_gap` ``<= tol``; otherwise the blocks add tangent rows at the margins of the answer and of the best
+    point (:meth:`~treeopt_dsl.formulation.Built.refine`) and the MILP is solved again from the best point. The
+    time limit holds for the whole loop: each MILP gets what is left. Each MILP's relative gap is at most
+    ``INNER_GAP_SHARE * tol`` (or ``opts.gap`` when smaller).
+
+    Returns the answer (status ``optimal`` when the gap closed; its objective the true one, its bound ``LB``) and
+    the report kept as ``SolveResult.outer_approximation``.
+    """
+    t0 = time.perf_counter()
+    limit = opts.time_limit
+    inner_gap = tol * INNER_GAP_SHARE if opts.gap is None else min(float(opts.gap), tol * INNER_GAP_SHARE)
+    outer_log, progress = opts.log_callback, opts.progress
+    opts = replace(opts, gap=inner_gap, progress=None,
+                   log_callback=None if outer_log is None else (lambda line: outer_log(f"milp| {line}")))
+    prior = built.outer_cuts()  # rows a previous solve of this built model added: still valid
+    cur = sf if prior is None else sf.with_rows(prior.A, prior.lower, prior.upper, name="tangents0")
+    best_x: np.ndarray | None = None
+    best = np.inf
+    lower, rows, it, status, last, surrogate = -np.inf, 0 if prior is None else prior.n_rows, 0, Status.TIME_LIMIT, \
+        "", None
+    if opts.warm_start is not None:
+        best_x = recomplete(built, opts.warm_start)
+        best = built.exact_objective(best_x)
+        # tight at the start's margins from the first MILP on (a good start is often the optimum's neighbour)
+        first = built.refine(best_x, SLACK_SHARE * tol * max(1.0, abs(best)))
+        if first is not None:
+            cur = cur.with_rows(first.A, first.lower, first.upper, name="tangents_start")
+            rows += first.n_rows
+    history: list[dict[str, Any]] = []
+    accepted = None
+    while it < MAX_ITERATIONS:
+        left = None if limit is None else limit - (time.perf_counter() - t0)
+        if left is not None and left <= 0:
+            status = Status.TIME_LIMIT
+            break
+        it += 1
+        warm = None if best_x is None else built.completed(best_x)  # lifted to every row added so far
+        raw = be.solve(cur, solver, replace(opts, time_limit=left, warm_start=warm))
+        if raw.status is Status.TIME_LIMIT and warm is not None and left is not None and \
+                time.perf_counter() - t0 < limit - 1e-3 and raw.bound is None:
+            # a limit that is not the time (HiGHS may stop on its start's vector, backends/highs.py): without it
+            raw = be.solve(cur, solver, replace(opts, time_limit=limit - (time.perf_counter() - t0), warm_start=None))
+        last = raw.message
+        if it == 1:
+            accepted = raw.warm_start_accepted
+        if raw.bound is not None and np.isfinite(raw.bound):  # a relaxation's bound bounds the true optimum
+            lower = max(lower, float(raw.bound))
+        if raw.x is None:
+            status = raw.status if raw.status in (Status.INFEASIBLE, Status.UNBOUNDED) else (
+                Status.INTERRUPTED if raw.status in (Status.INTERRUPTED, Status.INTERRUPTED_NO_SOLUTION)
+                else Status.TIME_LIMIT)
+            break
+        xc = recomplete(built, raw.x)
+        true = built.exact_objective(xc)
+        surrogate = raw.objective
+        if best_x is None or true < best - 1e-12 * max(1.0, abs(best)):
+            best_x, best = xc, true
+        gap = outer_gap(best, lower)
+        history.append({"iteration": it, "milp_status": raw.status.value, "milp_objective": raw.objective,
+                        "milp_bound": raw.bound, "true_objective": true, "lower_bound": lower, "gap": gap,
+                        "time_s": round(time.perf_counter() - t0, 4)})
+        if outer_log is not None:
+            outer_log(f"treeopt outer approximation: iteration {it} rows {rows} best {best:.10g} bound {lower:.10g} "
+                      f"gap {gap:.3g} time {time.perf_counter() - t0:.1f}s")
+        if progress is not None:
+            progress(ProgressEvent(best, lower, gap, time.perf_counter() - t0, "outer"))
+        if gap <= tol:
+            status = Status.OPTIMAL
+            break
+        if raw.status is not Status.OPTIMAL:  # stopped by its limit or by the user: no time for another round
+            status = Status.INTERRUPTED if raw.status is Status.INTERRUPTED else Status.TIME_LIMIT
+            break
+        slack = SLACK_SHARE * tol * max(1.0, abs(best))
+        # at the answer's margins (cuts it off) and at the best point's (tight where the optimum likely is)
+        cuts = [c for c in (built.refine(xc, slack), built.refine(built.completed(best_x), slack)) if c is not None]
+        if not cuts:  # every sample is within its share of the tolerance, yet the gap is open: round-off
+            status = Status.FEASIBLE
+            last = f"{last}; no sample's loss is under-estimated beyond the tolerance, yet the gap is {gap:.3g}"
+            break
+        for k, c in enumerate(cuts):
+            cur = cur.with_rows(c.A, c.lower, c.upper, name=f"tangents{it}_{k}")
+            rows += c.n_rows
+    else:  # MAX_ITERATIONS without closing the gap: no proof, and no limit of the user's reached
+        status = Status.FEASIBLE
+    gap = outer_gap(best, lower)
+    if status is Status.OPTIMAL and gap > tol:
+        status = Status.TIME_LIMIT
+    info = {"true_objective": None if best_x is None else best, "lower_bound": lower if np.isfinite(lower) else None,
+            "gap": gap if np.isfinite(gap) else None, "tol": tol, "iterations": it, "rows_added": rows,
+            "surrogate_objective": surrogate, "inner_gap": inner_gap, "history": history}
+    msg = (f"outer approximation: {it} MILP solve(s), {rows} tangent row(s) added; last MILP: {last}"
+           + (f"; stopped after {MAX_ITERATIONS} iterations" if it >= MAX_ITERATIONS and status is not
+              Status.OPTIMAL else ""))
+    if best_x is None:
+        status = {Status.TIME_LIMIT: Status.TIME_LIMIT_NO_SOLUTION,
+                  Status.INTERRUPTED: Status.INTERRUPTED_NO_SOLUTION}.get(status, status)
+        return RawResult(status, None, None, info["lower_bound"], None, time.perf_counter() - t0, msg), info
+    return RawResult(status, best_x, best, info["lower_bound"], relative_gap(best, info["lower_bound"]),
+                     time.perf_counter() - t0, msg, warm_start_accepted=accepted), info

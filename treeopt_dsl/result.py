@@ -140,6 +140,10 @@ class SolveResult:
     #: where the call's time went, in seconds (``FormulationSpec.solve``: ``prepare_build``, ``start``, ``solve``,
     #: ``total``); ``time_limit`` bounds the total: the solver gets what preparing, building and the starts left
     timing: dict[str, float] | None = None
+    #: a loss proven in its true function (``ors loss="true"``, :func:`treeopt_dsl.lazy.outer_approximation`): the
+    #: true objective, the lower bound, the gap ``(UB - LB) / max(1, |UB|)`` and its ``tol``, the ``iterations``, the
+    #: tangent rows added and every iteration's ``history``; ``None`` otherwise
+    outer_approximation: dict[str, Any] | None = None
 
     @property
     def improvement(self) -> float | None:
@@ -175,5 +179,6 @@ class SolveResult:
             **({"verification": self.verification} if self.verification is not None else {}),
             **({"route": self.route} if self.route is not None else {}),
             **({"timing": {k: round(v, 4) for k, v in self.timing.items()}} if self.timing is not None else {}),
+            **({"outer_approximation": self.outer_approximation} if self.outer_approximation is not None else {}),
             **({"starts": self.starts, "won": self.won} if self.starts else {}),
         }

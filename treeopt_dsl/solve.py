@@ -21,7 +21,7 @@ from treeopt_dsl.backends.base import RawResult, end_if_terminated
 from treeopt_dsl.backends.dialects import dialect
 from treeopt_dsl.defaults import check_time_limit
 from treeopt_dsl.errors import CapabilityError, OptionError, SolveError
-from treeopt_dsl.lazy import solve_lazy
+from treeopt_dsl.lazy import outer_approximation, solve_lazy
 from treeopt_dsl.progress import Progress, ProgressEvent, log_progress, warn_callback_failed
 from treeopt_dsl.result import Certificate, SolveResult, Status, improves, relative_gap
 
@@ -53,6 +53,13 @@ class Built(Protocol):
     def decode(self, x: np.ndarray) -> Any: ...
 
     def notes(self) -> dict[str, Any]: ...
+
+    @property
+    def outer(self) -> list[Any]: ...
+
+    def exact_terms(self, x: np.ndarray, model: Any = None) -> dict[str, float]: ...
+
+    def exact_objective(self, x: np.ndarray, model: Any = None) -> float: ...
 
 
 @dataclass
@@ -138,6 +145,10 @@ def solve_built(built: Built, solver: str = "highs", backend: str | None = None,
         result.start = start_report
         _decode_and_certify(result, built, raw)
         return result
+    if built.outer:  # proven in the true functions its rows under-estimate: the outer approximation
+        return _solve_outer(built, be, solver, start, progress=progress, raise_on_failure=raise_on_failure,
+                            options=dict(time_limit=time_limit, gap=gap, threads=threads, seed=seed, verbose=verbose,
+                                         log_callback=log_callback, extra=extra))
     if start is not None and start.proven:  # the start is this model's proven optimum (the exact DP tree of oct)
         by = start.report.get("proven_by", {})
         obj = float(start.report["objective"]) if start.report.get("objective") is not None else \
@@ -217,6 +228,65 @@ def solve_built(built: Built, solver: str = "highs", backend: str | None = None,
         result.solver_status, result.message = claim, f"{result.message}; the solver's own answer: {why}"
     end_if_terminated(f"{raw.message}; {result.message}",
                       lambda: f"the incumbent: status {result.status.value}, objective {result.objective}")
+    if not result.status.has_solution and raise_on_failure:
+        raise SolveError(failure_message(result), result)
+    return result
+
+
+def _solve_outer(built: Built, be: Any, solver: str, start: Start | None, progress: Any, raise_on_failure: bool,
+                 options: dict[str, Any]) -> SolveResult:
+    """:func:`solve_built` for a model with :attr:`~treeopt_dsl.formulation.Built.outer` blocks (``ors
+    loss="true"``): :func:`~treeopt_dsl.lazy.outer_approximation` proves the optimum in the true loss; the result's
+    objective is the true objective, its bound the MILPs' best bound, ``outer_approximation`` the loop's report, and
+    the certificate recomputes the true objective from the decoded model."""
+    blocks = built.outer
+    if not dialect(solver).proves_mip:
+        raise CapabilityError(f"{blocks[0].true_name} is proven from the MILPs' bounds, and {solver}'s are not taken "
+                              f"({dialect(solver).why}): use a solver whose MILP bounds are proofs (highs, gurobi, "
+                              "scip), or the tangent surrogate (ors --param loss=tangent)")
+    tol = min(float(b.tol) for b in blocks)
+    start_report = None if start is None else start.report
+    warm_start = None if start is None else start.x
+    if warm_start is not None and start_report is not None:  # the start's objective in the loss that is proven
+        start_report["objective"] = built.exact_objective(built.completed(warm_start))
+    t0 = time.perf_counter()
+    sf = built.compile()
+    compile_s = time.perf_counter() - t0
+    tolerances = built.ctx.numerics.solver_tolerances()
+    bar = None
+    if progress is True:
+        bar = Progress()
+        progress = bar.event
+    opts = SolveOptions(progress=progress, warm_start=warm_start, **options, **tolerances)
+    try:
+        raw, info = outer_approximation(built, be, sf, solver, opts, tol)
+    finally:
+        if bar is not None:
+            bar.close()
+    gap = info["gap"]
+    proven = (f"optimal in {blocks[0].true_name} to relative gap {gap:.2g} (tolerance {tol:g})"
+              if raw.status is Status.OPTIMAL else
+              f"{blocks[0].true_name}: the best card's gap to the bound is {gap:.3g} (tolerance {tol:g}), not proven"
+              if gap is not None else f"{blocks[0].true_name}: no bound")
+    result = SolveResult(
+        status=raw.status, objective=raw.objective, bound=raw.bound, gap=raw.gap, runtime_s=raw.runtime_s,
+        solver=solver, backend=be.name, x=raw.x, compile_s=compile_s, size=sf.summary(),
+        message=f"{proven}; {raw.message}",
+        options={k: v for k, v in {**{k: options[k] for k in ("time_limit", "gap", "threads", "seed")}, "loss_tol": tol,
+                                   **tolerances}.items() if v is not None}, built=built,
+        warm_start_accepted=raw.warm_start_accepted)
+    result.start = start_report
+    result.outer_approximation = info
+    if raw.status.has_solution and raw.x is not None:
+        xc = built.completed(raw.x)
+        result.model = built.decode(xc)
+        terms = built.exact_terms(xc, model=result.model)  # the true loss recomputed from the decoded model
+        obj_tol, viol_tol = CERTIFICATE_TOLERANCES["MILP"]
+        result.certificate = Certificate(objective_solver=float(raw.objective), objective_decoded=float(sum(
+            terms.values())), max_violation=built.model.max_violation(xc), routing_mismatches=0, tolerance=obj_tol,
+            violation_tolerance=viol_tol, terms=terms)
+        if not result.certificate.ok:
+            _uncertified(result, built, xc)
     if not result.status.has_solution and raise_on_failure:
         raise SolveError(failure_message(result), result)
     return result
@@ -317,6 +387,9 @@ def _decode_and_certify(result: SolveResult, built: Built, raw: Any) -> None:
     result.certificate = certify(built, xp, objective, built.model.problem_class, completed=xc)
     if not result.certificate.ok:
         _uncertified(result, built, raw.x)
+    proven_in = built.notes().get("proven_in")
+    if proven_in is not None and result.status is Status.OPTIMAL:  # a loss whose rows under-estimate it
+        result.message = f"optimal in {proven_in}; {result.message}".rstrip("; ")
 
 
 def _take_better(result: SolveResult, claimed: float, better: float, x: np.ndarray, what: str) -> None:

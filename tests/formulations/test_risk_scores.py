@@ -27,8 +27,8 @@ def test_ors_equals_brute_force(X, y, tangents, epigraph):
     y = np.array(y)
     if np.unique(y).size < 2:
         y[0] = -y[0]
-    res = get_formulation("ors", T=2, A="-2..2", tangents=tangents, epigraph=epigraph).solve(
-        Dataset.from_arrays(X, y), gap=0.0, time_limit=60)
+    res = get_formulation("ors", T=2, A="-2..2", tangents=tangents, epigraph=epigraph, loss="tangent").solve(
+        Dataset.from_arrays(X, y), gap=0.0, time_limit=60)  # the thesis' model (4.5): optimal in the tangents
     assert res.status.value == "optimal"
     assert res.objective == pytest.approx(brute_force_ors(X, y, 2, range(-2, 3), tangents), rel=1e-6, abs=1e-6)
     assert res.certificate.ok
@@ -40,10 +40,10 @@ def test_at_most_and_sparse_score_sets():
     X = (rng.random((30, 5)) > 0.5).astype(float)
     y = np.where(X[:, 0] + X[:, 1] - X[:, 2] + 0.3 * rng.normal(size=30) > 0.5, 1, -1)
     d = Dataset.from_arrays(X, y)
-    exact = get_formulation("ors", T=3).solve(d, time_limit=60)
-    at_most = get_formulation("ors", T=3, cardinality="at_most").solve(d, time_limit=60)
+    exact = get_formulation("ors", T=3, loss="tangent").solve(d, time_limit=60)  # (4.2) of the thesis' (4.5)
+    at_most = get_formulation("ors", T=3, cardinality="at_most", loss="tangent").solve(d, time_limit=60)
     assert exact.objective == pytest.approx(at_most.objective, rel=1e-6)  # s_j = 0 is allowed either way
-    odd = get_formulation("ors", T=3, A="-3,-1,0,1,3").solve(d, time_limit=60)
+    odd = get_formulation("ors", T=3, A="-3,-1,0,1,3", loss="tangent").solve(d, time_limit=60)
     assert set(odd.model.s.tolist()) <= {-3, -1, 0, 1, 3}
     assert odd.objective >= exact.objective - 1e-6 or odd.certificate.ok
     with pytest.raises(FormulationError, match="contain 0"):
@@ -260,7 +260,8 @@ def test_the_rule_by_rule_start_is_certified_with_breakpoints():
     assert np.isfinite(res.start["objective"]) and res.objective <= res.start["objective"] + 1e-9
 
 
-@pytest.mark.parametrize(("name", "kw"), [("ors", {"T": 2, "A": "-3..3"}), ("ogrs", {"T": 1, "A": "-2..2"})])
+@pytest.mark.parametrize(("name", "kw"), [("ors", {"T": 2, "A": "-3..3", "loss": "tangent"}),
+                                          ("ogrs", {"T": 1, "A": "-2..2"})])
 def test_compressed_rows_give_the_same_optimum(name, kw):
     """``compress`` (the default) builds identical samples as one weighted row: fewer rows, the same proven
     optimum and card as the model with a row per sample, certified on each."""
@@ -309,7 +310,7 @@ def test_quantile_binarized_ors_equals_brute_force_on_its_conditions():
     rng = np.random.default_rng(3)
     X = np.column_stack([rng.integers(20, 80, 24), rng.normal(size=24).round(2), rng.random(24) < 0.5]).astype(float)
     y = np.where(X[:, 0] / 30 + X[:, 1] + rng.normal(0, 0.7, 24) > 2.2, 1, -1)
-    res = get_formulation("ors", T=2, A="-2..2", tangents="V1", binarize="quantile", max_cuts=2).solve(
+    res = get_formulation("ors", T=2, A="-2..2", tangents="V1", binarize="quantile", max_cuts=2, loss="tangent").solve(
         Dataset.from_arrays(X, y, feature_names=["age", "z", "flag"]), gap=0.0, time_limit=60)
     sc = res.model.scaler
     Z = sc.transform(X)

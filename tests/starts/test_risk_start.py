@@ -53,6 +53,7 @@ def _check_start(built, dec: dict) -> float:
 ])
 def test_beam_start_is_feasible_and_no_better_than_the_optimum(seed, kw):
     d = _data(seed, binary=seed % 2 == 0)
+    kw = {**kw, "loss": "tangent"}  # the start and the optimum in one loss: the model's (the tangents)
     built = get_formulation("ors", **kw).build(d)
     obj = _check_start(built, risk_score_start(built))
     res = get_formulation("ors", **kw).solve(d, gap=0.0, time_limit=60, threads=1)
@@ -111,9 +112,9 @@ def test_beam_start_is_close_to_the_optimum_on_breast_wisconsin():
         pytest.skip(f"breast-wisconsin-original not available: {exc}")
     idx = np.random.default_rng(0).choice(d.n_samples, 200, replace=False)
     d = Dataset.from_arrays(d.X[idx], d.y[idx])
-    built = get_formulation("ors", T=5).build(d)
+    built = get_formulation("ors", T=5, loss="tangent").build(d)
     obj = _check_start(built, risk_score_start(built))
-    res = get_formulation("ors", T=5).solve(d, gap=0.0, time_limit=120, threads=1)
+    res = get_formulation("ors", T=5, loss="tangent").solve(d, gap=0.0, time_limit=120, threads=1)
     assert res.status.value == "optimal"
     assert res.objective - 1e-6 <= obj <= 1.05 * res.objective
 
@@ -180,7 +181,7 @@ def test_multiplier_optimum_equals_brute_force(m, seed):
     X[0], X[1] = 0.0, 1.0
     y = np.where(X[:, 0] - X[:, 2] + 0.6 * rng.normal(size=12) > 0, 1, -1)
     y[:2] = [-1, 1]
-    res = get_formulation("ors", T=2, A="-2..2", tangents="V1", multiplier=m).solve(
+    res = get_formulation("ors", T=2, A="-2..2", tangents="V1", multiplier=m, loss="tangent").solve(
         Dataset.from_arrays(X, y), gap=0.0, time_limit=60, threads=1)
     assert res.status.value == "optimal" and res.certificate.ok
     brute = _brute_force(X, y.astype(float), 2, range(-2, 3), m, (0.0, -1.9, 1.9))

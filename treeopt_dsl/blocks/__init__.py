@@ -19,6 +19,8 @@ from treeopt_dsl.blocks.flow import (
 )
 from treeopt_dsl.blocks.losses import (
     EPIGRAPHS,
+    OBJECTIVES,
+    OUTER_TOL,
     TANGENT_SETS,
     HingeLoss,
     SlackLoss,
@@ -52,6 +54,8 @@ __all__ = [
     "EPIGRAPHS",
     "L0",
     "L1",
+    "OBJECTIVES",
+    "OUTER_TOL",
     "TANGENT_SETS",
     "AnchorFeatures",
     "BendersFlow",

@@ -26,12 +26,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 import xarray as xr
 
 from treeopt_dsl.blocks.routing import reached_last
 from treeopt_dsl.blocks.splits import SAMPLE, derived_bound
 from treeopt_dsl.errors import FormulationError
-from treeopt_dsl.formulation import Block, BuildContext
+from treeopt_dsl.formulation import Block, BuildContext, Cuts
 from treeopt_dsl.ir import linsum
 from treeopt_dsl.topology import LEVEL, NODE
 
@@ -39,6 +40,10 @@ PIECE = "piece"
 BREAK = "breakpoint"
 LEAF, CLASS = "leaf", "class"
 EPIGRAPHS = ("pieces", "breakpoints")
+#: what an ``optimal`` answer of a tangent loss is proven in: its tangents, or the logistic loss they under-estimate
+OBJECTIVES = ("tangent", "true")
+#: the default relative gap ``(UB - LB) / max(1, |UB|)`` to which ``objective="true"`` proves the true loss
+OUTER_TOL = 1e-4
 
 
 def envelope(a: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, float]:
@@ -326,11 +331,39 @@ class TangentLogisticLoss(SlackLoss):
     ``tangents`` is ``"V0"``..``"V3"`` (Sato et al., [aldinucci-thesis-2024] lines 503-505) or a sequence of
     points; custom sets always include ``±inf`` (the asymptotes ``0`` and ``-m``, which every
     V-set contains, giving the loss a floor of 0 and a finite slope at -inf).
+
+    ``objective`` says which loss an ``optimal`` answer is proven in. ``"tangent"`` (default): the rows' own
+    under-estimator, the thesis' model. ``"true"`` (on a score only): the logistic loss itself, by outer
+    approximation (:func:`treeopt_dsl.lazy.outer_approximation`): the tangents are a relaxation, so the MILP's bound
+    is a lower bound of the true optimum; the true loss of its card is an upper bound; until the two meet within
+    ``tol`` (relative, :func:`~treeopt_dsl.lazy.outer_gap`), a tangent row per sample at the card's margin
+    (:meth:`refine`, the lattice cut of RiskSLIM) is added and the MILP solved again. The rows added are kept
+    (:meth:`cuts`) and the completion reads them, so a completed point satisfies every row the loop solved with.
+
+    >>> loss = TangentLogisticLoss("V0", on="score", objective="true")
+    >>> float(loss.exact(np.array([0.0]))[0]) == float(np.log(2.0)), float(loss.surrogate(np.array([0.0]))[0])
+    (True, 0.6931471805599453)
     """
 
+    #: the scale of the margin the logistic loss reads, ``f(u / m)`` (FasterRisk's multiplier; 1 here)
+    multiplier: float = 1.0
+    #: what the outer approximation's messages call the two losses
+    true_name, surrogate_name = "the true logistic loss", "the tangent surrogate of the logistic loss"
+
     def __init__(self, tangents: str | Sequence[float] = "V0", C: float | Sequence[float] = 1.0,
-                 levels: str = "all", M: float | str = 100.0, on: str = "tree", epigraph: str = "pieces") -> None:
+                 levels: str = "all", M: float | str = 100.0, on: str = "tree", epigraph: str = "pieces",
+                 objective: str = "tangent", tol: float = OUTER_TOL) -> None:
         super().__init__(C=C, levels=levels, M=M, on=on, epigraph=epigraph)
+        if objective not in OBJECTIVES:
+            raise FormulationError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
+        if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not (0 < tol < 1):
+            raise FormulationError(f"tol (the relative gap to prove the true loss to) must be a number in (0, 1), "
+                                   f"got {tol!r}")
+        self.tol = float(tol)
+        if objective == "true" and on != "score":
+            raise FormulationError("objective='true' (the logistic loss proven by outer approximation) is for a "
+                                   "loss on a score (on='score'); a tree's loss keeps objective='tangent'")
+        self.objective = objective
         if isinstance(tangents, str):
             if tangents not in TANGENT_SETS:
                 raise FormulationError(f"unknown tangent set {tangents!r}; choose one of {sorted(TANGENT_SETS)}")
@@ -344,6 +377,94 @@ class TangentLogisticLoss(SlackLoss):
 
     def pieces(self) -> tuple[np.ndarray, np.ndarray]:
         return logistic_tangents(self._points)
+
+    @property
+    def outer(self) -> bool:
+        """Whether a solve must prove this loss in the true logistic loss (``objective="true"``)."""
+        return self.objective == "true"
+
+    def exact(self, margin: np.ndarray) -> np.ndarray:
+        """The loss the tangents under-estimate at the margins ``u = y_i score_i``: ``log(1 + exp(-u / m))``."""
+        return logistic_loss(np.asarray(margin, dtype=float) / self.multiplier)
+
+    def tangent(self, margin: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Slopes and intercepts (in ``u``) of the tangents of :meth:`exact` at the margins ``u``:
+        ``f(u0/m) + f'(u0/m)/m (u - u0)``."""
+        u = np.asarray(margin, dtype=float)
+        slope = -1.0 / (1.0 + np.exp(np.minimum(u / self.multiplier, 700.0))) / self.multiplier  # f'(u/m) / m
+        return slope, self.exact(u) - slope * u
+
+    def margins(self, ctx: BuildContext, x: np.ndarray, model: Any = None) -> np.ndarray:
+        """``y_i score_i``: from the point ``x``, or recomputed from a decoded ``model`` (its
+        ``decision_function`` on the training data as the model was fitted on them, ``scaled=True``)."""
+        score = ctx["score"].evaluate(x) if model is None else model.decision_function(ctx.data.X, scaled=True)
+        return ctx.data.y * np.asarray(score, dtype=float)
+
+    def exact_objective(self, ctx: BuildContext, x: np.ndarray, model: Any = None) -> float:
+        """This block's objective term in the true loss, ``C sum_i w_i f(y_i score_i / m)``, at ``x`` (or of the
+        decoded ``model``, :meth:`margins`): what the outer approximation's upper bound and certificate read."""
+        w = np.asarray(sample_weights(ctx), dtype=float)
+        return float(np.sum(w * self.exact(self.margins(ctx, x, model))) * float(np.ravel(self.C)[0]))
+
+    def _added(self, ctx: BuildContext) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        st = ctx.state(self)
+        if "added" not in st:
+            st["added"] = (np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0))
+        return st["added"]
+
+    def cuts(self, ctx: BuildContext) -> Cuts | None:
+        """Every tangent row :meth:`refine` added to this built model so far (``None``: none)."""
+        rows, a, c = self._added(ctx)
+        return self._rows(ctx, rows, a, c) if rows.size else None
+
+    def _rows(self, ctx: BuildContext, rows: np.ndarray, a: np.ndarray, c: np.ndarray) -> Cuts:
+        """``xi_i - a y_i score_i >= c + a y_i const_i`` for each ``(i, a, c)``: a tangent on sample ``i``'s margin."""
+        score, y = ctx["score"], ctx.data.y.astype(float)
+        coef, ids = score.coef[rows], score.vars[rows]  # sample x term; id -1 pads a shorter row
+        k = rows.size
+        keep = ids >= 0
+        r = np.concatenate([np.arange(k), np.repeat(np.arange(k), keep.sum(1))])
+        col = np.concatenate([ctx["xi"].ids[rows], ids[keep]])
+        val = np.concatenate([np.ones(k), (-(a * y[rows])[:, None] * coef)[keep]])
+        A = sp.csr_matrix((val, (r, col)), shape=(k, int(ctx.model.n_vars)))
+        A.sum_duplicates()
+        const = np.broadcast_to(score.const, (ctx.data.n_samples,))[rows]
+        return Cuts(A, c + a * y[rows] * const, np.full(k, np.inf))
+
+    def refine(self, ctx: BuildContext, x: np.ndarray, slack: float) -> Cuts | None:
+        """Tangent rows at the margins of ``x`` for every sample whose loss the rows under-estimate there by more
+        than ``slack`` (in units of the weighted objective: a sample is cut when ``f(u_i) - xi_i > slack /
+        (C sum_j w_j)``, so the samples left uncut add up to at most ``slack``). The rows are kept on the built
+        model (:meth:`cuts`, and :meth:`complete` reads them). ``None``: no sample is under-estimated by more."""
+        u = self.margins(ctx, x)
+        w = np.asarray(sample_weights(ctx), dtype=float) * np.ones(u.size)
+        scale = float(np.ravel(self.C)[0]) * float(w.sum())
+        under = self.exact(u) - self._lifted(ctx, u, self.surrogate(u))
+        rows = np.flatnonzero(under > slack / max(scale, 1e-300))
+        if rows.size == 0:
+            return None
+        a, c = self.tangent(u[rows])
+        old_rows, old_a, old_c = self._added(ctx)
+        ctx.state(self)["added"] = (np.r_[old_rows, rows], np.r_[old_a, a], np.r_[old_c, c])
+        return self._rows(ctx, rows, a, c)
+
+    def _lifted(self, ctx: BuildContext, u: np.ndarray, xi: np.ndarray) -> np.ndarray:
+        """``xi`` raised to every added tangent row at the margins ``u``."""
+        rows, a, c = self._added(ctx)
+        if rows.size:
+            xi = np.array(xi, dtype=float)
+            np.maximum.at(xi, rows, a * u[rows] + c)
+        return xi
+
+    def complete(self, ctx: BuildContext, x: np.ndarray) -> None:
+        super().complete(ctx, x)
+        if self.on == "score" and self._added(ctx)[0].size:
+            ids = ctx["xi"].ids
+            x[ids] = self._lifted(ctx, ctx.data.y * ctx["score"].evaluate(x), x[ids])
+
+    def notes(self, ctx: BuildContext, blocks: Sequence[Block]) -> dict[str, Any]:
+        """``objective="tangent"``: an ``optimal`` answer is proven in the tangent surrogate, said in its message."""
+        return {} if self.outer else {"proven_in": self.surrogate_name}
 
 
 class ZeroOneLoss(Block):

@@ -272,6 +272,12 @@ def summary(res: Any) -> list[str]:
     if res.certificate is not None:
         prefix = "certificate" if res.certificate.ok else "WARNING: certificate failed:"
         lines.append(f"{prefix} {res.certificate}")
+    oa = getattr(res, "outer_approximation", None)
+    if oa is not None:  # ors loss=true: what is proven, in how many MILPs
+        lines.append(f"loss        {res.message.split('; ')[0]}: {oa['iterations']} MILP solve(s), "
+                     f"{oa['rows_added']} tangent row(s) added")
+    elif res.message.startswith("optimal in "):  # a loss proven in its surrogate (ors loss=tangent, olct)
+        lines.append(f"loss        {res.message.split('; ')[0]}")
     lines.extend(notes(res))
     return lines
 

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from treeopt_dsl.blocks import OUTER_TOL
 from treeopt_dsl.defaults import ESTIMATOR_TIME_LIMIT, SOLVER
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.estimator.base import SolvedClassifier, finite_real
@@ -46,6 +47,14 @@ class RiskScoreClassifier(SolvedClassifier):
     multiplier : float, default=1.0
         ``ors`` only: the scale factor ``m`` of FasterRisk (Liu et al. 2022), ``P = sigmoid((points + beta) / m)``;
         the loss is fitted on that scale, so ``m > 1`` allows larger integer points for the same probabilities.
+    loss : {"true", "tangent"} or None, default=None
+        ``ors`` only: the loss the card is proven optimal in. ``"true"`` (what ``None`` means for ``ors``): the
+        logistic loss itself, the log-loss of :meth:`predict_proba` on the training data, to the relative gap
+        ``loss_tol`` (tangents are added at the card's margins until the MILP's bound meets it;
+        ``result_.outer_approximation`` reports the iterations, bound and gap). ``"tangent"``: the tangent
+        surrogate (4.4), the thesis' model (``ogrs`` always).
+    loss_tol : float, default=1e-4
+        ``loss="true"``: the relative gap ``(UB - LB) / max(1, |UB|)`` proven.
     solver, backend, time_limit, gap, threads, random_state, verbose, class_weight, keep_model
         As for :class:`OptimalTreeClassifier`. The solve starts from a beam-search score card
         (``result_.start``) and is never worse than it.
@@ -76,7 +85,8 @@ class RiskScoreClassifier(SolvedClassifier):
 
     def __init__(self, formulation: str = "ors", T: int = 3, A: str = "-5..5", cardinality: str = "exact",
                  tangents: Any = "V3", C: float = 1.0, scaling: str = "minmax", binarize: str = "none",
-                 max_cuts: int = MAX_CUTS, multiplier: float = 1.0,
+                 max_cuts: int = MAX_CUTS, multiplier: float = 1.0, loss: str | None = None,
+                 loss_tol: float = OUTER_TOL,
                  solver: str = SOLVER, backend: str | None = None, time_limit: float | None = ESTIMATOR_TIME_LIMIT,
                  gap: float | None = None, threads: int | None = None, random_state: Any = None,
                  verbose: bool = False, class_weight: Any = None,
@@ -91,6 +101,8 @@ class RiskScoreClassifier(SolvedClassifier):
         self.binarize = binarize
         self.max_cuts = max_cuts
         self.multiplier = multiplier
+        self.loss = loss
+        self.loss_tol = loss_tol
         self.solver = solver
         self.backend = backend
         self.time_limit = time_limit
@@ -123,9 +135,13 @@ class RiskScoreClassifier(SolvedClassifier):
             raise FormulationError(f"multiplier must be a finite number > 0, got {self.multiplier!r}")
         if self.formulation == "ors":
             return get_formulation("ors", T=int(self.T), cardinality=self.cardinality, binarize=self.binarize,
-                                   max_cuts=self.max_cuts, multiplier=float(self.multiplier), **common)
+                                   max_cuts=self.max_cuts, multiplier=float(self.multiplier), loss_tol=self.loss_tol,
+                                   **({} if self.loss is None else {"loss": self.loss}), **common)
         if float(self.multiplier) != 1.0:
             raise FormulationError("multiplier applies to formulation='ors' only")
+        if self.loss not in (None, "tangent"):
+            raise FormulationError(f"loss={self.loss!r} applies to formulation='ors' only (ogrs is fitted in the "
+                                   "tangent surrogate); use loss=None or 'tangent'")
         return get_formulation("ogrs", T=int(self.T), **common)
 
     def _start(self, previous: Any, n_features: int) -> Any:
