@@ -9,9 +9,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sklearn.metrics import roc_auc_score
 from sklearn.tree import DecisionTreeClassifier
 
 from treeopt_dsl.cli import main
+from treeopt_dsl.data import Dataset
 from treeopt_dsl.errors import DataError, OptionError
 from treeopt_dsl.estimator.memetic import TAOClassifier, TMOClassifier
 from treeopt_dsl.models.decision_tree import DecisionTree
@@ -271,6 +273,31 @@ def test_fit_tmo_and_tao_from_the_command_line(capsys: pytest.CaptureFixture[str
     rc = main(["fit", "tao", "--data", "ionosphere", "--depth", "2", "--json"])
     out = json.loads(capsys.readouterr().out)
     assert rc == 0 and out["tao"]["history"][-1] <= out["tao"]["cart_error"] and out["tree"].startswith("|---")
+
+
+@pytest.mark.parametrize("fitter,extra", [("tao", []), ("tmo", ["--param", "n_trees=4", "--param", "n_generations=1"])])
+def test_fit_tmo_tao_auc_scores_the_positive_class_when_it_sorts_first(
+        fitter: str, extra: list[str], capsys: pytest.CaptureFixture[str], tmp_path) -> None:
+    # issue 33: the positive "M" sorts before "R" (sonar's labels), so the estimator's probability column of "M"
+    # is 0; reading column 1 printed 1 - AUC
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(80, 3))
+    labels = np.where(X[:, 0] + 0.8 * rng.normal(size=80) > 0, "M", "R")
+    lines = ["a,b,c,kind"] + [f"{x[0]},{x[1]},{x[2]},{lab}" for x, lab in zip(X, labels, strict=True)]
+    (tmp_path / "d.csv").write_text("\n".join(lines) + "\n")
+    rc = main(["fit", fitter, "--data", str(tmp_path / "d.csv"), "--label", "kind", "--positive", "M", "--depth",
+               "2", "--seed", "0", "--test-size", "0.25", *extra, "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0 and out["data"]["classes"] == ["R", "M"]
+    train, test = Dataset.from_arrays(X, labels, positive="M").split(0.25, seed=0)
+    kw = {"n_trees": 4, "n_generations": 1} if fitter == "tmo" else {}
+    est = (TMOClassifier if fitter == "tmo" else TAOClassifier)(depth=2, random_state=0, **kw)
+    est.fit(train.X, train.labels_of(train.y))
+    assert list(est.classes_) == ["M", "R"]
+    for part, d in (("train", train), ("test", test)):
+        want = roc_auc_score(d.labels_of(d.y) == "M", est.predict_proba(d.X)[:, 0])
+        assert out["metrics"][part]["auc"] == pytest.approx(want, abs=1e-12)
+    assert out["metrics"]["train"]["auc"] > 0.5  # a tree that learned something ranks "M" higher
 
 
 @pytest.mark.parametrize("argv,match", [(["--param", "k=3"], "no parameter 'k'"),
