@@ -140,6 +140,9 @@ class SolveResult:
     #: where the call's time went, in seconds (``FormulationSpec.solve``: ``prepare_build``, ``start``, ``solve``,
     #: ``total``); ``time_limit`` bounds the total: the solver gets what preparing, building and the starts left
     timing: dict[str, float] | None = None
+    #: the last-layer refinement (thesis Remark 1, :func:`treeopt_dsl.starts.refine.refine_result`) applied to
+    #: ``model`` after the solve: the exact objective before and after and the nodes refitted; ``None`` without it
+    refinement: dict[str, Any] | None = None
 
     @property
     def improvement(self) -> float | None:
@@ -176,4 +179,5 @@ class SolveResult:
             **({"route": self.route} if self.route is not None else {}),
             **({"timing": {k: round(v, 4) for k, v in self.timing.items()}} if self.timing is not None else {}),
             **({"starts": self.starts, "won": self.won} if self.starts else {}),
+            **({"refinement": self.refinement} if self.refinement is not None else {}),
         }

@@ -252,6 +252,11 @@ def summary(res: Any) -> list[str]:
     if res.certificate is not None:
         prefix = "certificate" if res.certificate.ok else "WARNING: certificate failed:"
         lines.append(f"{prefix} {res.certificate}")
+    ref = getattr(res, "refinement", None)
+    if ref is not None:
+        lines.append(f"refined     last layer (thesis Remark 1), after the certificate's tree: exact objective "
+                     f"{ref['exact_objective_before']:.6g} -> {ref['exact_objective']:.6g}, {ref['nodes_refitted']} "
+                     f"of {ref['nodes']} nodes refitted")
     lines.extend(notes(res))
     return lines
 
