@@ -16,10 +16,12 @@ from treeopt_dsl.cli import main
 from treeopt_dsl.data import Dataset
 from treeopt_dsl.errors import DataError, OptionError
 from treeopt_dsl.estimator.memetic import TAOClassifier, TMOClassifier
+from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.models.decision_tree import DecisionTree
 from treeopt_dsl.starts.memetic.crossover import RandomSplits, combine, crossover
 from treeopt_dsl.starts.memetic.encoding import LEAF, NIL, Genome, decode, encode
 from treeopt_dsl.starts.memetic.tmo import tmo
+from treeopt_dsl.starts.resolver import resolve, start_point
 from treeopt_dsl.starts.tao import AxisBins, _sides, _subtree_predictions, from_sklearn, tao, to_decision_tree
 from treeopt_dsl.topology import Topology
 
@@ -368,3 +370,26 @@ def test_tao_refuses_bins_of_another_matrix() -> None:
         tao(X, y, W, b, 1, bins=AxisBins.of(X[:10]))
     # the same bins as tao builds itself: the same tree
     assert np.array_equal(tao(X, y, W, b, 1, bins=AxisBins.of(X))[0], tao(X, y, W, b, 1)[0])
+
+
+def test_warm_start_tmo_is_the_tree_fit_tmo_returns(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 33: ``fit oct --warm-start tmo --seed s`` started from another tree than ``fit tmo --seed s`` (24 training
+    errors against 20 here): the start's forest was grown without weights and the estimator's with weights 1
+    (scikit-learn draws another forest), and the start ignored the seed. Same seed, same tree."""
+    common = ["--data", "banknote", "--depth", "3", "--seed", "0", "--json"]
+    assert main(["fit", "tmo", *common]) == 0
+    fitted = json.loads(capsys.readouterr().out)
+    errors = round((1.0 - fitted["metrics"]["train"]["accuracy"]) * fitted["n_train"])
+    assert main(["fit", "oct", *common, "--warm-start", "tmo", "--solver", "highs", "--time-limit", "2"]) in (0, 1)
+    started = json.loads(capsys.readouterr().out)
+    assert started["start"]["chosen"] == "tmo" and started["start"]["objective"] == pytest.approx(errors)
+
+
+def test_the_tmo_start_follows_the_solves_seed() -> None:
+    data = Dataset.from_arrays(*_data(5, n=120))
+    built = get_formulation("oct", depth=2).build(data)
+    for seed in (0, 4):
+        ref = TMOClassifier(depth=2, random_state=seed).fit(data.X, data.y)
+        tree = built.decode(built.polish(start_point(built, "tmo", seed=seed)))
+        assert np.sum(tree.predict(data.X) != data.y) == np.sum(ref.predict(data.X) != data.y)
+    assert resolve(built, "tmo", seed=4).x.tolist() == start_point(built, "tmo", seed=4).tolist()
