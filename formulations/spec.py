@@ -204,7 +204,8 @@ class FormulationSpec:
         built = self.build(data)
         t1 = time.perf_counter()
         limit = check_time_limit(options.get("time_limit"))
-        start = resolve(built, warm_start, None if limit is None else max(0.0, START_SHARE * limit - (t1 - t0)))
+        start = resolve(built, warm_start, None if limit is None else max(0.0, START_SHARE * limit - (t1 - t0)),
+                        seed=options.get("seed"))
         t2 = time.perf_counter()
         if limit is not None:  # one clock: the solver gets what building and the starts left of the call's limit
             options["time_limit"] = max(0.0, limit - (t2 - t0))

@@ -144,6 +144,9 @@ class SolveResult:
     #: true objective, the lower bound, the gap ``(UB - LB) / max(1, |UB|)`` and its ``tol``, the ``iterations``, the
     #: tangent rows added and every iteration's ``history``; ``None`` otherwise
     outer_approximation: dict[str, Any] | None = None
+    #: the last-layer refinement (thesis Remark 1, :func:`treeopt_dsl.starts.refine.refine_result`) applied to
+    #: ``model`` after the solve: the exact objective before and after and the nodes refitted; ``None`` without it
+    refinement: dict[str, Any] | None = None
 
     @property
     def improvement(self) -> float | None:
@@ -181,4 +184,5 @@ class SolveResult:
             **({"timing": {k: round(v, 4) for k, v in self.timing.items()}} if self.timing is not None else {}),
             **({"outer_approximation": self.outer_approximation} if self.outer_approximation is not None else {}),
             **({"starts": self.starts, "won": self.won} if self.starts else {}),
+            **({"refinement": self.refinement} if self.refinement is not None else {}),
         }

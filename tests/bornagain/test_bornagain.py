@@ -334,3 +334,14 @@ def test_paper_forest_htru2_fold1(objective: str, depth: int, leaves: int) -> No
     res = born_again(ens, objective)
     assert (res.depth, res.n_leaves) == (depth, leaves)
     assert res.tree is not None and check_faithful(res.tree, ens).ok
+
+
+def test_paper_bounds_with_the_default_method_reproduce_the_papers_143_leaves() -> None:
+    """Issue 33: ``paper_bounds=True`` was ignored by ``method="auto"`` (the table, no bounds): PD fold 2 gave the
+    exact 134 leaves, not the authors' 143 that the docs promise."""
+    ens = read_ba_forest(_ba_dir() / "forests" / "Pima-Diabetes" / "Pima-Diabetes.RF2.txt")
+    res = born_again(ens, "depth-leaves", paper_bounds=True)
+    assert (res.method, res.depth, res.n_leaves) == ("recursion", 10, 143)
+    assert res.tree is not None and check_faithful(res.tree, ens).ok
+    with pytest.raises(OptionError, match=r"paper_bounds=True.*method='recursion'"):
+        born_again(ens, "depth-leaves", method="table", paper_bounds=True)

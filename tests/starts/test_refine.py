@@ -8,13 +8,22 @@ can only decrease, and every sample keeps its path.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from scipy.optimize import minimize
 
 from treeopt_dsl import Dataset
-from treeopt_dsl.errors import FormulationError
+from treeopt_dsl.cli import main
+from treeopt_dsl.datasets import load
+from treeopt_dsl.errors import FormulationError, OptionError
+from treeopt_dsl.estimator import OptimalTreeClassifier
+from treeopt_dsl.experiments.grid import GridError, parse_grid
+from treeopt_dsl.experiments.tasks import expand
+from treeopt_dsl.experiments.worker import run_task
 from treeopt_dsl.formulations import get_formulation
+from treeopt_dsl.models.metrics import metrics
 from treeopt_dsl.starts.refine import exact_objective, refine, refine_last_layer
 
 
@@ -146,3 +155,76 @@ def test_refinement_is_for_logistic_trees_only():
     olct = get_formulation("olct", depth=1).solve(d, time_limit=5)
     with pytest.raises(FormulationError, match="positive"):
         refine_last_layer(olct.model, olct.built.ctx.data.X, d.y, C_last=0.0)
+
+
+def test_sample_weights_count_as_repeated_rows():
+    """An integer weight is the same as a repeated row: the MILP minimizes sum_i w_i loss_i, so does the refit."""
+    d = _data(1, n=24)
+    res = get_formulation("olct", depth=2).solve(d, time_limit=2)
+    Xs, y = res.built.ctx.data.X, d.y
+    w = np.where(np.arange(y.size) % 3 == 0, 3.0, 1.0)
+    rep = np.repeat(np.arange(y.size), w.astype(int))
+    weighted = refine_last_layer(res.model, Xs, y, 1.0, sample_weight=w)
+    repeated = refine_last_layer(res.model, Xs[rep], y[rep], 1.0)
+    np.testing.assert_allclose(weighted.W, repeated.W, atol=1e-5)
+    np.testing.assert_allclose(weighted.b, repeated.b, atol=1e-5)
+    assert exact_objective(weighted, Xs, y, 1.0, w) == pytest.approx(exact_objective(repeated, Xs[rep], y[rep], 1.0))
+    assert not np.allclose(weighted.W, refine_last_layer(res.model, Xs, y, 1.0).W, atol=1e-5)  # the weights count
+
+
+# ------------------------------------------------------------------------ the faces: CLI, estimator, experiment grid
+def _haberman() -> Dataset:
+    return load("haberman").subsample(60, seed=0)
+
+
+def test_fit_refine_on_the_command_line_gives_the_python_apis_refined_tree(capsys):
+    """Issue 33: ``treeopt fit olct --refine`` applies Remark 1 (before, only ``refine(result)`` in Python did)."""
+    code = main(["fit", "olct", "--data", "haberman", "--sample", "60", "--depth", "1", "--solver", "highs",
+                 "--time-limit", "20", "--refine", "--json", "--quiet"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    train, test = _haberman().split(0.2, seed=0)
+    res = get_formulation("olct", depth=1).solve(train, solver="highs", time_limit=20, seed=0, warm_start="auto")
+    tree = refine(res)
+    C = res.built.ctx.roles["loss"].C
+    want = exact_objective(tree, res.built.ctx.data.X, train.y, C)
+    assert out["refinement"]["exact_objective"] == pytest.approx(want, rel=1e-7)
+    assert out["refinement"]["exact_objective"] < out["refinement"]["exact_objective_before"]  # it did refit
+    assert out["objective"] == pytest.approx(res.objective, rel=1e-7)  # the MILP's, as the certificate's
+    for part, d in (("train", train), ("test", test)):
+        assert out["metrics"][part]["accuracy"] == pytest.approx(float(np.mean(tree.predict(d.X) ==
+                                                                                d.labels_of(d.y))))
+        assert out["metrics"][part]["auc"] == pytest.approx(metrics(tree, d)["auc"])
+    assert main(["fit", "oct", "--data", "haberman", "--depth", "1", "--refine"]) == 2  # refused before the solve
+    assert "no logistic loss" in capsys.readouterr().err
+
+
+def test_estimator_refine_keeps_the_refined_tree():
+    d = _haberman()
+    X, y = d.X, d.labels_of(d.y)
+    kw = {"formulation": "olct", "depth": 1, "solver": "highs", "time_limit": 20, "random_state": 0}
+    plain = OptimalTreeClassifier(**kw).fit(X, y)
+    refined = OptimalTreeClassifier(**kw, refine=True).fit(X, y)
+    tree = refine(plain.result_)
+    np.testing.assert_allclose(refined.tree_.W, tree.W, atol=1e-9)
+    np.testing.assert_allclose(refined.tree_.b, tree.b, atol=1e-9)
+    assert not np.allclose(refined.tree_.W, plain.tree_.W)
+    assert refined.result_.refinement["nodes_refitted"] == 1
+    np.testing.assert_array_equal(refined.predict(X), tree.predict(X))
+    with pytest.raises(FormulationError, match="no logistic loss"):
+        OptimalTreeClassifier(formulation="oct", depth=1, refine=True).fit(X, y)
+    with pytest.raises(OptionError, match="refine must be True or False"):
+        OptimalTreeClassifier(depth=1, refine="yes").fit(X, y)
+
+
+def test_grid_refine_key_refines_every_solve():
+    text = ('[experiment]\ntime_limit = 20.0\n[data]\ndatasets = [{ name = "haberman", sample = 60 }]\nseeds = [0]\n'
+            '[[method]]\nformulation = "olct"\nparams = { depth = 1 }\nsolver = "highs"\nrefine = true\n')
+    task = expand(parse_grid(text))[0]
+    row = run_task(task)
+    assert row["ok"], row.get("reason")
+    no_refine = expand(parse_grid(text.replace("refine = true\n", "")))[0]
+    assert "refine" not in no_refine and no_refine["id"] != task["id"]
+    assert row["refinement"]["exact_objective"] < row["refinement"]["exact_objective_before"]
+    with pytest.raises(GridError, match="no logistic loss"):
+        parse_grid(text.replace('formulation = "olct"', 'formulation = "oct"'))

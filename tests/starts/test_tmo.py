@@ -9,15 +9,19 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sklearn.metrics import roc_auc_score
 from sklearn.tree import DecisionTreeClassifier
 
 from treeopt_dsl.cli import main
+from treeopt_dsl.data import Dataset
 from treeopt_dsl.errors import DataError, OptionError
 from treeopt_dsl.estimator.memetic import TAOClassifier, TMOClassifier
+from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.models.decision_tree import DecisionTree
 from treeopt_dsl.starts.memetic.crossover import RandomSplits, combine, crossover
 from treeopt_dsl.starts.memetic.encoding import LEAF, NIL, Genome, decode, encode
 from treeopt_dsl.starts.memetic.tmo import tmo
+from treeopt_dsl.starts.resolver import resolve, start_point
 from treeopt_dsl.starts.tao import AxisBins, _sides, _subtree_predictions, from_sklearn, tao, to_decision_tree
 from treeopt_dsl.topology import Topology
 
@@ -273,6 +277,31 @@ def test_fit_tmo_and_tao_from_the_command_line(capsys: pytest.CaptureFixture[str
     assert rc == 0 and out["tao"]["history"][-1] <= out["tao"]["cart_error"] and out["tree"].startswith("|---")
 
 
+@pytest.mark.parametrize("fitter,extra", [("tao", []), ("tmo", ["--param", "n_trees=4", "--param", "n_generations=1"])])
+def test_fit_tmo_tao_auc_scores_the_positive_class_when_it_sorts_first(
+        fitter: str, extra: list[str], capsys: pytest.CaptureFixture[str], tmp_path) -> None:
+    # issue 33: the positive "M" sorts before "R" (sonar's labels), so the estimator's probability column of "M"
+    # is 0; reading column 1 printed 1 - AUC
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(80, 3))
+    labels = np.where(X[:, 0] + 0.8 * rng.normal(size=80) > 0, "M", "R")
+    lines = ["a,b,c,kind"] + [f"{x[0]},{x[1]},{x[2]},{lab}" for x, lab in zip(X, labels, strict=True)]
+    (tmp_path / "d.csv").write_text("\n".join(lines) + "\n")
+    rc = main(["fit", fitter, "--data", str(tmp_path / "d.csv"), "--label", "kind", "--positive", "M", "--depth",
+               "2", "--seed", "0", "--test-size", "0.25", *extra, "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0 and out["data"]["classes"] == ["R", "M"]
+    train, test = Dataset.from_arrays(X, labels, positive="M").split(0.25, seed=0)
+    kw = {"n_trees": 4, "n_generations": 1} if fitter == "tmo" else {}
+    est = (TMOClassifier if fitter == "tmo" else TAOClassifier)(depth=2, random_state=0, **kw)
+    est.fit(train.X, train.labels_of(train.y))
+    assert list(est.classes_) == ["M", "R"]
+    for part, d in (("train", train), ("test", test)):
+        want = roc_auc_score(d.labels_of(d.y) == "M", est.predict_proba(d.X)[:, 0])
+        assert out["metrics"][part]["auc"] == pytest.approx(want, abs=1e-12)
+    assert out["metrics"]["train"]["auc"] > 0.5  # a tree that learned something ranks "M" higher
+
+
 @pytest.mark.parametrize("argv,match", [(["--param", "k=3"], "no parameter 'k'"),
                                         (["--param", "n_trees=x"], "bad value"),
                                         (["--solver", "highs"], "has no solver")])
@@ -341,3 +370,26 @@ def test_tao_refuses_bins_of_another_matrix() -> None:
         tao(X, y, W, b, 1, bins=AxisBins.of(X[:10]))
     # the same bins as tao builds itself: the same tree
     assert np.array_equal(tao(X, y, W, b, 1, bins=AxisBins.of(X))[0], tao(X, y, W, b, 1)[0])
+
+
+def test_warm_start_tmo_is_the_tree_fit_tmo_returns(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 33: ``fit oct --warm-start tmo --seed s`` started from another tree than ``fit tmo --seed s`` (24 training
+    errors against 20 here): the start's forest was grown without weights and the estimator's with weights 1
+    (scikit-learn draws another forest), and the start ignored the seed. Same seed, same tree."""
+    common = ["--data", "banknote", "--depth", "3", "--seed", "0", "--json"]
+    assert main(["fit", "tmo", *common]) == 0
+    fitted = json.loads(capsys.readouterr().out)
+    errors = round((1.0 - fitted["metrics"]["train"]["accuracy"]) * fitted["n_train"])
+    assert main(["fit", "oct", *common, "--warm-start", "tmo", "--solver", "highs", "--time-limit", "2"]) in (0, 1)
+    started = json.loads(capsys.readouterr().out)
+    assert started["start"]["chosen"] == "tmo" and started["start"]["objective"] == pytest.approx(errors)
+
+
+def test_the_tmo_start_follows_the_solves_seed() -> None:
+    data = Dataset.from_arrays(*_data(5, n=120))
+    built = get_formulation("oct", depth=2).build(data)
+    for seed in (0, 4):
+        ref = TMOClassifier(depth=2, random_state=seed).fit(data.X, data.y)
+        tree = built.decode(built.polish(start_point(built, "tmo", seed=seed)))
+        assert np.sum(tree.predict(data.X) != data.y) == np.sum(ref.predict(data.X) != data.y)
+    assert resolve(built, "tmo", seed=4).x.tolist() == start_point(built, "tmo", seed=4).tolist()

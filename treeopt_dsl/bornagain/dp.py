@@ -47,7 +47,8 @@ stops a region's search when the largest value of a sub-region met reaches the b
 is valid for the depth and the leaves but not for the pair (a sub-region may need more splits at equal depth),
 and on Pima-Diabetes fold 2 it returns 143 leaves where 134 are optimal (the paper's DL average 206.7 vs 205.8).
 Both solvers here are exact for the recurrence (the recursion bounds the pair by the sub-regions' depths only);
-``paper_bounds=True`` makes the recursion use the authors' bound, to reproduce their figures.
+``paper_bounds=True`` makes the recursion use the authors' bound, to reproduce their figures (with
+``method="auto"`` it selects the recursion; the table, which has no bounds, refuses it).
 
 Example::
 
@@ -435,9 +436,12 @@ def solve_cells(space: CellSpace, objective: str = "depth", method: str = "auto"
         raise OptionError(f"method must be 'auto', 'recursion' or 'table', got {method!r}")
     if time_limit is not None and time_limit <= 0:
         raise OptionError(f"time_limit must be positive, got {time_limit}")
-    if method == "auto":
+    if paper_bounds and method == "table":
+        raise OptionError("paper_bounds=True is the bound of Algorithm 1, the recursion: use method='recursion' or "
+                          "'auto' with it, or paper_bounds=False with method='table' (the table has no bounds)")
+    if method == "auto":  # the authors' bound lives in the recursion only: paper_bounds runs it
         fits = space.n_regions() <= max_table_regions
-        method = "table" if objective != "depth" and fits else "recursion"
+        method = "table" if objective != "depth" and fits and not paper_bounds else "recursion"
     deadline = time.perf_counter() + (time_limit if time_limit is not None else math.inf)
     t0 = time.perf_counter()
     stats: dict[str, Any] = {"method": method, "n_calls": 0}
@@ -470,9 +474,11 @@ def born_again(ensemble: Ensemble, objective: str = "depth", method: str = "auto
         method: "recursion" (Algorithm 1), "table" (vectorized bottom-up) or "auto" (see the module docstring).
         time_limit: wall seconds for the DP; on expiry the result has ``status="time_limit"`` and no tree.
         max_table_regions: "auto" uses the table only below this many regions (memory: 1-4 bytes per region).
-        paper_bounds: "depth-leaves" with the recursion only: use the authors' lower bound (the largest encoded
-            value of a sub-region), which reproduces the paper's Table 2 but is not a valid bound for the pair and
-            can stop a region's search early (Pima-Diabetes fold 2: 143 leaves instead of the optimal 134).
+        paper_bounds: run the authors' Algorithm 1 with their lower bound (the largest encoded value of a
+            sub-region): ``method="auto"`` then picks the recursion, ``method="table"`` is refused
+            (:class:`~treeopt_dsl.errors.OptionError`). For "depth-leaves" it reproduces the paper's Table 2
+            but is not a valid bound for the pair and can stop a region's search early (Pima-Diabetes fold 2:
+            143 leaves instead of the optimal 134); for "depth" and "leaves" it is the bound used anyway.
         max_cells: the dense cell grid is refused (:class:`~treeopt_dsl.errors.ModelTooLarge`) beyond this
             many cells (8 bytes per cell and class; the paper's forests have at most 2e6 cells): use
             :func:`~treeopt_dsl.bornagain.heuristic.born_again_heuristic` for larger ensembles.

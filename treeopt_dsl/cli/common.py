@@ -278,6 +278,11 @@ def summary(res: Any) -> list[str]:
                      f"{oa['rows_added']} tangent row(s) added")
     elif res.message.startswith("optimal in "):  # a loss proven in its surrogate (ors loss=tangent, olct)
         lines.append(f"loss        {res.message.split('; ')[0]}")
+    ref = getattr(res, "refinement", None)
+    if ref is not None:
+        lines.append(f"refined     last layer (thesis Remark 1), after the certificate's tree: exact objective "
+                     f"{ref['exact_objective_before']:.6g} -> {ref['exact_objective']:.6g}, {ref['nodes_refitted']} "
+                     f"of {ref['nodes']} nodes refitted")
     lines.extend(notes(res))
     return lines
 

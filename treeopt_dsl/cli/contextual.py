@@ -166,6 +166,8 @@ def _reject_solver_options(args: argparse.Namespace) -> None:
                               "trained; see `treeopt fit {name} --help` and --param)".replace("{name}", name))
     if getattr(args, "warm_start", "auto") not in ("auto", None):
         raise OptionError(f"{name} takes no --warm-start")
+    if getattr(args, "refine", False):
+        raise OptionError(f"{name} takes no --refine (it refits the last layer of a logistic tree: olct)")
     out = getattr(args, "output", None)
     if out and not str(out).lower().endswith(".json"):
         raise OptionError(f"--output of {name} writes the trees it uses as JSON: give a FILE.json, got {out!r}")

@@ -48,6 +48,8 @@ def _refuse_solver_options(args: argparse.Namespace) -> None:
              if getattr(args, k, None) is not None]
     if getattr(args, "warm_start", "auto") not in ("auto", "none"):
         given.append("--warm-start")
+    if getattr(args, "refine", False):
+        given.append("--refine")
     if given:
         raise UsageError(f"{args.formulation} has no solver: {', '.join(given)} "
                          f"{'does' if len(given) == 1 else 'do'} not apply (the data, split and output options do)")

@@ -65,6 +65,11 @@ def build_parser() -> argparse.ArgumentParser:
         m.add_argument("--max-cuts", type=max_thresholds_arg, default=None, metavar="K",
                        help="ors --binarize quantile: at most K cuts per continuous feature, at its quantiles "
                             "(default 3)")
+        if name in ("solve", "fit"):
+            m.add_argument("--refine", action="store_true",
+                           help="olct, olct_univariate: after the solve, refit each last-layer node as an exact "
+                                "l1-logistic regression on the samples reaching it (thesis Remark 1; the exact "
+                                "objective can only decrease); the objective, bound and certificate stay the MILP's")
         c.add_argument("--json", action="store_true", help="print one JSON object")
         if name == "compile":
             c.add_argument("--output", "-o", help="write the model: FILE.lp or FILE.mps (.gz compresses)")

@@ -179,6 +179,10 @@ class SolvedClassifier(ClassifierMixin, BaseEstimator):
     def _keep(self, result: Any) -> None:
         """Store the subclass' own fitted attributes."""
 
+    def _after_solve(self, result: Any) -> Any:
+        """The result the estimator keeps, from the solve's (with a model): e.g. a refined tree."""
+        return result
+
     def _seed(self) -> int | None:
         if self.random_state is None:
             return None
@@ -244,6 +248,7 @@ class SolvedClassifier(ClassifierMixin, BaseEstimator):
         if not result.status.has_solution or result.model is None:
             raise SolveError(failure_message(result), result)
         warn_unproven(type(self).__name__, result, self.time_limit)
+        result = self._after_solve(result)
         self.classes_ = classes
         self.model_ = result.model
         self.result_ = result

@@ -12,7 +12,7 @@ from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils.validation import check_is_fitted
 
 from treeopt_dsl.defaults import ESTIMATOR_TIME_LIMIT, SOLVER
-from treeopt_dsl.errors import CapabilityError, FormulationError
+from treeopt_dsl.errors import CapabilityError, FormulationError, OptionError
 from treeopt_dsl.estimator.base import TREE_PARAMS, SolvedClassifier
 from treeopt_dsl.formulations import REGISTRY, get_formulation
 from treeopt_dsl.models.sklearn_tree import (
@@ -25,6 +25,7 @@ from treeopt_dsl.models.sklearn_tree import (
     split_thresholds,
 )
 from treeopt_dsl.models.tree import TreeModel
+from treeopt_dsl.starts.refine import check_refinable, refine_result
 
 
 class OptimalTreeClassifier(SolvedClassifier):
@@ -83,6 +84,13 @@ class OptimalTreeClassifier(SolvedClassifier):
         matrix (``tree_.X_train``). By default a pickle holds the tree alone (a few KB for depth 2, and no training
         row can be read back from it); ``predict``, ``predict_proba``, ``explain``, ``plot`` and ``to_sklearn``
         work on the unpickled estimator as before.
+    refine : bool, default=False
+        ``olct``/``olct_univariate``: after the solve, refit each last-layer node as an exact l1-logistic regression
+        on the training samples reaching it (thesis Remark 1, :func:`~treeopt_dsl.starts.refine.refine_result`; the
+        thesis' experiments always do, docs/DESIGN.md "Readings of the papers"). ``tree_`` is then the refined
+        tree; ``result_.refinement`` holds the exact objective before and after, while ``result_.objective`` and
+        ``certificate_`` stay the MILP's. Another formulation with ``refine=True`` raises a ``FormulationError``
+        at ``fit``, before the solve.
 
     Attributes
     ----------
@@ -147,7 +155,7 @@ class OptimalTreeClassifier(SolvedClassifier):
                  solver: str = SOLVER, backend: str | None = None, time_limit: float | None = ESTIMATOR_TIME_LIMIT,
                  gap: float | None = None, threads: int | None = None, random_state: Any = None,
                  verbose: bool = False, warm_start: Any = "auto", params: dict[str, Any] | None = None,
-                 class_weight: Any = None, keep_model: bool = False) -> None:
+                 class_weight: Any = None, keep_model: bool = False, refine: bool = False) -> None:
         self.formulation = formulation
         self.depth = depth
         self.C = C
@@ -163,6 +171,7 @@ class OptimalTreeClassifier(SolvedClassifier):
         self.params = params
         self.class_weight = class_weight
         self.keep_model = keep_model
+        self.refine = refine
 
     _multiclass = True  # oct / octh natively (leaf classes), the other formulations one-vs-rest
 
@@ -186,8 +195,16 @@ class OptimalTreeClassifier(SolvedClassifier):
             raise FormulationError(f"set {clash} through the estimator's own parameters, not through params=")
         if not isinstance(self.depth, numbers.Integral) or isinstance(self.depth, bool):
             raise FormulationError(f"depth must be an integer from 1 to 6, got {self.depth!r}")
+        if not isinstance(self.refine, (bool, np.bool_)):
+            raise OptionError(f"refine must be True or False, got {self.refine!r}")
         # unknown names in params raise a FormulationError naming the formulation's parameters
-        return get_formulation(key, depth=int(self.depth), C=self.C, scaling=self.scaling, **extra)
+        spec = get_formulation(key, depth=int(self.depth), C=self.C, scaling=self.scaling, **extra)
+        if self.refine:
+            check_refinable(spec)
+        return spec
+
+    def _after_solve(self, result: Any) -> Any:
+        return refine_result(result) if self.refine else result
 
     def _start(self, previous: Any, n_features: int) -> Any:
         ws = self.warm_start

@@ -35,6 +35,7 @@ A grid has four kinds of tables::
     solver = "scip"
     time_limit = 10.0
     warm_start = "auto"          # or "none", "cart", "greedy", ...
+    refine = true                # olct, olct_univariate: refit the last layer after each solve (thesis Remark 1)
     references = ["cart", "greedy"]   # record these starts' objectives beside the solver's
     train_sample = 600           # this method's own [data] train_sample (0: the whole training part)
 
@@ -73,6 +74,7 @@ from treeopt_dsl.datasets import check_dataset
 from treeopt_dsl.defaults import GRID_TIME_LIMIT
 from treeopt_dsl.errors import DataError, TreeoptError
 from treeopt_dsl.formulations import REGISTRY, get_formulation
+from treeopt_dsl.starts.refine import check_refinable
 from treeopt_dsl.starts.resolver import RISK_STRATEGIES, STRATEGIES
 from treeopt_dsl.topology import Topology
 
@@ -115,6 +117,7 @@ _DATA_KEYS = {"datasets", "seeds", "test_size", "validation_size", "folds", "sam
 _DATASET_KEYS = {"name", "path", "positive", "variant", "label", "sample", "multiclass", "rows"}
 _METHOD_KEYS = {"name", "formulation", "estimator", "params", "grid", "cv", "solver", "backend", "time_limit",
                 "warm_start", "threads", "memory_mb", "task_timeout", "references", "datasets", "train_sample",
+                "refine",
                 "scale", "path"}
 _CV_KEYS = {"folds", "grid", "metric", "time_limit"}
 _PATH_KEYS = {"lambda_l", "lambda_g", "n_starts", "fresh"}
@@ -165,6 +168,8 @@ class MethodSpec:
     scale: dict[str, str] | None = None
     #: a regularization path task: ``lambda_l``, ``lambda_g`` ("paper" or values), ``n_starts``, ``fresh``
     path: dict[str, Any] | None = None
+    #: refit the last layer of each logistic tree solved (Remark 1, :func:`~treeopt_dsl.starts.refine.refine_result`)
+    refine: bool = False
 
 
 @dataclass
@@ -431,6 +436,7 @@ def _method(ck: _Checker, m: Any, i: int, **defaults: Any) -> MethodSpec:
         if not isinstance(only, list) or not only or any(d not in known for d in only):
             bad = next((d for d in (only if isinstance(only, list) else [only]) if d not in known), only)
             raise ck.fail("method", "datasets", f"{bad!r} is not a dataset of [data] (known: {', '.join(known)})", i)
+    refine = _refine(ck, i, m, form, est, first, path)
     name = m.get("name", form or est)
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.+\-]+", name):
         raise ck.fail("method", "name", f"must be letters, digits, '_', '-', '+', '.', got {name!r}", i)
@@ -438,7 +444,28 @@ def _method(ck: _Checker, m: Any, i: int, **defaults: Any) -> MethodSpec:
                       solver=str(m.get("solver", defaults["solver"])), backend=m.get("backend", defaults["backend"]),
                       time_limit=float(tl), warm_start=ws, threads=int(threads), memory_mb=int(mem),
                       task_timeout=None if tt is None else float(tt), references=refs,
-                      datasets=None if only is None else list(only), train_sample=int(ts), scale=scale, path=path)
+                      datasets=None if only is None else list(only), train_sample=int(ts), scale=scale, path=path,
+                      refine=refine)
+
+
+def _refine(ck: _Checker, i: int, m: dict[str, Any], form: str | None, est: str | None, first: dict[str, Any],
+            path: Any) -> bool:
+    """``refine = true``: a logistic tree formulation's method (olct, olct_univariate), not a path."""
+    refine = m.get("refine", False)
+    if not isinstance(refine, bool):
+        raise ck.fail("method", "refine", f"must be true or false, got {refine!r}", i)
+    if not refine:
+        return False
+    if form is None:
+        hint = " (optimal_tree: params = { refine = true })" if est == "optimal_tree" else ""
+        raise ck.fail("method", "refine", f"applies to a formulation = ... method, not estimator {est!r}{hint}", i)
+    if path is not None:
+        raise ck.fail("method", "refine", "a path task keeps its solves as they are: leave refine out", i)
+    try:
+        check_refinable(get_formulation(form, **first))
+    except TreeoptError as exc:
+        raise ck.fail("method", "refine", str(exc), i) from None
+    return True
 
 
 def _scale(ck: _Checker, i: int, scale: Any, known: set[str]) -> dict[str, str] | None:

@@ -49,7 +49,8 @@ def _method_fields(m: MethodSpec) -> dict[str, Any]:
             "cv": m.cv, "memory_mb": m.memory_mb, "task_timeout": m.task_timeout,
             **({"references": m.references} if m.references else {}),
             **({"train_sample": m.train_sample} if m.train_sample else {}),
-            **({"scale": m.scale} if m.scale else {}), **({"path": m.path} if m.path else {})}
+            **({"scale": m.scale} if m.scale else {}), **({"path": m.path} if m.path else {}),
+            **({"refine": True} if m.refine else {})}  # only when set: the ids of grids without it stay
 
 
 def expand(grid: Grid) -> list[dict[str, Any]]:

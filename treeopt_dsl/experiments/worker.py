@@ -45,6 +45,7 @@ from treeopt_dsl.formulations.sorct import run_path
 from treeopt_dsl.models.metrics import metrics
 from treeopt_dsl.numeric import json_default
 from treeopt_dsl.starts.multistart import paper_grid
+from treeopt_dsl.starts.refine import refine_result
 from treeopt_dsl.starts.resolver import start_point
 
 __all__ = ["HOOK_VARS", "run_isolated", "run_task", "wall_timeout", "with_hooks"]
@@ -167,6 +168,8 @@ def _fit_scaled(task: dict[str, Any], params: dict[str, Any], train: Any, time_l
         res = spec.solve(train, solver=solver, backend=task.get("backend"), time_limit=time_limit, threads=threads,
                          seed=seed, warm_start=None if ws == "none" else ws,
                          **({"log_callback": lines.append} if solver in _LOG_STATS else {}))
+        if task.get("refine"):
+            res = refine_result(res)
         out = {**res.to_dict(), **log_stats(solver, lines)}
         if task.get("references") and res.built is not None:
             out["references"] = _references(res.built, task["references"])

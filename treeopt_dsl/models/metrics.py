@@ -7,11 +7,37 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["metrics"]
+from treeopt_dsl.errors import DataError
+
+__all__ = ["metrics", "positive_column"]
+
+
+def positive_column(model: Any, data: Any) -> int:
+    """The column of ``model.predict_proba`` that scores ``data``'s positive class (``data.classes[1]``, +1).
+
+    The library's models order their columns as ``data.classes`` (column 1 is +1); a scikit-learn estimator
+    orders them as its ``classes_``, the sorted labels, so when the positive label sorts first (sonar's ``M``
+    before ``R``) its column is 0.
+
+    >>> from types import SimpleNamespace
+    >>> positive_column(SimpleNamespace(classes_=np.array(["M", "R"])), SimpleNamespace(classes=("R", "M")))
+    0
+    """
+    classes = getattr(model, "classes_", None)
+    if classes is None:
+        return 1
+    hits = np.flatnonzero(np.asarray([str(c) for c in classes]) == str(data.classes[1]))
+    if hits.size != 1:
+        raise DataError(f"the model's classes {list(classes)} do not hold the data's positive label "
+                        f"{data.classes[1]!r} exactly once: cannot tell which probability column to score")
+    return int(hits[0])
 
 
 def metrics(model: Any, data: Any) -> dict[str, float]:
-    """Accuracy, balanced accuracy and AUC of ``model`` on ``data`` (raw features, ±1 labels)."""
+    """Accuracy, balanced accuracy and AUC of ``model`` on ``data`` (raw features, ±1 labels).
+
+    The AUC ranks by the probability of the data's positive class (:func:`positive_column`), whatever the order
+    of the model's columns."""
     from sklearn.metrics import accuracy_score, balanced_accuracy_score, roc_auc_score  # scikit-learn: 0.5 s, paid here
 
     y = data.labels_of(data.y)
@@ -23,7 +49,8 @@ def metrics(model: Any, data: Any) -> dict[str, float]:
     balanced = float(balanced_accuracy_score(y, pred)) if present.size > 1 else accuracy
     out = {"accuracy": accuracy, "balanced_accuracy": balanced}
     if present.size == 2 and data.n_classes == 2:
-        out["auc"] = float(roc_auc_score(data.y > 0, model.predict_proba(data.X)[:, 1]))
+        column = positive_column(model, data)
+        out["auc"] = float(roc_auc_score(data.y > 0, model.predict_proba(data.X)[:, column]))
     elif present.size == data.n_classes > 2:  # one versus rest, averaged over classes
         out["auc"] = float(roc_auc_score(data.class_index, model.predict_proba(data.X), multi_class="ovr"))
     return out

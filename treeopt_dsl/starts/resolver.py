@@ -47,23 +47,25 @@ RISK_STRATEGIES = ("beam",)
 AUTO_CANDIDATES = ("cart", "greedy", "greedy_lp", "dp", "tmo", "tao")
 
 
-def resolve(built: Built, warm_start: Any, time_budget: float | None = None) -> Start | None:
+def resolve(built: Built, warm_start: Any, time_budget: float | None = None, seed: int | None = None) -> Start | None:
     """``warm_start`` for ``built`` as values: ``None`` (or ``"none"``) is no start; ``"auto"`` the best of the
     candidates with their report (:func:`auto_start`, within ``time_budget`` seconds); a name or values the point
     :func:`start_point` makes, with the report ``{"chosen": name or "given"}``; a :class:`~treeopt_dsl.solve.Start`
-    is returned as it is."""
+    is returned as it is. ``seed`` (the solve's; ``None``: 0) seeds the randomized starts (TMO), so
+    ``warm_start="tmo"`` with seed ``s`` starts from the tree ``TMOClassifier(random_state=s)`` fits."""
     if warm_start is None or (isinstance(warm_start, str) and warm_start == "none"):
         return None
     if isinstance(warm_start, Start):
         return warm_start
     if isinstance(warm_start, str) and warm_start == "auto":
-        x, report = auto_start(built, time_budget)
+        x, report = auto_start(built, time_budget, seed)
         return Start(x, report)
     name = warm_start if isinstance(warm_start, str) else "given"
-    return Start(start_point(built, warm_start), {"chosen": name, "candidates": {}})
+    return Start(start_point(built, warm_start, seed), {"chosen": name, "candidates": {}})
 
 
-def auto_start(built: Built, time_budget: float | None = None) -> tuple[np.ndarray | None, dict[str, Any]]:
+def auto_start(built: Built, time_budget: float | None = None,
+               seed: int | None = None) -> tuple[np.ndarray | None, dict[str, Any]]:
     """``warm_start="auto"``: every start that applies to ``built`` (:data:`AUTO_CANDIDATES`: CART, the
     papers' greedy per-node start, ``greedy_lp`` (OLCT: each node's part of the objective as an LP), the exact DP
     tree when a DP solver is installed, a short TMO run, then TAO from the best of them), each completed to a
@@ -102,7 +104,7 @@ def auto_start(built: Built, time_budget: float | None = None) -> tuple[np.ndarr
             continue
         try:
             left = None if time_budget is None else max(0.1, time_budget - (time.perf_counter() - t0))
-            x, proof = _candidate(built, name, left) if name != "tao" else (_tao_from(built, best), None)
+            x, proof = _candidate(built, name, left, seed) if name != "tao" else (_tao_from(built, best), None)
         except (FormulationError, ImportError, ValueError) as exc:
             report["candidates"][name] = f"not used: {exc}"
             continue
@@ -141,14 +143,16 @@ def tao_start(built: Built, W: np.ndarray, b: np.ndarray, max_iter: int = 10) ->
 
 def tmo_start(built: Built, **kw: Any) -> tuple[np.ndarray, np.ndarray]:
     """TMO ([aldinucci-memetic], :func:`treeopt_dsl.starts.memetic.tmo.tmo`) on the formulation's scaled training
-    data with its decision rules (``eps``, the loss' leaf threshold): an axis-aligned tree, a start for the
-    axis-aligned and the oblique formulations alike. ``kw`` go to :func:`~treeopt_dsl.starts.memetic.tmo.tmo`
-    (default: the paper's k = 100, n_gen = 5, CR = 0.75, seed 0)."""
+    data, with its sample weights and decision rules (``eps``, the loss' leaf threshold): an axis-aligned tree, a
+    start for the axis-aligned and the oblique formulations alike. ``kw`` go to
+    :func:`~treeopt_dsl.starts.memetic.tmo.tmo` (default: the paper's k = 100, n_gen = 5, CR = 0.75, seed 0). The
+    scaling is monotone per feature and TMO's cuts are midpoints, so with the same seed the tree splits the
+    training samples as ``TMOClassifier`` on the raw data does."""
     ctx = built.ctx
     loss = ctx.roles.get("loss")
     leaf = float(loss.leaf_threshold(ctx)) if hasattr(loss, "leaf_threshold") else 0.0
     res = tmo(ctx.data.X, np.asarray(ctx.data.y), ctx.topo.depth, eps=float(ctx.numerics.eps), leaf_threshold=leaf,
-              **kw)
+              **{"sample_weight": ctx.data.sample_weight, **kw})
     if res.stopped == "interrupted":  # TMO keeps its best tree on Ctrl-C; a start must pass the interrupt on
         raise KeyboardInterrupt("interrupted while TMO computed a warm start")
     return res.W, res.b
@@ -160,21 +164,22 @@ def _tao_from(built: Built, x: np.ndarray) -> np.ndarray:
     return feasible_start(built, *tao_start(built, tree.W.copy(), tree.b.copy()))
 
 
-def _candidate(built: Built, name: str, left: float | None = None) -> tuple[np.ndarray | None, dict[str, str] | None]:
+def _candidate(built: Built, name: str, left: float | None = None,
+               seed: int | None = None) -> tuple[np.ndarray | None, dict[str, str] | None]:
     """The completed point of one automatic start (``None``: not available here) and the route that proved it the
     formulation's optimum (the exact tree of a composition an engine solves), else ``None``; ``left``: the seconds
     left of the starts' budget (the DP's own limit)."""
     if name == "dp":
         return dp_candidate(built, DP_START_TIME if left is None else min(DP_START_TIME, left))
     if name == "tmo":
-        return feasible_start(built, *tmo_start(built, **AUTO_TMO)), None
-    return start_point(built, name), None
+        return feasible_start(built, *tmo_start(built, **AUTO_TMO, seed=0 if seed is None else int(seed))), None
+    return start_point(built, name, seed), None
 
 
-def start_point(built: Built, start: Any) -> np.ndarray:
+def start_point(built: Built, start: Any, seed: int | None = None) -> np.ndarray:
     """A full, feasible column vector for ``built`` from a start by name (:data:`STRATEGIES`,
     :data:`RISK_STRATEGIES`, ``"greedy"`` for generalized risk scores) or given as values
-    (:func:`~treeopt_dsl.models.embed.point_of`)."""
+    (:func:`~treeopt_dsl.models.embed.point_of`); ``seed`` seeds TMO (``None``: 0)."""
     if not isinstance(start, str):
         return point_of(built, start)
     if not is_tree(built):  # not a tree: risk scores take a strategy of their own
@@ -190,5 +195,6 @@ def start_point(built: Built, start: Any) -> np.ndarray:
     if start not in STRATEGIES:
         raise FormulationError(f"unknown warm start {start!r}; use one of {STRATEGIES}, a TreeModel or values")
     W, b = {"greedy": greedy_tree, "greedy_lp": greedy_lp_tree, "cart": cart_tree,
-            "tao": lambda bt: tao_start(bt, *cart_tree(bt)), "tmo": tmo_start}[start](built)
+            "tao": lambda bt: tao_start(bt, *cart_tree(bt)),
+            "tmo": lambda bt: tmo_start(bt, seed=0 if seed is None else int(seed))}[start](built)
     return feasible_start(built, W, b)

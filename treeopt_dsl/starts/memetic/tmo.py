@@ -154,7 +154,9 @@ def tmo(X: Any, y: Any, depth: int, *, n_trees: int = 100, n_generations: int = 
 
     # 1. the initial population: a random forest, every tree TAO-optimized on the training data
     forest = RandomForestClassifier(n_estimators=n_trees, max_depth=depth, random_state=seed)
-    forest.fit(X, y, sample_weight=None if sample_weight is None else sw)
+    # equal weights are no weights: scikit-learn draws another forest for sample_weight=ones than for None (its
+    # bootstrap follows the weights), so TMOClassifier (ones) and the warm start (None) grew different trees
+    forest.fit(X, y, sample_weight=None if np.all(sw == sw[0]) else sw)
     pop: list[tuple[np.ndarray, np.ndarray]] = []
     stopped = "completed"
     n_tao = 0
