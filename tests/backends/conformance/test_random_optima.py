@@ -60,7 +60,7 @@ def instance(seed: int) -> tuple[str, dict, Dataset, float | None]:
     if name == "oct":
         params["alpha"] = float(rng.choice([0.0, 0.5]))
     if name == "ors":
-        params.update(T=2, A="-2..2", tangents=str(rng.choice(["V1", "V3"])))
+        params.update(T=2, A="-2..2", tangents=str(rng.choice(["V1", "V3"])), loss="tangent")  # brute force's loss
     data = Dataset.from_arrays(X, y)
     if ref != "brute":
         return name, params, data, None
