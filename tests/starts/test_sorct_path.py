@@ -11,12 +11,14 @@ import pytest
 
 pytest.importorskip("casadi")
 
+import treeopt_dsl.starts.multistart as ms
 from treeopt_dsl.cli import main
+from treeopt_dsl.data import Dataset
 from treeopt_dsl.datasets import find_data_dir, load
 from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.formulations.sorct import lambda_l_threshold, run_path
 from treeopt_dsl.result import Status
-from treeopt_dsl.starts.multistart import decisions_of, paper_grid
+from treeopt_dsl.starts.multistart import decisions_of, paper_grid, regularization_path
 from treeopt_dsl.starts.resolver import start_point
 
 needs_data = pytest.mark.skipif(find_data_dir() is None, reason="the shared data directory is not here")
@@ -88,3 +90,32 @@ def test_paper_grid_is_the_papers() -> None:
     assert len(grid) == 17 and grid[0] == 0.0
     assert grid[1] == pytest.approx(2.0**-12 / (60 * 3)) and grid[-1] == pytest.approx(8 / 180)
     assert paper_grid("g", 13)[5] == pytest.approx(2.0**-8 / 13)
+
+
+@pytest.mark.parametrize("how", ["status", "raise"])
+def test_the_first_signal_ends_the_multistart_and_the_path(monkeypatch, how: str) -> None:
+    """Issues 33 and 36: a Ctrl-C / SIGTERM during one Ipopt start ends the whole multistart (and the path), with
+    the best of the starts that finished and status interrupted, instead of going on with the next start."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    data = Dataset.from_arrays(X, np.where(X[:, 0] > 0, 1, -1))
+    real, calls = ms.solve_built, []
+
+    def second_start_interrupted(*a, **kw):
+        calls.append(1)
+        res = real(*a, **kw)
+        if len(calls) == 2:
+            if how == "raise":  # a route that cannot stop with its incumbent
+                raise KeyboardInterrupt("interrupted by SIGINT (Ctrl-C)")
+            res.status = Status.INTERRUPTED
+        return res
+
+    monkeypatch.setattr(ms, "solve_built", second_start_interrupted)
+    spec = get_formulation("sorct", depth=1, n_starts=4, gamma=32)
+    res = spec.solve(data, time_limit=60)
+    assert len(calls) == 2 and res.status is Status.INTERRUPTED  # starts 3 and 4 were not run
+    assert len(res.starts) == (2 if how == "status" else 1) and "during start 2 of 4" in res.message
+    calls.clear()
+    path = regularization_path(lambda lam, g: get_formulation("sorct", depth=1, lambda_l=lam, gamma=32), data,
+                               [0.0, 0.01, 0.1], n_starts=2)
+    assert len(path) == 1 and path[0].result.status is Status.INTERRUPTED  # the path stopped at its first point

@@ -28,7 +28,7 @@ from treeopt_dsl.data import Dataset
 from treeopt_dsl.errors import SolveError, TreeoptError
 from treeopt_dsl.formulation import Built
 from treeopt_dsl.models.embed import point_of
-from treeopt_dsl.result import SolveResult
+from treeopt_dsl.result import SolveResult, Status
 from treeopt_dsl.solve import solve_built
 
 
@@ -51,6 +51,9 @@ def decisions_of(built: Built, x: np.ndarray) -> dict[str, np.ndarray]:
     """The decision families' values of ``x`` (what carries a solution to a model of another structure)."""
     return {name: built.model.variables[name].values(x) for name in built.formulation.decisions}
 
+
+#: the statuses that say a signal stopped a solve: the multistart and the path stop there
+INTERRUPTED = (Status.INTERRUPTED, Status.INTERRUPTED_NO_SOLUTION)
 
 #: Ipopt's settings for a start that is a solution (:attr:`~treeopt_dsl.backends.dialects.Dialect.warm`)
 WARM_IPOPT: dict[str, Any] = dict(dialect("ipopt").warm)
@@ -100,9 +103,16 @@ def solve_from(built: Built, n_starts: int = 20, seed: Any = 0, starts: Sequence
     best: SolveResult | None = None
     won = ""
     record, solutions = [], []
+    stopped = None
     for n, (origin, k, x0) in enumerate(plan):
         extra = warm if origin == "given" else {}
-        res = solve_built(built, solver=solver, backend=backend, warm_start=x0, **extra, **options)
+        try:
+            res = solve_built(built, solver=solver, backend=backend, warm_start=x0, **extra, **options)
+        except KeyboardInterrupt as exc:  # a route that cannot stop with its incumbent: the starts so far count
+            if best is None:
+                raise
+            stopped = f"{exc or 'interrupted'} during start {n + 1} of {len(plan)}"
+            break
         record.append({"start": k, "origin": origin, "status": res.status.value, "objective": res.objective,
                        "runtime_s": round(res.runtime_s, 4)})
         if on_start is not None:
@@ -119,7 +129,13 @@ def solve_from(built: Built, n_starts: int = 20, seed: Any = 0, starts: Sequence
             top = "-" if best.objective is None else f"{best.objective:.8g}"
             log(f"treeopt multistart: start {n + 1}/{len(plan)} {res.status.value} objective {shown} best {top} "
                 f"time {res.runtime_s:.2f}s")
+        if res.status in INTERRUPTED:  # the first signal ends the multistart, not only this start
+            stopped = f"interrupted during start {n + 1} of {len(plan)}"
+            break
     assert best is not None
+    if stopped is not None:  # the best of the starts that finished, said to be interrupted
+        best.status = Status.INTERRUPTED if best.status.has_solution else Status.INTERRUPTED_NO_SOLUTION
+        best.message = f"{stopped}; the best of {len(record)} start(s) solved; {best.message}".rstrip("; ")
     if starts is None:  # random points are the method's own, not a start the user gave
         best.warm_start_accepted = None
     best.starts = record
@@ -198,6 +214,8 @@ def regularization_path(make: Callable[[float, float], Any], data: Dataset, lamb
             index += 1
             if on_point is not None:
                 on_point(point)
+            if best.status in INTERRUPTED:  # a signal ends the path, not only this point
+                return path
     return path
 
 
