@@ -25,6 +25,7 @@ document there): file descriptor 1 points at standard error during a verbose sol
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import difflib
 import math
@@ -251,6 +252,10 @@ class Backend:
     #: callbacks reported (``Run.best``); HiGHS, for one, does not look at its interrupt callbacks
     #: inside sub-MIP heuristics and may otherwise run on to the time limit
     stop_grace_s: ClassVar[float] = 3.0
+    #: seconds past its time limit a solver may run before the wait ends with the best point known (its callbacks'
+    #: incumbent, else the warm start): HiGHS' presolve and root LP do not read the clock (issue 36: 24 minutes of
+    #: ``HPresolve::sparsify`` under a 120 s limit); the abandoned solver finishes on its own in its worker
+    limit_grace_s: ClassVar[float] = 1.0
 
     # ------------------------------------------------------------------ capabilities
     @classmethod
@@ -309,8 +314,9 @@ class Backend:
                     run.start_loaded = self.set_start(run, start)
                     if run.start_loaded and sf.is_mip and np.all(np.isfinite(start)):
                         run.found(float(sf.objective(start)), 0.0)  # an answer of the start's quality exists at 0
+                        run.data["start"] = start
                 self._execute(run)
-                out = self.read_solution(run) if not run.abandoned else (run.best or Outcome("interrupted"))
+                out = self.read_solution(run) if not run.abandoned else self._abandoned(run)
             if "progress_error" in run.data:
                 warn_callback_failed(run.data["progress_error"], stacklevel=3)
         except Exception as exc:
@@ -338,14 +344,33 @@ class Backend:
         with stop_on_signals(lambda sig: self._stop(run, sig)) as guarded:
             run.guarded = guarded
             if guarded and self.threaded:
+                limit, t0 = run.options.time_limit, time.perf_counter()
+
                 def give_up() -> bool:
-                    late = run.stop_time is not None and time.perf_counter() - run.stop_time > self.stop_grace_s
-                    run.abandoned = late and run.best is not None
+                    now = time.perf_counter()
+                    late = run.stop_time is not None and now - run.stop_time > self.stop_grace_s
+                    overran = limit is not None and now - t0 > limit + self.limit_grace_s
+                    known = run.best is not None or (overran and "start" in run.data)
+                    run.abandoned = (late or overran) and known
+                    run.data["overran"] = run.abandoned and overran and not late
                     return run.abandoned
 
                 run_in_worker(lambda: self.run(run), give_up=give_up)
             else:
                 self.run(run)
+
+    def _abandoned(self, run: Run) -> Outcome:
+        """The outcome of a run whose wait ended before the solver did: after a signal, the incumbent its callbacks
+        reported; past the time limit (``limit_grace_s``), that incumbent or the warm start, as a time limit."""
+        if not run.data.get("overran"):
+            return run.best or Outcome("interrupted")
+        why = (f"{run.solver} did not stop at its time limit ({run.options.time_limit:g} s; it reads its clock "
+               f"neither in presolve nor in the root LP): left to finish in the background {self.limit_grace_s:g} s "
+               "later, with the best point known")
+        if run.best is not None and run.best.x is not None:
+            return Outcome("limit", run.best.x, run.best.objective, run.best.bound, why,
+                           incumbent_time_s=run.best.incumbent_time_s)
+        return Outcome("limit", run.data["start"], message=f"{why} (the warm start)", incumbent_time_s=0.0)
 
     def _stop(self, run: Run, signame: str) -> None:
         """A signal arrived: ask the solver to stop, or, on a route that cannot be stopped (no
@@ -534,6 +559,45 @@ def end_if_terminated(message: str, report: Callable[[], str]) -> None:
         os.kill(os.getpid(), signal.SIGTERM)
 
 
+#: solver threads whose wait was given up (a stop or a time limit they did not honour): still running native code
+_ABANDONED: list[threading.Thread] = []
+#: seconds the end of a Python program waits for abandoned solvers before it ends the process itself
+EXIT_WAIT_S = 30.0
+
+
+def _abandon(worker: threading.Thread) -> None:
+    if not _ABANDONED:
+        atexit.register(_end_with_abandoned_solvers)
+    _ABANDONED.append(worker)
+
+
+def abandoned_solvers() -> list[threading.Thread]:
+    """The abandoned solver threads still running (native code that would abort the interpreter's shutdown)."""
+    return [t for t in _ABANDONED if t.is_alive()]
+
+
+def exit_now_if_abandoned(code: int) -> None:
+    """End the process at once with ``code`` when an abandoned solver still runs: the interpreter's shutdown would
+    destroy the solver's threads under it (``terminate called without an active exception``, SIGABRT). The
+    command line calls this after printing its result (:func:`treeopt_dsl.cli.console`)."""
+    if abandoned_solvers():
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def _end_with_abandoned_solvers() -> None:
+    """At the end of a Python program: wait up to :data:`EXIT_WAIT_S` for the abandoned solvers to finish on their
+    own, then end the process (status 1) rather than abort in the interpreter's shutdown."""
+    deadline = time.monotonic() + EXIT_WAIT_S
+    for worker in abandoned_solvers():
+        worker.join(max(0.0, deadline - time.monotonic()))
+    if abandoned_solvers():
+        sys.stderr.write("treeopt: a solver left running past its time limit or a stop was still running at exit; "
+                         "ending the process\n")
+        exit_now_if_abandoned(1)
+
+
 def run_in_worker(fn: Callable[[], None], poll_s: float = 0.05, give_up: Callable[[], bool] | None = None) -> None:
     """Run ``fn`` in a worker thread while this (main) thread waits, so that signal handlers run
     promptly; re-raise what ``fn`` raised. ``give_up()`` (asked at every poll) ends the wait early,
@@ -551,6 +615,7 @@ def run_in_worker(fn: Callable[[], None], poll_s: float = 0.05, give_up: Callabl
     while worker.is_alive():
         worker.join(poll_s)
         if give_up is not None and worker.is_alive() and give_up():
+            _abandon(worker)
             return
     if errors:
         raise errors[0]

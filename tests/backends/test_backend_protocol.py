@@ -287,3 +287,53 @@ def test_sigterm_ends_a_python_program_after_reporting_the_incumbent():
     assert proc.returncode == -signal.SIGTERM, (proc.returncode, out, err[-2000:])
     assert "fit 1" not in out and "fit 2" not in out  # the loop did not go on
     assert "SIGTERM: ending the program; the incumbent: status interrupted, objective" in err
+
+
+def test_a_solver_that_runs_past_its_time_limit_is_left_with_the_best_point_known(monkeypatch):
+    """Issue 36: HiGHS reads its clock neither in presolve nor in the root LP (24 minutes under a 120 s limit were
+    seen). A run still going ``limit_grace_s`` after its limit ends the wait with the warm start, as a time limit,
+    and the solver is left to finish in its worker. Simulated: HiGHS' run starts with a 30 s stall."""
+    from treeopt_dsl.backends.highs import HighsBackend
+
+    sf = hard_knapsack()
+    be = get_backend("highs", "direct", sf)
+    assert isinstance(be, HighsBackend)
+    real_run, release = be.run, threading.Event()
+
+    def stalls_then_runs(run):
+        release.wait(30)  # presolve that ignores the clock
+        real_run(run)
+
+    monkeypatch.setattr(be, "run", stalls_then_runs)
+    start = np.zeros(sf.n_cols)  # the empty knapsack: feasible
+    raw = be.solve(sf, "highs", SolveOptions(time_limit=0.5, warm_start=start))
+    release.set()  # let the abandoned worker finish
+    assert raw.status is Status.TIME_LIMIT and raw.x is not None
+    np.testing.assert_array_equal(raw.x, start)
+    assert "did not stop at its time limit" in raw.message
+
+
+STALLED_HIGHS = """
+import sys
+from treeopt_dsl.backends.highs import HighsBackend
+real = HighsBackend.run
+def ignores_its_limit(self, run):  # HiGHS' own threads run on natively, as in a presolve that ignores the clock
+    run.model.setOptionValue("time_limit", 60.0)
+    real(self, run)
+HighsBackend.run = ignores_its_limit
+from treeopt_dsl.cli import console
+sys.argv = ["treeopt", "solve", "oct", "--data", "breast-cancer", "--depth", "3", "--solver", "highs",
+            "--warm-start", "cart", "--time-limit", "0.5", "--threads", "2", "--json"]
+console()
+"""
+
+
+@pytest.mark.slow
+def test_the_command_ends_cleanly_when_a_solver_was_left_running():
+    """The abandoned solver still runs native code when the command has printed its result: the executable ends
+    there with the command's status (before: the interpreter's shutdown aborted it, SIGABRT, 'terminate called
+    without an active exception')."""
+    out = subprocess.run([sys.executable, "-c", STALLED_HIGHS], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, (out.returncode, out.stderr[-2000:])
+    doc = json.loads(out.stdout)
+    assert doc["status"] == "time_limit" and "did not stop at its time limit" in doc["message"]

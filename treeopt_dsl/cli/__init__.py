@@ -67,6 +67,17 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     raise Terminated()
 
 
+def console() -> None:
+    """The ``treeopt`` executable: :func:`main`, then the exit; at once when a solver abandoned past its time limit
+    or a stop still runs native code (:func:`treeopt_dsl.backends.base.exit_now_if_abandoned`), so the result
+    printed is the end and the process is not aborted by the interpreter's shutdown."""
+    code = main()
+    backends = sys.modules.get("treeopt_dsl.backends.base")  # loaded only when a solver ran: --help stays light
+    if backends is not None:
+        backends.exit_now_if_abandoned(code)
+    sys.exit(code)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the ``treeopt`` command; returns the exit status (see the module docstring).
 
