@@ -222,10 +222,10 @@ def test_ctrl_c_while_the_starts_are_computed_returns_the_best_start(monkeypatch
 
     real = ws._candidate
 
-    def candidate(built, name):
+    def candidate(built, name, *args):
         if name == "dp":
             raise KeyboardInterrupt
-        return real(built, name)
+        return real(built, name, *args)
 
     monkeypatch.setattr(ws, "_candidate", candidate)
     X, y = xor()

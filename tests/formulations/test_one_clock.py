@@ -29,10 +29,10 @@ def test_the_solver_gets_what_the_starts_left_of_the_time_limit(monkeypatch) -> 
     clock = FakeClock()
     real_resolve, seen = spec_module.resolve, {}
 
-    def slow_resolve(built, warm_start, time_budget=None):
+    def slow_resolve(built, warm_start, time_budget=None, **kw):
         seen["start_budget"] = time_budget
         clock.now += 7.0
-        return real_resolve(built, warm_start, time_budget)
+        return real_resolve(built, warm_start, time_budget, **kw)
 
     real_solve = Built.solve
 
