@@ -10,9 +10,10 @@ routes"):
 * **STreeD** (depth 3 and deeper on the binarization): ``~ n c^3`` at depth 3 (heart, 297 rows, 388 cuts: 0.75 s;
   300 x 8 normal, 2,392 cuts: 580 s; mushrooms, 111 binary columns: 0.23 s), a factor ``c / 20`` per level deeper;
   its caches grow with ``c^2`` (3,990 columns peaked at 2.3 GB at depth 3; 15,310 took over 12 GB at depth 2);
-* **ConTree** (continuous features, no binarization): ``~ n p^(d-1)`` (breast, 569 x 30: 0.02 s at depth 2, 2.4 s
-  at depth 3; mushrooms: 58 s at depth 3), memory per sample and feature (adult, 45,222 x 104: 0.48 GB at its
-  peak with the data);
+* **ConTree** (continuous features, no binarization): ``~ n p^(d-1) 4^(d-2)``, refitted on
+  ``benchmarks/results/exact_routes_2026-11-27.jsonl`` (the whole call: 2.1-2.9e-6 s per ``n p`` at depth 2 on
+  breast, heart, ionosphere, climate; 0.75-1.1e-5 per ``n p^2`` at depth 3 on breast, climate, ionosphere, sonar,
+  up to 6e-5 on spectf), memory per sample and feature (adult, 45,222 x 104: 0.48 GB at its peak with the data);
 * the **binarization** both of the first two need: per sample and column, the comparison's float64 and bool and the
   int32 columns at once.
 
@@ -34,8 +35,8 @@ __all__ = ["binarized", "binarized_fits", "contree"]
 COUNT_COST = (1.2e-7, 7e-9)
 #: seconds per ``n c^3`` of STreeD at depth 3
 STREED_COST = 5e-11
-#: seconds per ``n p^(d-1)`` of ConTree
-CONTREE_COST = 8e-7
+#: seconds per ``n p^(d-1)`` of ConTree at depth 2, and the factor per level deeper
+CONTREE_COST = (2.5e-6, 4.0)
 #: a call's fixed seconds
 OVERHEAD_S = 1e-3
 #: bytes per sample and threshold column of the binarization at its peak
@@ -60,7 +61,8 @@ def binarized(n: int, p: int, c: int, depth: int) -> tuple[float, float]:
 
 def contree(n: int, p: int, depth: int) -> tuple[float, float]:
     """``(seconds, bytes)`` of ConTree on ``n`` rows and ``p`` features."""
-    return OVERHEAD_S + CONTREE_COST * n * p ** max(1, depth - 1), CONTREE_BYTES[0] * n * p + CONTREE_BYTES[1]
+    seconds = CONTREE_COST[0] * n * p ** max(1, depth - 1) * CONTREE_COST[1] ** max(0, depth - 2)
+    return OVERHEAD_S + seconds, CONTREE_BYTES[0] * n * p + CONTREE_BYTES[1]
 
 
 def binarized_fits(n: int, cuts: np.ndarray, depth: int, budget: float) -> list[str]:
