@@ -49,13 +49,21 @@ def as_standard_form(obj: Any) -> StandardForm:
     raise ModelError(f"cannot write a {type(obj).__name__}: give a StandardForm, a built formulation or a Model")
 
 
-def file_format(path: str | Path) -> str:
-    """``.lp`` or ``.mps`` from the file name (a trailing ``.gz`` is allowed)."""
-    p = Path(path)
-    suffixes = [s.lower() for s in p.suffixes]
+def file_suffix(path: str | Path) -> str:
+    """The lower-case suffix that names a file's format, under a trailing ``.gz`` (``""``: none).
+
+    >>> file_suffix("m.MPS.gz"), file_suffix("card.csv"), file_suffix("noext")
+    ('.mps', '.csv', '')
+    """
+    suffixes = [s.lower() for s in Path(path).suffixes]
     if suffixes and suffixes[-1] == ".gz":
         suffixes = suffixes[:-1]
-    fmt = suffixes[-1] if suffixes else ""
+    return suffixes[-1] if suffixes else ""
+
+
+def file_format(path: str | Path) -> str:
+    """``.lp`` or ``.mps`` from the file name (a trailing ``.gz`` is allowed)."""
+    fmt = file_suffix(path)
     if fmt not in WRITERS:
         raise ModelError(f"cannot tell the file format of {str(path)!r}: "
                          "use a name ending in .lp, .mps, .lp.gz or .mps.gz")
@@ -99,5 +107,6 @@ def write_model(obj: Any, path: str | Path, names: bool = True) -> Path:
         raise ModelError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
-__all__ = ["as_standard_form", "check_writable", "file_format", "lp_lines", "mps_lines", "write_lp", "write_model",
+__all__ = ["as_standard_form", "check_writable", "file_format", "file_suffix", "lp_lines", "mps_lines", "write_lp",
+           "write_model",
            "write_mps"]

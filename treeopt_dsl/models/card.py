@@ -28,7 +28,7 @@ import numpy as np
 
 from treeopt_dsl.data import pick_labels
 from treeopt_dsl.errors import ModelError
-from treeopt_dsl.io import atomic_binary, check_writable
+from treeopt_dsl.io import atomic_binary, check_writable, file_suffix
 from treeopt_dsl.models.pictures import plot_score_card
 from treeopt_dsl.numeric import jsonable, sigmoid
 
@@ -189,10 +189,7 @@ class ScoreCard:
 def card_format(path: str | Path) -> str:
     """``.json`` or ``.csv`` from a card file's name (a trailing ``.gz`` is allowed); a :class:`ModelError`
     naming the allowed suffixes otherwise."""
-    suffixes = [s.lower() for s in Path(path).suffixes]
-    if suffixes and suffixes[-1] == ".gz":
-        suffixes = suffixes[:-1]
-    fmt = suffixes[-1] if suffixes else ""
+    fmt = file_suffix(path)
     if fmt not in CARD_FORMATS:
         raise ModelError(f"cannot tell the score card's file format from {str(path)!r}: use a name ending in .json "
                          "or .csv (optionally .gz)")
