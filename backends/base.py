@@ -129,6 +129,7 @@ OBJECTIVE_MISMATCH = 1e-6
 
 #: signals that stop a solve, with the words the result's message uses
 SIGNALS = {"SIGINT": "interrupted by SIGINT (Ctrl-C)", "SIGTERM": "stopped by SIGTERM"}
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 @dataclass
@@ -355,7 +356,8 @@ class Backend:
                     run.data["overran"] = run.abandoned and overran and not late
                     return run.abandoned
 
-                run_in_worker(lambda: self.run(run), give_up=give_up)
+                run_in_worker(lambda: self.run(run), give_up=give_up,
+                              on_abandon=lambda: setattr(run, "abandoned", True))
             else:
                 self.run(run)
 
@@ -559,21 +561,23 @@ def end_if_terminated(message: str, report: Callable[[], str]) -> None:
         os.kill(os.getpid(), signal.SIGTERM)
 
 
-#: solver threads whose wait was given up (a stop or a time limit they did not honour): still running native code
-_ABANDONED: list[threading.Thread] = []
+#: the ends (set when they finish) of solver threads whose wait was given up (a stop or a time limit they did not
+#: honour): while unset, the thread still runs native code
+_ABANDONED: list[threading.Event] = []
 #: seconds the end of a Python program waits for abandoned solvers before it ends the process itself
 EXIT_WAIT_S = 30.0
 
 
-def _abandon(worker: threading.Thread) -> None:
+def _abandon(done: threading.Event) -> None:
     if not _ABANDONED:
         atexit.register(_end_with_abandoned_solvers)
-    _ABANDONED.append(worker)
+    _ABANDONED.append(done)
 
 
-def abandoned_solvers() -> list[threading.Thread]:
-    """The abandoned solver threads still running (native code that would abort the interpreter's shutdown)."""
-    return [t for t in _ABANDONED if t.is_alive()]
+def abandoned_solvers() -> list[threading.Event]:
+    """The ends of the abandoned solver threads still running (native code that would abort the interpreter's
+    shutdown)."""
+    return [d for d in _ABANDONED if not d.is_set()]
 
 
 def exit_now_if_abandoned(code: int) -> None:
@@ -590,32 +594,53 @@ def _end_with_abandoned_solvers() -> None:
     """At the end of a Python program: wait up to :data:`EXIT_WAIT_S` for the abandoned solvers to finish on their
     own, then end the process (status 1) rather than abort in the interpreter's shutdown."""
     deadline = time.monotonic() + EXIT_WAIT_S
-    for worker in abandoned_solvers():
-        worker.join(max(0.0, deadline - time.monotonic()))
+    for done in abandoned_solvers():
+        done.wait(max(0.0, deadline - time.monotonic()))
     if abandoned_solvers():
         sys.stderr.write("treeopt: a solver left running past its time limit or a stop was still running at exit; "
                          "ending the process\n")
         exit_now_if_abandoned(1)
 
 
-def run_in_worker(fn: Callable[[], None], poll_s: float = 0.05, give_up: Callable[[], bool] | None = None) -> None:
+def run_in_worker(fn: Callable[[], None], poll_s: float = 0.05, give_up: Callable[[], bool] | None = None,
+                  on_abandon: Callable[[], None] | None = None) -> None:
     """Run ``fn`` in a worker thread while this (main) thread waits, so that signal handlers run
     promptly; re-raise what ``fn`` raised. ``give_up()`` (asked at every poll) ends the wait early,
-    leaving the worker (a daemon thread) to finish on its own."""
+    leaving the worker (a daemon thread) to finish on its own. A wait ended by an exception of the main
+    thread (``KeyboardInterrupt`` from a second Ctrl-C) also leaves a running worker abandoned, and
+    ``on_abandon()`` tells the caller, so that nobody frees the model the solver still reads and the
+    program's end does not abort in the solver's threads.
+
+    The worker's end is an event it sets itself: ``Thread.is_alive`` says False for a running thread once a
+    ``join`` was interrupted by an exception (CPython before 3.13), which let a second Ctrl-C abort the process
+    at its end (the interpreter's shutdown unwound HiGHS' C++ frames: ``terminate called without an active
+    exception``)."""
     errors: list[BaseException] = []
+    done = threading.Event()
 
     def target() -> None:
         try:
+            # the stop signals go to the waiting main thread, never to the solver's own threads (they inherit
+            # this mask), so no native wait of the solver is interrupted
+            signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
             fn()
         except BaseException as exc:  # handed to the caller
             errors.append(exc)
+        finally:
+            done.set()
 
     worker = threading.Thread(target=target, name="treeopt-solver", daemon=True)
     worker.start()
-    while worker.is_alive():
-        worker.join(poll_s)
-        if give_up is not None and worker.is_alive() and give_up():
-            _abandon(worker)
-            return
+    try:
+        while not done.wait(poll_s):
+            if give_up is not None and not done.is_set() and give_up():
+                _abandon(done)
+                return
+    except BaseException:
+        if not done.is_set():
+            _abandon(done)
+            if on_abandon is not None:
+                on_abandon()
+        raise
     if errors:
         raise errors[0]

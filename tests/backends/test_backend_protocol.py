@@ -337,3 +337,43 @@ def test_the_command_ends_cleanly_when_a_solver_was_left_running():
     assert out.returncode == 0, (out.returncode, out.stderr[-2000:])
     doc = json.loads(out.stdout)
     assert doc["status"] == "time_limit" and "did not stop at its time limit" in doc["message"]
+
+
+DEAF_HIGHS = """
+import sys
+from treeopt_dsl.backends.highs import HighsBackend
+real = HighsBackend.run
+def deaf(self, run):  # HiGHS deaf to its interrupt callbacks (as inside a sub-MIP heuristic)
+    run.guarded = False
+    real(self, run)
+HighsBackend.run = deaf
+from treeopt_dsl.cli import console
+sys.argv = ["treeopt", "solve", "oct", "--data", "breast-cancer", "--depth", "3", "--sample", "200", "--solver",
+            "highs", "--warm-start", "cart", "--time-limit", "60", "--threads", "2", "--json"]
+console()
+"""
+
+
+@pytest.mark.slow
+def test_two_ctrl_c_end_the_command_with_the_start_and_never_abort():
+    """Issue 36: two Ctrl-C 0.5 s apart while HiGHS does not look at its interrupt callbacks. The second one ends
+    the wait (``KeyboardInterrupt``); the solver's thread must count as still running although CPython's
+    ``Thread.is_alive`` says otherwise after an interrupted ``join``: before, the interpreter's shutdown unwound
+    HiGHS' frames and aborted the process (SIGABRT, 'terminate called without an active exception')."""
+    proc = subprocess.Popen([sys.executable, "-c", DEAF_HIGHS], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    seen: list[str] = []
+    for line in proc.stderr:  # the first progress line: the solver runs
+        seen.append(line)
+        if "incumbent" in line:
+            break
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, (proc.returncode, "".join(seen) + err[-2000:])
+    assert "terminate called" not in err
+    doc = json.loads(out)
+    assert doc["status"] == "interrupted" and doc["certificate"]["ok"] and "twice" in doc["message"]
