@@ -257,3 +257,28 @@ def test_start_on_data_with_one_class_present_is_that_class(name):
     built = get_formulation("olct", depth=2).build(one_class)
     x0 = start_point(built, name)
     assert (built.decode(x0).predict(X[:19]) == 0).all()
+
+
+def test_node_lp_on_a_large_node_is_solved_on_a_stratified_sample(monkeypatch):
+    """Issue 36: adult's root LP (45,222 rows) ran for minutes inside the start; a node with more than NODE_LP_ROWS
+    rows is solved on a stratified sample of that many, weighted to the node's weight, the same for a seed."""
+    from treeopt_dsl.starts import node_lp as mod
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(400, 3))
+    y = np.where(X[:, 0] + rng.normal(0, 0.5, 400) > 0.8, 1, -1)  # about 1 in 4 positive
+    idx, w = mod.node_sample(np.ones(400, bool), y, np.full(400, 2.0), 50, seed=0)
+    assert idx.size == 50 and np.unique(idx).size == 50
+    assert w.sum() == pytest.approx(800.0)
+    assert abs((y[idx] > 0).mean() - (y > 0).mean()) < 0.03  # each class in its share
+    again, _ = mod.node_sample(np.ones(400, bool), y, np.full(400, 2.0), 50, seed=0)
+    np.testing.assert_array_equal(idx, again)
+    spec = get_formulation("olct", depth=1)
+    built = spec.build(Dataset.from_arrays(X, y))
+    monkeypatch.setattr(mod, "NODE_LP_ROWS", 50)
+    nodes = mod.NodeProblems(built)
+    w_t, b_t = nodes.solve(1, 0, np.ones(400, bool))
+    pick, weights = mod.node_sample(np.ones(400, bool), nodes.y, nodes.sw, 50, seed=0)
+    w_s, b_s = mod.node_lp(nodes.X[pick], nodes.y[pick], weights, nodes.a, nodes.c, nodes.weight(1), nodes.l1,
+                           (nodes.w_lo[0], nodes.w_hi[0]), (float(nodes.b_lo[0]), float(nodes.b_hi[0])))
+    assert nodes.value(1, pick, w_t, b_t) == pytest.approx(nodes.value(1, pick, w_s, b_s), rel=1e-6)
