@@ -16,7 +16,7 @@ import numpy as np
 
 from treeopt_dsl.backends import get_engine, plan_route
 from treeopt_dsl.data import Dataset, Scaler
-from treeopt_dsl.defaults import SOLVER, START_SHARE, check_time_limit
+from treeopt_dsl.defaults import FINISH_RESERVE, FINISH_RESERVE_MAX, SOLVER, START_SHARE, check_time_limit
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.formulation import Built, Formulation
 from treeopt_dsl.result import SolveResult
@@ -207,8 +207,10 @@ class FormulationSpec:
         start = resolve(built, warm_start, None if limit is None else max(0.0, START_SHARE * limit - (t1 - t0)),
                         seed=options.get("seed"))
         t2 = time.perf_counter()
-        if limit is not None:  # one clock: the solver gets what building and the starts left of the call's limit
-            options["time_limit"] = max(0.0, limit - (t2 - t0))
+        if limit is not None:  # one clock: the solver gets what building and the starts left of the call's limit,
+            # less a reserve for decoding and certifying its answer
+            reserve = min(FINISH_RESERVE * limit, FINISH_RESERVE_MAX)
+            options["time_limit"] = max(0.0, limit - reserve - (t2 - t0))
         res = built.solve(solver=solver, backend=backend, warm_start=start, **options)
         if limit is not None:
             res.options["time_limit"] = limit

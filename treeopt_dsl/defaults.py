@@ -54,6 +54,10 @@ THREADS: int | None = None
 #: the share of a call's ``time_limit`` the automatic start may spend before its optional candidates are skipped
 #: (the first candidate always runs; the solver gets what is left, ``FormulationSpec.solve``)
 START_SHARE = 0.25
+#: the share of a call's ``time_limit`` (at most :data:`FINISH_RESERVE_MAX` seconds) kept from the solver for what
+#: follows it: decoding, the certificate, the metrics (adult's OLCT: 1-2 s past a 120 s limit without it)
+FINISH_RESERVE = 0.02
+FINISH_RESERVE_MAX = 2.0
 #: seconds the exact DP tree may take as a candidate of the automatic start
 DP_START_TIME = 5.0
 #: seconds of the risk scores' beam-search start
