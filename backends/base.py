@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import dataclasses
 import difflib
 import math
 import os
@@ -309,6 +310,9 @@ class Backend:
         try:
             with solver_stdout(options.verbose):
                 self.load_model(run)
+                if options.time_limit is not None:  # one clock: loading the model (seconds in SCIP's API) counts
+                    run.options = dataclasses.replace(
+                        options, time_limit=max(0.0, options.time_limit - (time.perf_counter() - t0)))
                 self._apply_options(run)
                 if options.warm_start is not None:
                     start = np.asarray(options.warm_start, dtype=float)
