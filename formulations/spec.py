@@ -16,7 +16,7 @@ import numpy as np
 
 from treeopt_dsl.backends import capable_solver, get_backend, get_engine, plan_route
 from treeopt_dsl.data import Dataset, Scaler
-from treeopt_dsl.defaults import FINISH_RESERVE, FINISH_RESERVE_MAX, SOLVER, START_SHARE, check_time_limit
+from treeopt_dsl.defaults import SOLVER, START_SHARE, check_time_limit, finish_reserve
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.formulation import Built, Formulation
 from treeopt_dsl.result import SolveResult
@@ -217,7 +217,7 @@ class FormulationSpec:
         t2 = time.perf_counter()
         if limit is not None:  # one clock: the solver gets what building and the starts left of the call's limit,
             # less a reserve for decoding and certifying its answer
-            reserve = min(FINISH_RESERVE * limit, FINISH_RESERVE_MAX)
+            reserve = finish_reserve(limit, *np.shape(built.ctx.data.X))
             options["time_limit"] = max(0.0, limit - reserve - (t2 - t0))
         res = built.solve(solver=solver, backend=backend, warm_start=start, **options)
         if limit is not None:

@@ -54,10 +54,25 @@ THREADS: int | None = None
 #: the share of a call's ``time_limit`` the automatic start may spend before its optional candidates are skipped
 #: (the first candidate always runs; the solver gets what is left, ``FormulationSpec.solve``)
 START_SHARE = 0.25
-#: the share of a call's ``time_limit`` (at most :data:`FINISH_RESERVE_MAX` seconds) kept from the solver for what
-#: follows it: decoding, the certificate, the metrics (adult's OLCT: 1-2 s past a 120 s limit without it)
-FINISH_RESERVE = 0.02
-FINISH_RESERVE_MAX = 2.0
+#: what a call keeps from its solver for what follows it (decoding, the certificate, the metrics):
+#: ``min(FINISH_RESERVE * time_limit, FINISH_RESERVE_MAX, FINISH_BASE_S + FINISH_PER_CELL_S * n * p)``
+#: (:func:`finish_reserve`; on adult, 45,222 x 104, the call ended 1-3.5 s past its limit with none kept, load 7)
+FINISH_RESERVE = 0.05
+FINISH_RESERVE_MAX = 5.0
+FINISH_BASE_S = 0.25
+FINISH_PER_CELL_S = 5e-7
+
+
+def finish_reserve(time_limit: float, n_samples: int, n_features: int) -> float:
+    """Seconds of ``time_limit`` kept from the solver for decoding and certifying its answer (see above).
+
+    >>> round(finish_reserve(120, 45222, 104), 2), round(finish_reserve(60, 569, 30), 2)
+    (2.6, 0.26)
+    """
+    by_size = FINISH_BASE_S + FINISH_PER_CELL_S * n_samples * n_features
+    return min(FINISH_RESERVE * time_limit, FINISH_RESERVE_MAX, by_size)
+
+
 #: seconds the exact DP tree may take as a candidate of the automatic start
 DP_START_TIME = 5.0
 #: seconds of the risk scores' beam-search start
