@@ -76,7 +76,7 @@ def test_a_missing_relative_file_is_refused_naming_the_key_and_the_path(tmp_path
     assert f"looked for at {want!r}" in msg and "grid file's directory" in msg
     # before anything runs: no store is made
     store = tmp_path / "r.sqlite"
-    assert main(["experiment", "run", str(grid), "--store", str(store), "--no-progress"]) == 2
+    assert main(["experiment", "run", str(grid), "--store", str(store), "--quiet"]) == 2
     assert not store.exists()
 
 
@@ -103,7 +103,7 @@ def test_every_row_records_its_host_and_export_writes_it(tmp_path, monkeypatch, 
     grid = _layout(tmp_path)
     monkeypatch.chdir(tmp_path)
     store, table = tmp_path / "r.sqlite", tmp_path / "rows.csv"
-    assert main(["experiment", "run", str(grid), "--store", str(store), "--no-progress"]) == 0
+    assert main(["experiment", "run", str(grid), "--store", str(store), "--quiet"]) == 0
     assert main(["experiment", "export", str(store), "--to", str(table)]) == 0
     df = pd.read_csv(table)
     assert len(df) == 2 and df["ok"].all()
