@@ -39,7 +39,8 @@ def test_fit_reports_the_rows_it_dropped_and_why(capsys) -> None:
 
 @needs_shared
 @pytest.mark.parametrize("name", ["adult", "pima", "haberman", "heart", "banknote", "seeds", "mammo", "car",
-                                  "tic-tac-toe", "votes", "monks-1", "balance", "wine", "spambase"])
+                                  "tic-tac-toe", "votes", "monks-1", "balance", "wine", "spambase",
+                                  "credit-approval", "spect-heart", "ozone"])
 def test_features_are_named_from_the_data(name: str) -> None:
     try:
         d = load(name)

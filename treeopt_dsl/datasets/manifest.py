@@ -114,6 +114,11 @@ KNOWN_NAMES: dict[str, dict[str, Any]] = {
         "pm direct cs meeting original project re edu table conference").split()),
         *(f"char_freq_{c}" for c in ";([!$#"), "capital_run_length_average", "capital_run_length_longest",
         "capital_run_length_total", "spam"]},
+    "credit-approval": {"columns": [f"A{k}" for k in range(1, 17)]},  # crx.names: anonymized as A1..A16
+    "spect-heart": {"columns": ["OVERALL_DIAGNOSIS", *(f"F{k}" for k in range(1, 23))]},
+    "ozone": {"columns": ["Date", *(f"WSR{h}" for h in range(24)), "WSR_PK", "WSR_AV", *(f"T{h}" for h in range(24)),
+                          "T_PK", "T_AV", *(f"{v}{p}" for p in (85, 70, 50) for v in ("T", "RH", "U", "V", "HT")),
+                          "KI", "TT", "SLP", "SLP_", "Precp", "ozone day"]},
 }
 
 
