@@ -29,14 +29,18 @@ except ImportError:  # pragma: no cover - Windows
 
 from treeopt_dsl.errors import OptionError
 
-#: seconds after which ``treeopt solve`` / ``fit`` stop when ``--time-limit`` is not given
+#: seconds after which ``treeopt solve`` / ``fit`` / ``born-again`` stop when ``--time-limit`` is not given (the one
+#: default of ``--time-limit``: born-again's exact dynamic program, which has no answer before its end, exits 1 at it)
 TIME_LIMIT = 300.0
-#: ``treeopt path``'s ``--time-limit`` is seconds *per start* (a path runs ``--n-starts`` local solves at every
+#: the seed of everything random a command does when ``--seed`` is not given (``--sample``, the split, the starts,
+#: born-again's cells)
+SEED = 0
+#: the share of the rows ``treeopt fit`` and ``treeopt path`` hold out for testing (stratified; ``--test-size``).
+#: [blanquero-2020-sorct] holds out 25% (``treeopt path ... --test-size 0.25``)
+TEST_SIZE = 0.2
+#: ``treeopt path``'s ``--start-time-limit`` is seconds *per start* (a path runs ``--n-starts`` local solves at every
 #: pair); none by default, as the paper's runs: each start ends at Ipopt's iteration limit (``max_iter``)
 PATH_TIME_LIMIT: float | None = None
-#: ``treeopt born-again``'s limit on the dynamic program: none by default, because the DP has no anytime answer (stopped
-#: early it returns no tree at all; ``--heuristic`` is the quick, faithful but not minimal route)
-BORN_AGAIN_TIME_LIMIT: float | None = None
 #: the estimators' default ``time_limit`` (a grid search fits many models)
 ESTIMATOR_TIME_LIMIT = 60.0
 #: an experiment grid's default ``time_limit`` per solve (``[experiment] time_limit``)
