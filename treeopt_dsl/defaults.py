@@ -81,8 +81,7 @@ def finish_reserve(time_limit: float, n_samples: int, n_features: int) -> float:
 DP_START_TIME = 5.0
 #: seconds of the risk scores' beam-search start
 RISK_START_TIME = 5.0
-#: seconds per one-rule solve of the generalized risk scores' rule-by-rule start
-RULE_START_TIME = 10.0
+
 #: rows a node's problem of the ``greedy`` and ``greedy_lp`` starts is solved on at most (a stratified sample, the
 #: same for a seed on any machine: work, not seconds): on adult's 45,222 rows the root's LP ran for minutes and
 #: MARGOT's linear SVMs took 62 s; at 2,000 rows a node LP takes about 1 s, an SVM or logistic regression 0.1 s
