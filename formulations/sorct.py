@@ -24,7 +24,7 @@ import numpy as np
 from treeopt_dsl import blocks as B
 from treeopt_dsl.blocks.randomized import cost_matrix
 from treeopt_dsl.data import Dataset
-from treeopt_dsl.defaults import SOLVER
+from treeopt_dsl.defaults import SOLVER, TEST_SIZE
 from treeopt_dsl.errors import SolveError
 from treeopt_dsl.formulation import Formulation
 from treeopt_dsl.formulations.spec import FormulationSpec, Param, floats, optional_float
@@ -116,7 +116,7 @@ def lambda_l_threshold(data: Dataset, cost: Any = 0.5, gamma: float = 512.0) -> 
 
 def run_path(formulation: str, data: Dataset, lambdas_l: Sequence[float] | str,
              lambdas_g: Sequence[float] | str = (0.0,), *, params: dict[str, Any] | None = None,
-             test_size: float = 0.25, seed: int = 0, n_starts: int = 20, fresh: int | None = None,
+             test_size: float = TEST_SIZE, seed: int = 0, n_starts: int = 20, fresh: int | None = None,
              solver: str = SOLVER, backend: str | None = None,
              on_point: Callable[[PathPoint], None] | None = None,
              **options: Any) -> tuple[list[PathPoint], Dataset, Dataset]:

@@ -16,8 +16,15 @@ import numpy as np
 
 from treeopt_dsl.backends import capable_solver, get_backend, get_engine, plan_route
 from treeopt_dsl.data import Dataset, Scaler
-from treeopt_dsl.defaults import SOLVER, START_SHARE, check_time_limit, finish_reserve
-from treeopt_dsl.errors import FormulationError
+from treeopt_dsl.defaults import (
+    BUILD_BYTES_PER_CELL,
+    SOLVER,
+    START_SHARE,
+    check_time_limit,
+    finish_reserve,
+    memory_budget,
+)
+from treeopt_dsl.errors import FormulationError, ModelTooLarge
 from treeopt_dsl.formulation import Built, Formulation
 from treeopt_dsl.result import SolveResult
 from treeopt_dsl.starts import resolve
@@ -179,6 +186,35 @@ class FormulationSpec:
     def build(self, data: Dataset) -> Built:
         return self.formulation().build(self.prepare(data), self.topology())
 
+    def build_bytes(self, data: Dataset, depth: int | None = None) -> float | None:
+        """The memory a build of this tree MILP on ``data`` is estimated to hold (``None``: not a tree MILP):
+        :data:`~treeopt_dsl.defaults.BUILD_BYTES_PER_CELL` per sample, feature and branch node (the routing rows
+        carry each sample's features at each branch node)."""
+        depth = int(self.values["depth"]) if depth is None and "depth" in self.values else depth
+        if depth is None or self.default_solver == "ipopt":
+            return None
+        return BUILD_BYTES_PER_CELL * data.n_samples * data.n_features * (2 ** depth - 1)
+
+    def check_size(self, data: Dataset) -> None:
+        """Refuse before any work a build that would not fit the memory budget
+        (:func:`~treeopt_dsl.defaults.memory_budget`), naming what would fit: a lower depth or fewer rows."""
+        need = self.build_bytes(data)
+        if need is None:
+            return
+        budget = memory_budget()
+        if need <= budget:
+            return
+        depth = int(self.values["depth"])
+        fits = [d for d in range(depth - 1, 0, -1) if (self.build_bytes(data, d) or 0.0) <= budget]
+        rows = int(budget / (BUILD_BYTES_PER_CELL * data.n_features * (2 ** depth - 1)))
+        gib = 2.0 ** 30
+        raise ModelTooLarge(
+            f"{self.name} at depth {depth} on {data.n_samples:,} x {data.n_features} would hold about "
+            f"{need / gib:.1f} GiB while it is built, above the memory budget of {budget / gib:.1f} GiB "
+            f"(TREEOPT_MEMORY_LIMIT, else 75% of the memory available); what fits: "
+            + (f"depth {fits[0]} ({(self.build_bytes(data, fits[0]) or 0.0) / gib:.1f} GiB), or " if fits else "")
+            + f"at most {rows:,} rows at depth {depth} (--sample {rows}, a stratified subsample as the papers do)")
+
     def solve(self, data: Dataset, solver: str = SOLVER, backend: str | None = None, warm_start: Any = None,
               **options: Any) -> SolveResult:
         """Solve this formulation on ``data`` (training data: the paper's scaling is fitted on it) with ``solver``.
@@ -201,6 +237,7 @@ class FormulationSpec:
             res.route = route
             return res
         t0 = time.perf_counter()
+        self.check_size(data)  # a build that would not fit is refused before it starts
         built = self.build(data)
         if route is not None:  # auto: a solver that takes the built model's class (MARGOT's MIQP is not HiGHS')
             capable = capable_solver(built.model, solver)

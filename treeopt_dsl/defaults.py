@@ -98,6 +98,12 @@ MEMORY_SHARE = 0.75
 MEMORY_ENV = "TREEOPT_MEMORY_LIMIT"
 
 
+#: bytes a tree MILP's build holds per (sample, feature, branch node): its routing rows carry each sample's features
+#: at each branch node (OLCT on adult, 36,178 x 104: depth 2 held 1.8 GB, depth 3 3.7 GB, that is 128-145 bytes a
+#: nonzero with 1.1 nonzeros a cell; MARGOT's hinge at every level makes 1.7): 225 keeps the estimate above both
+BUILD_BYTES_PER_CELL = 225.0
+
+
 def memory_budget() -> int:
     """Bytes a solve may plan to use: :data:`MEMORY_ENV` when set, else :data:`MEMORY_SHARE` of the memory
     available now (``MemAvailable`` of ``/proc/meminfo``, the address-space limit when lower; the physical memory

@@ -89,3 +89,22 @@ def test_auto_picks_a_solver_that_takes_the_model_and_a_named_one_that_cannot_is
     with pytest.raises(CapabilityError, match="MIQP"):
         get_formulation("margot", depth=1).solve(data, solver="highs", time_limit=30)
     assert not called
+
+
+def test_a_tree_milp_that_would_not_fit_is_refused_before_it_is_built(monkeypatch) -> None:
+    """Issue 36, size before work: OLCT on adult at depth 3 held 3.7 GB before its first node. A build estimated
+    above the memory budget is refused with what fits (a lower depth, a number of rows), before anything is built."""
+    from treeopt_dsl.errors import ModelTooLarge
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 5))
+    data = Dataset.from_arrays(X, np.where(X[:, 0] > 0, 1, -1))
+    spec = get_formulation("olct", depth=3)
+    assert spec.build_bytes(data) == pytest.approx(225.0 * 200 * 5 * 7)
+    monkeypatch.setenv("TREEOPT_MEMORY_LIMIT", "1M")  # depth 3 needs 1.5 MiB, depth 2 0.64 MiB
+    built = []
+    monkeypatch.setattr(type(spec), "build", lambda self, d: built.append(1))
+    with pytest.raises(ModelTooLarge, match=r"what fits: depth 2 \(0\.0 GiB\), or at most 133 rows at depth 3"):
+        spec.solve(data, solver="highs", time_limit=10)
+    assert not built
+    assert get_formulation("olct", depth=2).build_bytes(data) < 2 ** 20  # and depth 2 would go on to be built
