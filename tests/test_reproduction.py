@@ -92,12 +92,14 @@ def test_every_grid_on_the_page_is_accepted_by_experiment_tasks(config: str) -> 
 
 
 def _store_to_config() -> dict[str, str]:
-    """The default store of each grid run on the page: ``<experiment name>.sqlite``."""
+    """The store of each grid run on the page: its ``--store``, else ``<experiment name>.sqlite``."""
     out = {}
     for c in COMMANDS:
         if c[:3] == ["treeopt", "experiment", "run"]:
             config = next(a for a in c[3:] if a.endswith(".toml"))
-            out[f"{load_grid(ROOT / config).name}.sqlite"] = config
+            store = c[c.index("--store") + 1] if "--store" in c else f"{load_grid(ROOT / config).name}.sqlite"
+            assert out.get(store, config) == config, f"two grids write {store}"
+            out[store] = config
     return out
 
 
