@@ -140,3 +140,34 @@ def test_every_benchmark_command_names_a_script_that_takes_its_options() -> None
         for arg in c[2:]:
             if arg.startswith("benchmarks/results/"):
                 assert (ROOT / arg).exists(), f"{c[1]} reads {arg}, which does not exist"
+
+
+SEEDS = ROOT.parent / "shared" / "seeds"
+#: published-numbers files read from a seed, with the seed's file prefix and the decimals its table prints
+FROM_SEEDS = {"thesis_table3_2.csv": ("000_", 2), "thesis_table3_3.csv": ("000_", 2),
+              "thesis_tables3_4_6.csv": ("000_", 2),
+              **{p.name: ("002_", 1) for p in (ROOT / "experiments" / "papers").glob("gunluk_*.csv")}}
+
+
+@pytest.mark.parametrize("name", sorted(FROM_SEEDS))
+def test_published_numbers_are_the_seeds(name: str) -> None:
+    """Every value of a published-numbers file is printed in its seed (accuracies as the table's percentages,
+    times as printed; a time at the limit is the seed's "*")."""
+    prefix, decimals = FROM_SEEDS[name]
+    found = sorted(SEEDS.glob(f"{prefix}*.txt")) if SEEDS.is_dir() else []
+    if not found:
+        pytest.skip(f"the seeds are not in {SEEDS}")
+    text = found[0].read_text()
+    missing = []
+    for r in _paper(f"experiments/papers/{name}"):
+        v = float(r["value"])
+        if r["metric"] == "runtime_s":
+            if "limit" in (r.get("note") or ""):
+                continue
+            printed = f"{v:g}"
+        else:
+            printed = f"{100 * v:.{decimals}f}"
+        shorter = printed.rstrip("0").rstrip(".") if "." in printed else printed  # the thesis prints 90.7 for 90.70
+        if not any(re.search(rf"(?<![\d.]){re.escape(s)}(?![\d])", text) for s in {printed, shorter}):
+            missing.append((r["dataset"], r["method"], r["metric"], printed))
+    assert not missing, f"{name}: values not printed in the seed: {missing[:5]}"
