@@ -1,0 +1,173 @@
+"""docs/reproduction.md's commands start: every grid it runs exists and is accepted by ``treeopt experiment tasks``
+(expanded here in-process, as that command does), every published-numbers CSV it reports against exists and
+names only datasets and methods of the grid whose store it is reported on, and every benchmark script it runs
+exists and takes the options the command gives it. No task is run."""
+
+from __future__ import annotations
+
+import csv
+import functools
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from treeopt_dsl.cli.common import UsageError
+from treeopt_dsl.cli.parsers import build_parser
+from treeopt_dsl.experiments.grid import load_grid
+from treeopt_dsl.experiments.tasks import expand
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = ROOT / "docs" / "reproduction.md"
+
+
+def _commands() -> list[list[str]]:
+    """Every command of the page: the lines of its code blocks and its inline code spans that start a command."""
+    text = PAGE.read_text()
+    blocks = re.findall(r"^```[a-z]*\n(.*?)^```", text, flags=re.S | re.M)
+    lines = [ln.strip() for b in blocks for ln in b.splitlines() if ln.strip()]
+    lines += [s for s in re.findall(r"`((?:treeopt|\.venv/bin/python) [^`]+)`", text)
+              if re.search(r"\.(toml|py)\b", s)]  # a span naming a command without its grid is prose
+    return [shlex.split(ln) for ln in lines  # `<config>`, `<store>`: the prose's placeholders, not commands
+            if ln.startswith(("treeopt ", ".venv/bin/python ")) and "<" not in ln]
+
+
+@functools.cache
+def _grid_tasks(config: str) -> list[dict]:
+    path = ROOT / config
+    assert path.is_file(), f"docs/reproduction.md names {config}, which does not exist"
+    tasks = expand(load_grid(path))  # what `treeopt experiment tasks` does; raises GridError on a bad grid
+    assert tasks, f"{config} expands to no task"
+    return tasks
+
+
+def _label(dataset: object) -> str:
+    return str(dataset["name"] if isinstance(dataset, dict) else dataset)
+
+
+def _paper(path: str) -> list[dict[str, str]]:
+    p = ROOT / path
+    assert p.is_file(), f"docs/reproduction.md reports against {path}, which does not exist"
+    with p.open(newline="") as fh:
+        rows = list(csv.DictReader(ln for ln in fh if not ln.lstrip().startswith("#")))
+    assert rows and {"dataset", "method", "metric", "value"} <= set(rows[0]), f"{path} is not a paper table"
+    for r in rows:
+        float(r["value"])
+    return rows
+
+
+COMMANDS = _commands()
+
+
+def test_the_page_has_a_command_for_every_kind_of_run() -> None:
+    kinds = {tuple(c[:3]) for c in COMMANDS}
+    assert ("treeopt", "experiment", "run") in kinds and ("treeopt", "experiment", "report") in kinds
+    assert any(c[0] == ".venv/bin/python" for c in COMMANDS)
+    # every experiments/*.toml of a paper's table is on the page (tiny / tree_solve / risk_scores are the
+    # benchmarks' own grids, not a paper's table)
+    named = {a for c in COMMANDS for a in c if a.endswith(".toml")}
+    papers = {f"experiments/{p.name}" for p in (ROOT / "experiments").glob("*.toml")
+              if p.stem.startswith(("thesis_", "gunluk_", "sorct_"))}
+    assert papers - named == set(), f"configs of paper tables missing from docs/reproduction.md: {papers - named}"
+
+
+def test_every_treeopt_command_on_the_page_parses() -> None:
+    parser = build_parser()
+    treeopt = [c for c in COMMANDS if c[0] == "treeopt"]
+    assert len(treeopt) >= 20
+    for c in treeopt:
+        try:
+            args = parser.parse_args(c[1:])
+        except (SystemExit, UsageError):  # an unknown option or a missing argument
+            pytest.fail(f"docs/reproduction.md: `{shlex.join(c)}` does not parse")
+        assert args.command == "experiment", c
+
+
+@pytest.mark.parametrize("config", sorted({a for c in COMMANDS if c[:3] == ["treeopt", "experiment", "run"]
+                                           for a in c[3:] if a.endswith(".toml")}))
+def test_every_grid_on_the_page_is_accepted_by_experiment_tasks(config: str) -> None:
+    tasks = _grid_tasks(config)
+    assert all(t["id"] for t in tasks)
+
+
+def _store_to_config() -> dict[str, str]:
+    """The store of each grid run on the page: its ``--store``, else ``<experiment name>.sqlite``."""
+    out = {}
+    for c in COMMANDS:
+        if c[:3] == ["treeopt", "experiment", "run"]:
+            config = next(a for a in c[3:] if a.endswith(".toml"))
+            store = c[c.index("--store") + 1] if "--store" in c else f"{load_grid(ROOT / config).name}.sqlite"
+            assert out.get(store, config) == config, f"two grids write {store}"
+            out[store] = config
+    return out
+
+
+def test_every_report_reads_the_store_of_a_grid_run_on_the_page_and_its_paper_table_matches_the_grid() -> None:
+    stores = _store_to_config()
+    reports = [c for c in COMMANDS if c[:3] == ["treeopt", "experiment", "report"]]
+    assert len(reports) >= 10
+    checked = 0
+    for c in reports:
+        store = c[3]
+        assert store in stores, f"report of {store}: no `treeopt experiment run` on the page writes it"
+        if "--paper" not in c:
+            continue
+        rows = _paper(c[c.index("--paper") + 1])
+        tasks = _grid_tasks(stores[store])
+        pairs = {(_label(t["dataset"]), t["method"]) for t in tasks}
+        datasets = {d for d, _ in pairs}
+        methods = {m for _, m in pairs}
+        for r in rows:
+            d, m = r["dataset"], r["method"]
+            if d == "*" or m == "*":
+                assert (d == "*" or d in datasets) and (m == "*" or m in methods), (c, r)
+            else:
+                assert (d, m) in pairs, f"{c[c.index('--paper') + 1]}: ({d}, {m}) is not a task of {stores[store]}"
+        checked += 1
+    assert checked >= 10
+
+
+def test_every_benchmark_command_names_a_script_that_takes_its_options() -> None:
+    scripts = [c for c in COMMANDS if c[0] == ".venv/bin/python"]
+    assert len(scripts) >= 5
+    for c in scripts:
+        script = ROOT / c[1]
+        assert script.is_file(), f"docs/reproduction.md runs {c[1]}, which does not exist"
+        source = script.read_text()
+        for opt in (a for a in c[2:] if a.startswith("--")):
+            assert f'"{opt}"' in source, f"{c[1]} has no option {opt}"
+        for arg in c[2:]:
+            if arg.startswith("benchmarks/results/"):
+                assert (ROOT / arg).exists(), f"{c[1]} reads {arg}, which does not exist"
+
+
+SEEDS = ROOT.parent / "shared" / "seeds"
+#: published-numbers files read from a seed, with the seed's file prefix and the decimals its table prints
+FROM_SEEDS = {"thesis_table3_2.csv": ("000_", 2), "thesis_table3_3.csv": ("000_", 2),
+              "thesis_tables3_4_6.csv": ("000_", 2),
+              **{p.name: ("002_", 1) for p in (ROOT / "experiments" / "papers").glob("gunluk_*.csv")}}
+
+
+@pytest.mark.parametrize("name", sorted(FROM_SEEDS))
+def test_published_numbers_are_the_seeds(name: str) -> None:
+    """Every value of a published-numbers file is printed in its seed (accuracies as the table's percentages,
+    times as printed; a time at the limit is the seed's "*")."""
+    prefix, decimals = FROM_SEEDS[name]
+    found = sorted(SEEDS.glob(f"{prefix}*.txt")) if SEEDS.is_dir() else []
+    if not found:
+        pytest.skip(f"the seeds are not in {SEEDS}")
+    text = found[0].read_text()
+    missing = []
+    for r in _paper(f"experiments/papers/{name}"):
+        v = float(r["value"])
+        if r["metric"] == "runtime_s":
+            if "limit" in (r.get("note") or ""):
+                continue
+            printed = f"{v:g}"
+        else:
+            printed = f"{100 * v:.{decimals}f}"
+        shorter = printed.rstrip("0").rstrip(".") if "." in printed else printed  # the thesis prints 90.7 for 90.70
+        if not any(re.search(rf"(?<![\d.]){re.escape(s)}(?![\d])", text) for s in {printed, shorter}):
+            missing.append((r["dataset"], r["method"], r["metric"], printed))
+    assert not missing, f"{name}: values not printed in the seed: {missing[:5]}"
