@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from treeopt_dsl import Dataset, Scaler, Topology
+from treeopt_dsl.errors import DataError
 from treeopt_dsl.models.decision_tree import DecisionTree
 from treeopt_dsl.models.pictures import linear_rule
 from treeopt_dsl.models.randomized import RandomizedTreeModel
@@ -119,27 +120,111 @@ def test_leaf_counts_by_class_when_labels_are_given(data):
     assert sum(map(sum, counts)) == data.shape[0]
 
 
-def test_oblique_split_in_raw_units_classifies_like_the_model(data):
+def parse_rule_lines(rule: str) -> tuple[dict[str, float], str, float, str]:
+    """A rule of ``linear_rule_lines``: ``({name: coef}, op, rhs, the 'more' line or '')``."""
+    lines = rule.split("\n")
+    op, rhs = re.fullmatch(r"(<=|>=|<|>) (\S+)", lines[-1]).groups()
+    more = lines[-2] if "more" in lines[-2] else ""
+    coef = {}
+    for line in lines[:len(lines) - 1 - bool(more)]:
+        sign, v, name = re.fullmatch(r"([+-]?)\s*([\d.e+-]+) (.+)", line).groups()
+        coef[name] = (-1.0 if sign == "-" else 1.0) * float(v)
+    return coef, op, float(rhs), more
+
+
+def test_oblique_split_in_scaled_units_classifies_like_the_model(data, tmp_path):
     W = np.array([[1.2, -0.7, 0.4]])
     m = _tree(1, W, np.array([0.1]), data, ("age", "size", "dose"))
     nodes, _ = parse_dot(m.to_dot(max_terms=3))
-    rule = nodes["n0"]
-    terms = re.findall(r"([+-]?)\s*([\d.e+-]+) (age|size|dose)", rule)
-    assert [t[2] for t in terms] == ["age", "size", "dose"]  # largest standardized weight first
-    coef = {n: (-1 if s == "-" else 1) * float(v) for s, v, n in terms}
-    c = float(rule.rsplit(" ", 1)[1])
-    lhs = coef["age"] * data[:, 0] + coef["size"] * data[:, 1] + coef["dose"] * data[:, 2]
+    coef, op, c, more = parse_rule_lines(nodes["n0"])
+    assert list(coef) == ["age", "size", "dose"] and not more  # largest standardized weight first
+    assert coef == pytest.approx({"age": 1.0, "size": -0.7 / 1.2, "dose": 0.4 / 1.2}, abs=6e-4)
+    Z = m.scaler.transform(data)  # the title names the scaling: standardized (x - mean) / sd
+    assert "(x - mean) / sd" in m.to_dot().split("\n")[1]
+    lhs = coef["age"] * Z[:, 0] + coef["size"] * Z[:, 1] + coef["dose"] * Z[:, 2]
     pred_neg = m.predict(data) == "benign"  # the yes leaf of the last layer is classes[0]
-    assert np.array_equal(lhs < c, pred_neg) or np.mean((lhs < c) == pred_neg) > 0.98  # 3-digit rounding
-    assert max(abs(v) for v in coef.values()) == 1.0
+    yes = lhs < c if op == "<" else lhs <= c  # '<' at the last level: predict +1 at v >= 0
+    assert op == "<" and np.mean(yes == pred_neg) > 0.98  # 3-digit rounding
     short = parse_dot(m.to_dot(max_terms=1))[0]["n0"]
-    assert "... (2 more)" in short
+    assert parse_rule_lines(short)[3] == "+ 2 more, each |coef| <= 0.59"  # the hidden terms are said to be small
+    render(m.plot(), tmp_path, "oblique")
 
 
-def test_linear_rule_normalizes_and_orders():
+def test_oblique_split_in_raw_units_classifies_like_the_model(data):
+    W = np.array([[1.2, -0.7, 0.4]])
+    m = _tree(1, W, np.array([0.1]), data, ("age", "size", "dose"))
+    coef, op, c, _ = parse_rule_lines(parse_dot(m.to_dot(max_terms=3, units="raw"))[0]["n0"])
+    assert list(coef) == ["age", "size", "dose"]  # ordered by the standardized weight, not the raw one
+    lhs = coef["age"] * data[:, 0] + coef["size"] * data[:, 1] + coef["dose"] * data[:, 2]
+    pred_neg = m.predict(data) == "benign"
+    assert op == "<" and np.mean((lhs < c) == pred_neg) > 0.98  # 3-digit rounding
+    assert max(abs(v) for v in coef.values()) == 1.0
+    with pytest.raises(DataError, match="units must be one of 'scaled', 'raw'"):
+        m.to_dot(units="z")
+
+
+def test_a_small_term_stays_small_in_scaled_units():
+    """A feature in large raw units (area ~ 1000) with a big standardized weight prints as the big term."""
+    rng = np.random.default_rng(3)
+    X = np.column_stack([rng.normal(1000, 300, 80), rng.normal(0.1, 0.03, 80), rng.normal(5, 1, 80)])
+    W = np.array([[2.0, 0.1, 1.0]])
+    m = _tree(1, W, np.array([0.0]), X, ("area", "smoothness", "texture"))
+    coef, *_ = parse_rule_lines(parse_dot(m.to_dot())[0]["n0"])
+    assert list(coef)[0] == "area" and coef["area"] == 1.0 and coef["smoothness"] == pytest.approx(0.05)
+    raw, *_ = parse_rule_lines(parse_dot(m.to_dot(units="raw"))[0]["n0"])
+    assert abs(raw["area"]) < abs(raw["smoothness"])  # in raw units the important feature looks negligible
+
+
+def test_linear_rule_normalizes_and_orders():  # the one-line form (S-ORCT's one-feature rules)
     assert linear_rule(np.array([2.0, -0.5]), -1.0, ["a", "b"], "<=") == "1 a - 0.25 b <= 0.5"
     assert linear_rule(np.array([-4.0, 1.0, 0.0]), 2.0, ["a", "b", "c"], ">=", max_terms=1) == \
         "-1 a + ... (1 more) >= -0.5"
+
+
+def test_linear_rule_lines_normalizes_orders_and_sums_up_the_rest():
+    from treeopt_dsl.models.pictures import linear_rule_lines
+
+    text = linear_rule_lines(np.array([0.1, -4.0, 2.0, 0.2]), 2.0, ["a", "b", "c", "d"], "<=", max_terms=2)
+    assert text.split("\n") == ["-1 b", "+ 0.5 c", "+ 2 more, each |coef| <= 0.05", "<= -0.5"]
+    _, _, rhs, _ = parse_rule_lines(text)  # -4b + 2c + 0.1a + 0.2d + 2 <= 0 over 4: the same half-space
+    x = np.random.default_rng(0).normal(size=(200, 4))
+    full = (x @ np.array([0.1, -4.0, 2.0, 0.2]) + 2.0 <= 0)
+    shown = (-x[:, 1] + 0.5 * x[:, 2] + (0.1 * x[:, 0] + 0.2 * x[:, 3]) / 4 <= rhs)
+    assert np.array_equal(full, shown)
+    with pytest.raises(DataError, match="max_terms"):
+        linear_rule_lines(np.ones(2), 0.0, ["a", "b"], "<=", max_terms=0)
+
+
+def test_unreachable_leaves_are_marked_not_drawn_as_leaves(data, tmp_path):
+    W = np.zeros((3, 3))
+    W[0, 0] = 1.0  # root: age; node 1 has no feature and a negative score: always 'yes' (left)
+    m = _tree(2, W, np.array([0.0, -1.0, 0.5]), data, ("age", "size", "dose"))
+    nodes, _ = parse_dot(m.to_dot())
+    assert nodes["n1"] == "always 'yes'" and nodes["n2"] == "always 'no'"
+    reached = np.bincount(m.leaf(data), minlength=4)
+    for leaf in range(4):
+        label = nodes[f"leaf{leaf}"]
+        if reached[leaf] == 0:
+            assert label == "unreachable"
+        else:
+            assert label.endswith(f"n = {reached[leaf]}")
+    assert [lab for lab in nodes.values()].count("unreachable") == 2
+    dot = m.to_dot()
+    assert re.search(r'leaf1 \[label="unreachable", fillcolor="#e6e6e6", style="rounded,filled,dashed"', dot)
+    assert 'n1 -> leaf1 [label="no", style=dashed]' in dot
+    W[1, 1] = 1.0  # node 1 now splits on size: all its leaves are reachable again
+    m2 = _tree(2, W, np.array([0.0, -1.0, 0.5]), data, ("age", "size", "dose"))
+    assert list(parse_dot(m2.to_dot())[0].values()).count("unreachable") == 1
+    render(m.plot(), tmp_path, "unreachable")
+
+
+def test_a_lean_tree_keeps_its_leaf_counts(data):
+    W = np.zeros((1, 3))
+    W[0, 0] = 1.0
+    m = _tree(1, W, np.array([0.0]), data, ("age", "size", "dose"))
+    lean = m.lean()
+    assert lean.X_train is None
+    assert parse_dot(lean.to_dot())[0] == parse_dot(m.to_dot())[0]  # the same n = ... per leaf
 
 
 def test_names_reach_text_from_a_data_frame():
