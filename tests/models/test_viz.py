@@ -21,6 +21,7 @@ from treeopt_dsl.models.tree import TreeModel
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.table import Table  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 
@@ -290,6 +291,51 @@ def test_decision_tree_dot_and_plot(tmp_path):
     render(fig, tmp_path, "dt")
 
 
+def test_decision_tree_leaves_show_the_samples_that_reach_them():
+    t = DecisionTree([0, 1, -1, -1, -1], [1.5, 0.25, 0, 0, 0], [1, 3, -1, -1, -1], [2, 4, -1, -1, -1],
+                     [-1, -1, 1, 0, 1], classes=["no", "yes"], feature_names=("age", "bmi"))
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.uniform(0, 3, 50), rng.uniform(0, 1, 50)])
+    y = np.where(rng.random(50) < 0.5, "no", "yes")
+    nodes, _ = parse_dot(t.to_dot(X=X))
+    leaf = t.apply(X)
+    for v in (2, 3, 4):
+        assert nodes[f"n{v}"].split("\n")[1] == f"n = {np.sum(leaf == v)}"
+    nodes, _ = parse_dot(t.to_dot(X=X, y=y))
+    for v in (2, 3, 4):
+        n_no, n_yes = np.sum((leaf == v) & (y == "no")), np.sum((leaf == v) & (y == "yes"))
+        assert nodes[f"n{v}"].split("\n")[1] == f"{n_no} / {n_yes} (no / yes)"
+    with pytest.raises(DataError, match="counts has 2 rows, the tree has 5 nodes"):
+        t.to_dot(counts=np.ones(2))
+    with pytest.raises(DataError, match="not the tree's classes"):
+        t.to_dot(X=X, y=np.where(y == "no", "maybe", y))
+
+
+@pytest.mark.parametrize("which", ["tmo", "tao", "born-again"])
+def test_heuristic_and_born_again_trees_show_sample_counts(which, tmp_path):
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.ensemble import RandomForestClassifier
+
+    from treeopt_dsl.bornagain.estimator import BornAgainClassifier
+    from treeopt_dsl.estimator import TAOClassifier, TMOClassifier
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X, y = X[::4], np.where(y[::4] == 1, "benign", "malignant")
+    if which == "born-again":
+        X = X[:, [0, 7, 21]]  # a forest on three features: a born-again tree in a second
+    clf = {"tmo": TMOClassifier(depth=2, n_trees=6, n_generations=2, random_state=0),
+           "tao": TAOClassifier(depth=2, random_state=0),
+           "born-again": BornAgainClassifier(RandomForestClassifier(n_estimators=3, max_depth=2, random_state=0),
+                                             objective="depth-leaves", time_limit=60)}[which].fit(X, y)
+    fig = clf.plot()
+    assert isinstance(fig, Figure)
+    leaf = clf.tree_.apply(X)
+    for v in np.unique(leaf):  # every reached leaf prints its training samples per class, in a box of the figure
+        counts = f"{np.sum((leaf == v) & (y == 'benign'))} / {np.sum((leaf == v) & (y == 'malignant'))}"
+        assert f"{clf.tree_.classes[clf.tree_.value[v]]}\n{counts} (benign / malignant)" in figure_texts(fig)
+    render(fig, tmp_path, which)
+
+
 # ---------------------------------------------------------------------------------------------- categorical
 def test_categorical_tree_dot_plot_and_names(tmp_path):
     from treeopt_dsl.estimator import CategoricalTreeClassifier
@@ -303,7 +349,8 @@ def test_categorical_tree_dot_plot_and_names(tmp_path):
     assert len(nodes) == len(model.shape.children) + model.shape.n_leaves and len(edges) == len(nodes) - 1
     assert "colour" in nodes["n0"]
     assert "colour" in model.text() and "'edible'" in model.text()
-    fig = model.plot().figure
+    fig = model.plot()
+    assert isinstance(fig, Figure)
     texts = figure_texts(fig)
     assert "colour" in texts and "edible" in texts
     render(fig, tmp_path, "cat")

@@ -26,6 +26,7 @@ Example::
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -315,14 +316,37 @@ def _tree_node_rule(model: Any, t: int, last: bool, names: list[str], cuts: bool
     return linear_rule_lines(coef, const, names, op, max_terms=max_terms, weight=None if cuts else wz)
 
 
-def decision_tree_graph(tree: Any, decimals: int | None = None) -> Graph:
+def decision_tree_graph(tree: Any, decimals: int | None = None, X: Any = None, y: Any = None,
+                        counts: Any = None) -> Graph:
     """A :class:`~treeopt_dsl.models.decision_tree.DecisionTree` as a :class:`Graph` (``name <= value``; the
-    value with ``decimals`` decimals, or 6 significant digits when ``None``)."""
+    value with ``decimals`` decimals, or 6 significant digits when ``None``).
+
+    Leaves show their class and, like the other trees' pictures, the samples reaching them: ``n = ...`` for
+    raw ``X``, per class for ``X`` and labels ``y`` (``y`` in ``tree.classes``), or ``counts`` given per node
+    (``(n_nodes,)`` samples, or ``(n_nodes, n_classes)`` training weight per class, as the estimators keep them).
+    """
+    leaf_counts = None
+    if counts is not None:
+        leaf_counts = np.asarray(counts, dtype=float)
+        if leaf_counts.shape[0] != tree.n_nodes:
+            raise DataError(f"counts has {leaf_counts.shape[0]} rows, the tree has {tree.n_nodes} nodes")
+    elif X is not None:
+        node = tree.apply(X)
+        if y is None:
+            leaf_counts = np.bincount(node, minlength=tree.n_nodes)
+        else:
+            codes = np.searchsorted(np.asarray(tree.classes), np.asarray(y))
+            codes = np.where(codes < len(tree.classes), codes, 0)
+            if not np.array_equal(np.asarray(tree.classes)[codes], np.asarray(y)):
+                raise DataError(f"y holds labels that are not the tree's classes {list(tree.classes)}")
+            leaf_counts = np.zeros((tree.n_nodes, len(tree.classes)))
+            np.add.at(leaf_counts, (node, codes), 1.0)
     g = Graph(title=f"decision tree: depth {tree.depth}, {tree.n_leaves} leaves")
     for v in range(tree.n_nodes):
         if tree.left[v] < 0:
             k = int(tree.value[v])
-            g.add(f"n{v}", str(tree.classes[k]), leaf=True, klass=k)
+            cnt = None if leaf_counts is None else leaf_counts[v]
+            g.add(f"n{v}", f"{tree.classes[k]}{_counts_text(cnt, tuple(tree.classes))}", leaf=True, klass=k)
         else:
             thr = float(tree.threshold[v])
             text = f"{thr:.{decimals}f}" if decimals is not None else f"{thr:.6g}"
@@ -331,21 +355,31 @@ def decision_tree_graph(tree: Any, decimals: int | None = None) -> Graph:
     return g
 
 
-def categorical_graph(model: Any) -> Graph:
+def categorical_graph(model: Any, wrap: int | None = None) -> Graph:
     """A :class:`~treeopt_dsl.models.categorical.CategoricalTreeModel` ([gunluk-odt-categorical]) as a
-    :class:`Graph`: set tests, leaves with their class and training counts per class."""
+    :class:`Graph`: set tests (wrapped at ``wrap`` characters when given), leaves with their class and training
+    counts per class; the side of a test that holds for every value (or none) is one grey ``unreachable`` box."""
     shape = model.shape
-    g = Graph(title=f"categorical tree (shape {shape.name})")
-    for k in range(len(shape.children)):
-        g.add(f"n{k}", model.condition(k + 1) + " ?")
-    for i in range(shape.n_leaves):
-        sign = int(model.leaf_sign[i])
-        cnt = model.leaf_counts[i] if model.leaf_counts.size else None
-        g.add(f"leaf{i}", f"{model.classes[1] if sign > 0 else model.classes[0]}"
-                          f"{_counts_text(cnt, model.classes)}", leaf=True, klass=int(sign > 0))
-    for k, (lc, rc) in enumerate(shape.children):
-        for (kind, i), word in ((lc, "yes"), (rc, "no")):
-            g.edges.append((f"n{k}", f"n{i}" if kind == "node" else f"leaf{i}", word))
+    g = Graph(title=f"categorical tree (shape {shape.name}): a sample goes 'yes' when its value is in the set")
+    stack: list[tuple[str, int]] = [("node", 0)]
+    while stack:  # from the root: a subtree behind a constant test is not drawn
+        kind, i = stack.pop()
+        if kind == "leaf":
+            sign = int(model.leaf_sign[i])
+            cnt = model.leaf_counts[i] if model.leaf_counts.size else None
+            g.add(f"leaf{i}", f"{model.classes[1] if sign > 0 else model.classes[0]}"
+                              f"{_counts_text(cnt, model.classes)}", leaf=True, klass=int(sign > 0))
+            continue
+        text = model.condition(i + 1) + " ?"
+        g.add(f"n{i}", textwrap.fill(text, wrap) if wrap else text)
+        left = model.left_levels(i + 1)
+        lc, rc = shape.children[i]
+        for child, word, ok in ((lc, "yes", bool(left.any())), (rc, "no", not bool(left.all()))):
+            cid = f"n{child[1]}" if child[0] == "node" else f"leaf{child[1]}"
+            if not ok:
+                cid = g.add(f"u{cid}", "unreachable", leaf=True, muted=True)
+            g.edges.append((f"n{i}", cid, word))
+        stack += [c for c, ok in ((rc, not bool(left.all())), (lc, bool(left.any()))) if ok]
     return g
 
 
