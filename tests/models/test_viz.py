@@ -385,3 +385,87 @@ def test_multiclass_tree_leaves_show_their_classes_and_counts(data):
     texts = figure_texts(m.plot())
     plt.close("all")
     assert "high" in texts and "mid" in texts
+
+
+# ---------------------------------------------------------------------------------------------- backend, reports
+def _store(path, rows):
+    """A results store with one final row per ``(method, formulation, dataset, objective, seconds)``."""
+    from treeopt_dsl.experiments import ResultStore
+
+    with ResultStore(path) as store:
+        for i, (method, form, dataset, obj, secs) in enumerate(rows):
+            task = {"id": f"t{i}", "experiment": "e", "method": method, "formulation": form,
+                    "dataset": {"name": dataset}, "seed": 0, "fold": None}
+            store.add_tasks([task])
+            store.record({"id": task["id"], "ok": True, "status": "optimal", "objective": obj, "runtime_s": secs,
+                          "test_balanced_accuracy": 0.8, "features_per_node": 1.0}, final=True, task=task)
+    return path
+
+
+ROWS = [("olct-a", "olct", "d1", 10.0, 1.0), ("olct-b", "olct", "d1", 12.0, 2.0), ("olct-a", "olct", "d2", 5.0, 1.0),
+        ("olct-b", "olct", "d2", 5.0, 1.5), ("oct", "oct", "d1", 3.0, 4.0), ("oct", "oct", "d2", 7.0, 3.0)]
+
+
+def test_no_picture_switches_matplotlib_backend(tmp_path, data):
+    """In a notebook a switch to Agg leaves ``plt.show()`` blind: every picture keeps the backend it found."""
+    from treeopt_dsl.contextual.plots import plot_training
+    from treeopt_dsl.experiments.report import write_report
+    from treeopt_dsl.starts.multistart import plot_path
+
+    class Point:  # what plot_path reads of a PathPoint
+        def __init__(self, lam: float) -> None:
+            self.row = {"lambda_l": lam, "delta_l": 50.0 * lam, "delta_g": 30.0, "train_accuracy": 0.9}
+
+        def to_dict(self) -> dict:
+            return self.row
+
+    before = matplotlib.get_backend()
+    matplotlib.use("pdf")  # a backend that is not Agg, as a notebook's inline one
+    try:
+        out = write_report(_store(tmp_path / "r.sqlite", ROWS), out=tmp_path / "rep")
+        assert matplotlib.get_backend() == "pdf"
+        assert all(p.is_file() for p in out["files"])
+        history = {"reward": [0.1, 0.3, 0.4], "val_score": [0.5, 0.6, 0.6], "selection": [[3, 1], [2, 2], [0, 4]]}
+        fig = plot_training(history, best_epoch=1)
+        assert matplotlib.get_backend() == "pdf" and isinstance(fig, Figure)
+        fig = plot_path([Point(0.1), Point(1.0)])
+        assert matplotlib.get_backend() == "pdf" and isinstance(fig, Figure)
+        W = np.zeros((1, 3))
+        W[0, 0] = 1.0
+        fig = _tree(1, W, np.zeros(1), data, ("age", "size", "dose")).plot()
+        assert matplotlib.get_backend() == "pdf" and isinstance(fig, Figure)
+    finally:
+        plt.close("all")
+        matplotlib.use(before)
+
+
+def test_objective_gap_has_one_panel_per_formulation(tmp_path, monkeypatch):
+    from treeopt_dsl.experiments import report
+
+    drawn = {}
+    monkeypatch.setattr(report, "_plot", lambda kind, panels, path, title, xlabel: drawn.__setitem__(path.stem,
+                                                                                                     (panels, title)))
+    report.write_report(_store(tmp_path / "r.sqlite", ROWS), out=tmp_path / "rep", profiles=["objective", "time"])
+    panels, title = drawn["gap_objective"]
+    assert "one panel per formulation" in title
+    assert [(sub, methods) for sub, _, _, methods in panels] == [("oct (2 instances)", ["oct"]),
+                                                                ("olct (2 instances)", ["olct-a", "olct-b"])]
+    _, xs, rho, _ = panels[1]  # olct-a is best on both datasets; olct-b within 2 on d1, equal on d2
+    assert rho[0].tolist() == [1.0] * xs.size and rho[1][xs.tolist().index(0.0)] == 0.5
+    assert rho[1][xs.tolist().index(2.0)] == 1.0
+    assert panels[0][2].tolist() == [[1.0]]  # oct is compared with itself alone, never with olct's objective
+    assert len(drawn["profile_time"][0]) == 1 and drawn["profile_time"][0][0][3] == ["oct", "olct-a", "olct-b"]
+
+
+def test_profile_lines_carry_distinct_markers_and_dashes():
+    from treeopt_dsl.experiments.report import _draw
+
+    fig = plt.figure()
+    ax = fig.add_subplot()
+    rho = np.array([[0.5, 1.0, 1.0], [0.5, 1.0, 1.0], [0.0, 0.5, 1.0]])  # the first two coincide
+    _draw(ax, "profile", np.array([1.0, 2.0, 4.0]), rho, ["a", "b", "c"])
+    lines = ax.get_lines()
+    plt.close(fig)
+    assert len(lines) == 3
+    assert len({ln.get_marker() for ln in lines}) == 3 and len({ln.get_linestyle() for ln in lines}) == 3
+    assert np.array_equal(lines[0].get_ydata(), lines[1].get_ydata())  # coincident, told apart by marker and dash
