@@ -5,13 +5,14 @@ of features and classes reach ``text()``."""
 from __future__ import annotations
 
 import re
+import sys
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from treeopt_dsl import Dataset, Scaler, Topology
-from treeopt_dsl.errors import DataError
+from treeopt_dsl.errors import DataError, OptionError
 from treeopt_dsl.models.decision_tree import DecisionTree
 from treeopt_dsl.models.pictures import linear_rule
 from treeopt_dsl.models.randomized import RandomizedTreeModel
@@ -439,22 +440,25 @@ def test_no_picture_switches_matplotlib_backend(tmp_path, data):
         matplotlib.use(before)
 
 
-def test_objective_gap_has_one_panel_per_formulation(tmp_path, monkeypatch):
-    from treeopt_dsl.experiments import report
+def test_objective_gap_has_one_panel_per_formulation(tmp_path):
+    from treeopt_dsl.experiments import ResultStore
+    from treeopt_dsl.experiments.report import profile_figure
 
-    drawn = {}
-    monkeypatch.setattr(report, "_plot", lambda kind, panels, path, title, xlabel: drawn.__setitem__(path.stem,
-                                                                                                     (panels, title)))
-    report.write_report(_store(tmp_path / "r.sqlite", ROWS), out=tmp_path / "rep", profiles=["objective", "time"])
-    panels, title = drawn["gap_objective"]
-    assert "one panel per formulation" in title
-    assert [(sub, methods) for sub, _, _, methods in panels] == [("oct (2 instances)", ["oct"]),
-                                                                ("olct (2 instances)", ["olct-a", "olct-b"])]
-    _, xs, rho, _ = panels[1]  # olct-a is best on both datasets; olct-b within 2 on d1, equal on d2
-    assert rho[0].tolist() == [1.0] * xs.size and rho[1][xs.tolist().index(0.0)] == 0.5
-    assert rho[1][xs.tolist().index(2.0)] == 1.0
-    assert panels[0][2].tolist() == [[1.0]]  # oct is compared with itself alone, never with olct's objective
-    assert len(drawn["profile_time"][0]) == 1 and drawn["profile_time"][0][0][3] == ["oct", "olct-a", "olct-b"]
+    with ResultStore(_store(tmp_path / "r.sqlite", ROWS)) as store:
+        rows = store.rows()
+    fig = profile_figure(rows, "objective")
+    assert "one panel per formulation" in fig.get_suptitle()
+    panels = [ax for ax in fig.axes if ax.get_lines()]
+    assert [(ax.get_title(), [ln.get_label() for ln in ax.get_lines()]) for ax in panels] == \
+        [("oct (2 instances)", ["oct"]), ("olct (2 instances)", ["olct-a", "olct-b"])]
+    a, b = panels[1].get_lines()  # olct-a is best on both datasets; olct-b 2 above it on d1, equal on d2
+    xb, yb = b.get_xdata(), b.get_ydata()
+    assert a.get_ydata().min() == 1.0 and yb[list(xb).index(0.0)] == 0.5 and yb[list(xb).index(2.0)] == 1.0
+    assert panels[0].get_lines()[0].get_ydata().min() == 1.0  # oct against itself alone, never against olct
+    time = profile_figure(rows, "time")
+    assert [ln.get_label() for ax in time.axes for ln in ax.get_lines()] == ["oct", "olct-a", "olct-b"]
+    with pytest.raises(OptionError, match="what must be one of"):
+        profile_figure(rows, "speed")
 
 
 def test_profile_lines_carry_distinct_markers_and_dashes():
@@ -469,3 +473,49 @@ def test_profile_lines_carry_distinct_markers_and_dashes():
     assert len(lines) == 3
     assert len({ln.get_marker() for ln in lines}) == 3 and len({ln.get_linestyle() for ln in lines}) == 3
     assert np.array_equal(lines[0].get_ydata(), lines[1].get_ydata())  # coincident, told apart by marker and dash
+
+
+# ---------------------------------------------------------------------------------------------- the gallery
+def _gallery():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "docs" / "gallery.py"
+    spec = importlib.util.spec_from_file_location("docs_gallery", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up
+    spec.loader.exec_module(mod)
+    return mod
+
+
+GALLERY = _gallery()
+
+
+def test_the_gallery_page_is_the_one_gallery_py_writes():
+    from pathlib import Path
+
+    page = (Path(GALLERY.__file__).parent / "gallery.md").read_text()
+    assert page == GALLERY.page(), "docs/gallery.md is stale: run `python docs/gallery.py --page`"
+    for e in GALLERY.ENTRIES:  # every picture on the page has its image in the docs
+        assert f"(img/gallery/{e.name}.png)" in page
+        png = GALLERY.IMG / f"{e.name}.png"
+        assert png.is_file() and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size < 120_000
+
+
+@pytest.mark.parametrize("entry", [pytest.param(e, id=e.name, marks=[pytest.mark.slow] if e.slow else [])
+                                   for e in GALLERY.ENTRIES if not e.name.startswith("report")])
+def test_every_gallery_picture_draws(entry, tmp_path):
+    before = matplotlib.get_backend()
+    fig = GALLERY.draw(entry, tmp_path)
+    assert isinstance(fig, Figure) and matplotlib.get_backend() == before
+    assert any(t.strip() for t in figure_texts(fig).split("\n"))  # labelled, not an empty canvas
+    render(fig, tmp_path, entry.name)
+
+
+@pytest.mark.slow
+def test_the_report_gallery_pictures_draw(tmp_path):
+    """The objective entry reads the store the profile entry wrote: drawn in order in one directory."""
+    for e in [e for e in GALLERY.ENTRIES if e.name.startswith("report")]:
+        fig = GALLERY.draw(e, tmp_path)
+        assert isinstance(fig, Figure) and fig.get_suptitle()
+        render(fig, tmp_path, e.name)

@@ -26,7 +26,7 @@ from treeopt_dsl.errors import DataError, OptionError
 from treeopt_dsl.experiments.store import ResultStore
 
 __all__ = ["cumulative_gap", "instance_matrix", "objective_family", "paper_table", "performance_profile",
-           "summary_table", "write_report"]
+           "profile_figure", "summary_table", "write_report"]
 
 _PROFILES = ("time", "accuracy", "sparsity", "objective")
 
@@ -218,11 +218,11 @@ def _draw(ax: Any, kind: str, xs: np.ndarray, rho: np.ndarray, methods: list[str
     ax.legend(fontsize=7, loc="lower right")
 
 
-def _plot(kind: str, panels: list[tuple[str, np.ndarray, np.ndarray, list[str]]], path: Path, title: str,
-          xlabel: str, dpi: float = 100.0) -> None:
-    """Draw ``panels`` (subtitle, x, rho, methods) side by side and save to ``path``. The figure is a
-    :class:`matplotlib.figure.Figure` of its own (no pyplot): matplotlib's backend and its open figures are left
-    as they were (a notebook's inline display keeps working)."""
+def _plot(kind: str, panels: list[tuple[str, np.ndarray, np.ndarray, list[str]]], title: str, xlabel: str,
+          dpi: float = 100.0) -> Any:
+    """``panels`` (subtitle, x, rho, methods) side by side on a :class:`matplotlib.figure.Figure` of its own (no
+    pyplot): matplotlib's backend and its open figures are left as they were (a notebook's inline display keeps
+    working)."""
     from matplotlib.figure import Figure
 
     cols = min(3, len(panels))
@@ -239,7 +239,41 @@ def _plot(kind: str, panels: list[tuple[str, np.ndarray, np.ndarray, list[str]]]
     axes[0].set_ylabel("fraction of instances")
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-    fig.savefig(path)
+    return fig
+
+
+def profile_figure(rows: list[dict[str, Any]], what: str, by: str = "method") -> Any:
+    """The figure of one profile of :func:`write_report` from a store's rows (``ResultStore(path).rows()``):
+    ``what`` = ``time`` / ``sparsity`` (performance profiles) or ``accuracy`` / ``objective`` (cumulative gaps; the
+    objective's in one panel per formulation, :func:`objective_family`). Returns a
+    :class:`matplotlib.figure.Figure` (drawn without pyplot: the backend is left as it was).
+
+    Example::
+
+        >>> with ResultStore("results.sqlite") as store:                  # doctest: +SKIP
+        ...     profile_figure(store.rows(), "time").savefig("time.png")
+    """
+    if what not in _PROFILES:
+        raise OptionError(f"what must be one of {', '.join(_PROFILES)}, got {what!r}")
+    insts, methods, mat = instance_matrix(rows, what, by)
+    if what in ("time", "sparsity"):
+        xs, rho = performance_profile(mat)
+        label = "runtime ratio to the best (unproven = never)" if what == "time" else \
+            "(features per split + 1) ratio to the best"
+        return _plot("profile", [("", xs, rho, methods)], f"Performance profile: {what} ({len(insts)} instances)",
+                     label)
+    if what == "accuracy":
+        xs, rho = cumulative_gap(mat, higher_is_better=True)
+        return _plot("gap", [("", xs, rho, methods)], f"Cumulative gap: accuracy ({len(insts)} instances)",
+                     "gap from the best test balanced accuracy")
+    panels = []  # one panel per formulation: different formulations minimize different objectives
+    for fam in sorted({objective_family(r) for r in rows}):
+        fam_insts, fam_methods, fam_mat = instance_matrix([r for r in rows if objective_family(r) == fam], what, by)
+        xs, rho = cumulative_gap(fam_mat, higher_is_better=False)
+        panels.append((f"{fam} ({len(fam_insts)} instances)", xs, rho, fam_methods))
+    title = ("Cumulative gap: objective, one panel per formulation (objectives of different formulations are not "
+             "compared)" if len(panels) > 1 else f"Cumulative gap: objective of {panels[0][0]}")
+    return _plot("gap", panels, title, "gap from the best objective")
 
 
 def objective_family(row: dict[str, Any]) -> str:
@@ -272,28 +306,8 @@ def write_report(store: str | Path, *, by: str = "method", profiles: list[str] |
     files: list[Path] = []
     n_inst = len(instance_matrix(rows, "accuracy", by)[0])
     for what in profiles:
-        insts, methods, mat = instance_matrix(rows, what, by)
         path = outdir / f"{'profile' if what in ('time', 'sparsity') else 'gap'}_{what}.{fmt}"
-        if what in ("time", "sparsity"):
-            xs, rho = performance_profile(mat)
-            label = "runtime ratio to the best (unproven = never)" if what == "time" else \
-                "(features per split + 1) ratio to the best"
-            _plot("profile", [("", xs, rho, methods)], path, f"Performance profile: {what} ({len(insts)} instances)",
-                  label)
-        elif what == "accuracy":
-            xs, rho = cumulative_gap(mat, higher_is_better=True)
-            _plot("gap", [("", xs, rho, methods)], path, f"Cumulative gap: accuracy ({len(insts)} instances)",
-                  "gap from the best test balanced accuracy")
-        else:  # one panel per formulation: different formulations minimize different objectives
-            panels = []
-            for fam in sorted({objective_family(r) for r in rows}):
-                fam_insts, fam_methods, fam_mat = instance_matrix([r for r in rows if objective_family(r) == fam],
-                                                                  what, by)
-                xs, rho = cumulative_gap(fam_mat, higher_is_better=False)
-                panels.append((f"{fam} ({len(fam_insts)} instances)", xs, rho, fam_methods))
-            _plot("gap", panels, path, "Cumulative gap: objective, one panel per formulation (objectives of "
-                  "different formulations are not compared)" if len(panels) > 1 else
-                  f"Cumulative gap: objective of {panels[0][0]}", "gap from the best objective")
+        profile_figure(rows, what, by).savefig(path)
         files.append(path)
     md = [f"# Report: {store}", "", f"{len(rows)} finished task(s), {n_inst} instance(s), compared by {by}.", "",
           summary_table(rows, by), "", "Test balanced accuracy (%), mean over seeds:", "", dataset_table(rows, by)]

@@ -525,7 +525,8 @@ def draw(graph: Graph, ax: Any = None, fontsize: float = 7.0, max_leaves: int = 
         tallest = max(n.label.count("\n") + 1 for n in graph.nodes)
         per_leaf = min(3.2, max(1.3, 0.065 * widest))
         per_level = max(1.4, 0.6 + 0.17 * tallest)
-        _, ax = plt.subplots(figsize=(min(40.0, max(4.5, per_leaf * n_leaves)),
+        title_w = 0.075 * max((len(line) for line in graph.title.split("\n")), default=0) * (fontsize + 1) / 8
+        _, ax = plt.subplots(figsize=(min(40.0, max(4.5, per_leaf * n_leaves, title_w)),
                                       max(2.5, per_level * (max_depth + 1) + 0.3 * graph.title.count("\n"))))
     muted = graph.muted_ids()
     for a, b, lab in graph.edges:
