@@ -285,7 +285,9 @@ def page() -> str:
            "`matplotlib.figure.Figure` (`fig.savefig(...)`; in a notebook it shows inline) and never switches",
            "matplotlib's backend. Tree pictures also exist as Graphviz text: `model.to_dot()` (render with",
            "`dot -Tpng`). The entries run in order in one directory (the objective entry reads the store the",
-           "profile entry wrote).", ""]
+           "profile entry wrote).", "",
+           "The scikit-learn estimators fitted and drawn in a notebook, stored with its outputs:",
+           "`notebooks/sklearn_estimators.ipynb` in the repository (GitHub shows it with its pictures).", ""]
     for e in ENTRIES:
         out += [f"## {e.title}", ""]
         if e.about.strip():
