@@ -72,6 +72,18 @@ y = np.array(["setosa", "versicolor", "virginica"])[y]
 clf = OptimalTreeClassifier(formulation="oct", depth=2, time_limit=20).fit(X, y)
 fig = clf.result_.model.plot()
 """),
+    Entry("tree_one_vs_rest", "More classes than a formulation takes: one tree per class", """
+A binary formulation (OLCT) on three classes fits one tree per class against the rest; the estimator's `plot()`
+draws them one above the other.""", """
+import numpy as np
+from sklearn.datasets import load_iris
+from treeopt_dsl.estimator import OptimalTreeClassifier
+
+X, y = load_iris(return_X_y=True, as_frame=True)
+y = np.array(["setosa", "versicolor", "virginica"])[y]
+clf = OptimalTreeClassifier(formulation="olct", depth=1, time_limit=10).fit(X.iloc[::3], y[::3])
+fig = clf.plot()
+""", slow=True),
     Entry("tree_sklearn", "The same tree drawn by scikit-learn", """
 `to_sklearn()` turns an axis-aligned tree into a fitted `DecisionTreeClassifier`, so scikit-learn's own
 `plot_tree` (and `export_text`, `export_graphviz`) draw it.""", """

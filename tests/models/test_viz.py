@@ -519,3 +519,27 @@ def test_the_report_gallery_pictures_draw(tmp_path):
         fig = GALLERY.draw(e, tmp_path)
         assert isinstance(fig, Figure) and fig.get_suptitle()
         render(fig, tmp_path, e.name)
+
+
+@pytest.mark.slow
+def test_every_estimator_plot_returns_a_figure_one_panel_per_class_one_vs_rest():
+    from sklearn.datasets import load_iris
+
+    from treeopt_dsl.estimator import OptimalTreeClassifier, RiskScoreClassifier
+
+    X, y = load_iris(return_X_y=True)
+    X, y = X[::3], np.array(["setosa", "versicolor", "virginica"])[y[::3]]
+    X = pd.DataFrame(X, columns=["sepal length", "sepal width", "petal length", "petal width"])
+    ovr = OptimalTreeClassifier(formulation="olct", depth=1, time_limit=10).fit(X, y)
+    assert isinstance(ovr.model_, tuple)
+    fig = ovr.plot()
+    titles = [ax.get_title() for ax in fig.axes]
+    texts = figure_texts(fig)
+    plt.close(fig)
+    assert "petal" in texts and "rest" in texts and "virginica" in texts  # names and classes, not x2 and 0 / 1
+    assert isinstance(fig, Figure) and len(titles) == 3
+    assert [t.split(" against the rest")[0] for t in titles] == ["setosa", "versicolor", "virginica"]
+    score = RiskScoreClassifier(T=2, time_limit=10).fit(X.iloc[:, :2], y == "setosa")
+    fig = score.plot()
+    assert isinstance(fig, Figure) and "points" in figure_texts(fig)
+    plt.close(fig)

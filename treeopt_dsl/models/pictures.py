@@ -37,7 +37,7 @@ from treeopt_dsl.errors import DataError, TreeoptError
 from treeopt_dsl.numeric import logistic_cdf
 
 __all__ = ["Graph", "GraphNode", "categorical_graph", "decision_tree_graph", "draw", "linear_rule", "linear_rule_lines",
-           "plot_score_card", "randomized_graph", "scale_note", "to_dot", "tree_model_graph"]
+           "plot_score_card", "pyplot", "randomized_graph", "scale_note", "to_dot", "tree_model_graph"]
 
 #: leaf colours by class index (matplotlib's tab10, light)
 PALETTE = ("#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2", "#c7c7c7", "#dbdb8d",
@@ -84,8 +84,9 @@ class Graph:
         return out
 
 
-def _pyplot() -> Any:
-    """matplotlib.pyplot (its own backend choice: Agg without a display, inline in notebooks)."""
+def pyplot() -> Any:
+    """matplotlib.pyplot, or a :class:`~treeopt_dsl.errors.TreeoptError` naming the extra that installs it. The
+    backend is matplotlib's own choice (Agg without a display, inline in notebooks): never switched here."""
     try:
         import matplotlib.pyplot as plt
     except ImportError:
@@ -513,7 +514,7 @@ def draw(graph: Graph, ax: Any = None, fontsize: float = 7.0, max_leaves: int = 
         >>> g.edges += [("r", "a", "yes"), ("r", "b", "no")]
         >>> draw(g).savefig("/tmp/g.png")  # doctest: +SKIP
     """
-    plt = _pyplot()
+    plt = pyplot()
     n_leaves = sum(1 for n in graph.nodes if n.leaf or not graph.children()[n.id])
     if n_leaves > max_leaves:
         raise DataError(f"the tree has {n_leaves} leaves, more than max_leaves={max_leaves}: use text() "
@@ -553,7 +554,7 @@ def plot_score_card(model: Any, ax: Any = None, title: str | None = None) -> Any
     total score. Works for :class:`~treeopt_dsl.models.risk.RiskScoreModel` and
     :class:`~treeopt_dsl.models.risk.GeneralizedRiskScoreModel` (anything with ``score_card()``,
     ``risk_table()`` and ``classes``). Returns the figure."""
-    plt = _pyplot()
+    plt = pyplot()
     card = model.score_card()
     table = model.risk_table()
     if ax is None:
