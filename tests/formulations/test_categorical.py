@@ -385,8 +385,11 @@ def test_text_reads_as_set_membership_and_thresholds():
     import matplotlib
 
     matplotlib.use("Agg")
-    ax = res.model.plot()
-    labels = [t.get_text() for t in ax.texts]
+    from matplotlib.figure import Figure
+
+    fig = res.model.plot()
+    assert isinstance(fig, Figure)  # as every model's plot()
+    labels = [t.get_text() for t in fig.axes[0].texts]
     assert sum("?" in t for t in labels) == 3 and labels.count("yes") == 3
 
 

@@ -28,6 +28,7 @@ from treeopt_dsl.bornagain.prune import prune_empty_splits
 from treeopt_dsl.defaults import ESTIMATOR_TIME_LIMIT
 from treeopt_dsl.errors import ModelTooLarge, SolveError
 from treeopt_dsl.estimator import fit_weights
+from treeopt_dsl.models.sklearn_tree import node_weights
 
 __all__ = ["BornAgainClassifier"]
 
@@ -55,7 +56,8 @@ class BornAgainClassifier(ClassifierMixin, BaseEstimator):
 
     Fitted attributes: ``forest_``, ``ensemble_`` (:class:`~treeopt_dsl.bornagain.Ensemble`), ``tree_`` (the tree
     :meth:`predict` uses; pruned if ``prune``), ``born_again_`` (before pruning), ``faithful_`` (the check of
-    ``born_again_`` against the forest on every cell), ``method_``, ``classes_``, ``n_features_in_``.
+    ``born_again_`` against the forest on every cell), ``method_``, ``classes_``, ``n_features_in_``,
+    ``node_weights_`` (the training samples of each class reaching each node of ``tree_``, which :meth:`plot` shows).
     """
 
     def __init__(self, estimator: Any = None, *, prefit: bool = False, objective: str = "depth",
@@ -113,7 +115,21 @@ class BornAgainClassifier(ClassifierMixin, BaseEstimator):
         self.faithful_ = check_faithful(tree, self.ensemble_)
         self.tree_ = prune_empty_splits(tree, X) if self.prune else tree
         self.classes_ = np.asarray(forest.classes_)
+        codes = np.searchsorted(self.classes_, y)
+        self.node_weights_, _ = node_weights(self.tree_.decision_path(X), codes, self.classes_.size)
         return self
+
+    def plot(self, ax: Any = None, max_leaves: int = 64) -> Any:
+        """Draw ``tree_`` with matplotlib (:meth:`~treeopt_dsl.models.decision_tree.DecisionTree.plot`), each leaf
+        with the training samples of each class (``node_weights_``), as the other trees' pictures; returns the
+        figure.
+
+        Example::
+
+            >>> clf.plot().savefig("born_again.png")  # doctest: +SKIP
+        """
+        check_is_fitted(self, "tree_")
+        return self.tree_.plot(ax=ax, max_leaves=max_leaves, counts=getattr(self, "node_weights_", None))
 
     def predict(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "tree_")

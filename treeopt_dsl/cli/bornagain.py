@@ -139,7 +139,8 @@ def run(args: argparse.Namespace) -> int:
     if names is not None and ens.feature_names is None:  # the CSV header names the forest's features
         tree.feature_names = final.feature_names = tuple(names)
     if args.plot:
-        final.plot(max_leaves=max(64, final.n_leaves)).savefig(args.plot, dpi=110)
+        shown = train[0] if train is not None else None  # leaves with the training samples reaching them
+        final.plot(max_leaves=max(64, final.n_leaves), X=shown).savefig(args.plot, dpi=110)
         out["plot"] = args.plot
     if args.output:
         write_ba_forest(final, args.output, dataset_name=Path(args.train).name if args.train else "")

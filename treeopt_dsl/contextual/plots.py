@@ -24,10 +24,7 @@ def plot_training(history: dict[str, Any], title: str | None = None, best_epoch:
     epoch (above), selection histograms (below, the ``top`` most chosen trees of the last epoch named on the
     axis). Returns the matplotlib Figure (``pip install treeopt-dsl[plot]``)."""
     try:
-        import matplotlib
-
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt  # matplotlib's own backend: never switched here (a notebook's stays inline)
     except ImportError:
         raise TreeoptError("plotting needs matplotlib: `pip install treeopt-dsl[plot]`") from None
     reward = np.asarray(history["reward"], dtype=float)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
-from dataclasses import replace
+from dataclasses import is_dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -20,6 +20,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from treeopt_dsl.data import Dataset, check_labels, require_numeric
 from treeopt_dsl.defaults import MEMORY_ENV, memory_budget
 from treeopt_dsl.errors import DataError, FormulationError, ModelTooLarge, SolveError, UncertifiedWarning
+from treeopt_dsl.models.pictures import pyplot
 from treeopt_dsl.numeric import sigmoid
 from treeopt_dsl.result import Status
 from treeopt_dsl.solve import failure_message
@@ -326,6 +327,30 @@ class SolvedClassifier(ClassifierMixin, BaseEstimator):
         p = sigmoid(d)
         p = np.where((d > 0) & (p <= 0.5), HALF_UP, p)
         return np.column_stack([1.0 - p, p])
+
+    def plot(self, **kwargs: Any) -> Any:
+        """Draw the fitted model: ``model_.plot(**kwargs)`` (a tree, a score card, ...), a
+        :class:`matplotlib.figure.Figure` as every model's ``plot()``. One-vs-rest (``K > 2`` classes of a binary
+        formulation): one panel per class, its tree against the rest.
+
+        Example::
+
+            >>> clf.plot().savefig("model.png")  # doctest: +SKIP
+        """
+        check_is_fitted(self, "model_")
+        models = self.model_ if isinstance(self.model_, tuple) else None
+        if models is None:
+            return self.model_.plot(**kwargs)
+        fig, axes = pyplot().subplots(len(models), 1, figsize=(9.0, 3.2 * len(models)), squeeze=False)
+        names = getattr(self, "feature_names_in_", None)
+        for ax, k, model in zip(axes[:, 0], self.classes_, models, strict=True):
+            if is_dataclass(model) and hasattr(model, "feature_names"):  # the sub-trees saw 0/1 labels and arrays
+                model = replace(model, classes=("rest", k), **({} if names is None else
+                                                               {"feature_names": tuple(map(str, names))}))
+            model.plot(ax=ax, **kwargs)
+            ax.set_title(f"{k} against the rest: " + ax.get_title(), fontsize=8)
+        fig.tight_layout()
+        return fig
 
     def predict(self, X: Any) -> np.ndarray:
         """The class of each sample, in the original label space (``y``'s labels)."""

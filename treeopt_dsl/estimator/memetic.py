@@ -120,9 +120,10 @@ class _AxisTreeClassifier(ClassifierMixin, BaseEstimator):
         return self.tree_.text(decimals)
 
     def plot(self, ax: Any = None) -> Any:
-        """Draw the fitted tree with matplotlib (:meth:`DecisionTree.plot`); returns the figure."""
+        """Draw the fitted tree with matplotlib (:meth:`DecisionTree.plot`), each leaf with the training weight
+        of each class (the sample counts without weights) as the other trees' pictures; returns the figure."""
         check_is_fitted(self, "tree_")
-        return self.tree_.plot(ax=ax)
+        return self.tree_.plot(ax=ax, counts=getattr(self, "_node_weights", None))
 
     # ------------------------------------------------------------------ scikit-learn's tree interface
     def to_sklearn(self) -> DecisionTreeClassifier:

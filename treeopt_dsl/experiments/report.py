@@ -25,8 +25,8 @@ import numpy as np
 from treeopt_dsl.errors import DataError, OptionError
 from treeopt_dsl.experiments.store import ResultStore
 
-__all__ = ["cumulative_gap", "instance_matrix", "paper_table", "performance_profile", "summary_table",
-           "write_report"]
+__all__ = ["cumulative_gap", "instance_matrix", "objective_family", "paper_table", "performance_profile",
+           "profile_figure", "summary_table", "write_report"]
 
 _PROFILES = ("time", "accuracy", "sparsity", "objective")
 
@@ -198,34 +198,100 @@ def paper_table(rows: list[dict[str, Any]], paper: str | Path, by: str = "method
     return "\n".join(out)
 
 
-def _plot(kind: str, xs: np.ndarray, rho: np.ndarray, methods: list[str], path: Path, title: str,
-          xlabel: str) -> None:
-    import matplotlib
+#: one marker and line style per method, so coincident lines stay visible
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*")
+_STYLES = ("-", "--", "-.", ":")
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(5.5, 3.8))
+def _draw(ax: Any, kind: str, xs: np.ndarray, rho: np.ndarray, methods: list[str]) -> None:
+    """One panel: a step line per method, each with its own marker and dash (hollow markers, staggered)."""
     for j, m in enumerate(methods):
         x = np.concatenate([xs, [xs[-1] * (1.5 if kind == "profile" else 1.0) + (0 if kind == "profile" else 0.05)]])
-        ax.step(x, np.concatenate([rho[j], [rho[j, -1]]]), where="post", label=m, lw=1.6)
+        y = np.concatenate([rho[j], [rho[j, -1]]])
+        step = max(1, x.size // 10)
+        ax.step(x, y, where="post", label=m, lw=1.4, ls=_STYLES[j % len(_STYLES)], marker=_MARKERS[j % len(_MARKERS)],
+                markevery=(j % step, step), markersize=5, markerfacecolor="none", alpha=0.9)
     if kind == "profile":
         ax.set_xscale("log")
     ax.set_ylim(-0.02, 1.02)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("fraction of instances")
-    ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=7, loc="lower right")
+
+
+def _plot(kind: str, panels: list[tuple[str, np.ndarray, np.ndarray, list[str]]], title: str, xlabel: str,
+          dpi: float = 100.0) -> Any:
+    """``panels`` (subtitle, x, rho, methods) side by side on a :class:`matplotlib.figure.Figure` of its own (no
+    pyplot): matplotlib's backend and its open figures are left as they were (a notebook's inline display keeps
+    working)."""
+    from matplotlib.figure import Figure
+
+    cols = min(3, len(panels))
+    rows = -(-len(panels) // cols)
+    fig = Figure(figsize=(5.5 if cols == 1 else 4.2 * cols, 3.8 if rows == 1 else 3.3 * rows), dpi=dpi)
+    axes = fig.subplots(rows, cols, squeeze=False).ravel()
+    for ax, (sub, xs, rho, methods) in zip(axes, panels, strict=False):
+        _draw(ax, kind, xs, rho, methods)
+        if sub:
+            ax.set_title(sub, fontsize=9)
+        ax.set_xlabel(xlabel, fontsize=8)
+    for ax in axes[len(panels):]:
+        ax.set_axis_off()
+    axes[0].set_ylabel("fraction of instances")
+    fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    return fig
+
+
+def profile_figure(rows: list[dict[str, Any]], what: str, by: str = "method") -> Any:
+    """The figure of one profile of :func:`write_report` from a store's rows (``ResultStore(path).rows()``):
+    ``what`` = ``time`` / ``sparsity`` (performance profiles) or ``accuracy`` / ``objective`` (cumulative gaps; the
+    objective's in one panel per formulation, :func:`objective_family`). Returns a
+    :class:`matplotlib.figure.Figure` (drawn without pyplot: the backend is left as it was).
+
+    Example::
+
+        >>> with ResultStore("results.sqlite") as store:                  # doctest: +SKIP
+        ...     profile_figure(store.rows(), "time").savefig("time.png")
+    """
+    if what not in _PROFILES:
+        raise OptionError(f"what must be one of {', '.join(_PROFILES)}, got {what!r}")
+    insts, methods, mat = instance_matrix(rows, what, by)
+    if what in ("time", "sparsity"):
+        xs, rho = performance_profile(mat)
+        label = "runtime ratio to the best (unproven = never)" if what == "time" else \
+            "(features per split + 1) ratio to the best"
+        return _plot("profile", [("", xs, rho, methods)], f"Performance profile: {what} ({len(insts)} instances)",
+                     label)
+    if what == "accuracy":
+        xs, rho = cumulative_gap(mat, higher_is_better=True)
+        return _plot("gap", [("", xs, rho, methods)], f"Cumulative gap: accuracy ({len(insts)} instances)",
+                     "gap from the best test balanced accuracy")
+    panels = []  # one panel per formulation: different formulations minimize different objectives
+    for fam in sorted({objective_family(r) for r in rows}):
+        fam_insts, fam_methods, fam_mat = instance_matrix([r for r in rows if objective_family(r) == fam], what, by)
+        xs, rho = cumulative_gap(fam_mat, higher_is_better=False)
+        panels.append((f"{fam} ({len(fam_insts)} instances)", xs, rho, fam_methods))
+    title = ("Cumulative gap: objective, one panel per formulation (objectives of different formulations are not "
+             "compared)" if len(panels) > 1 else f"Cumulative gap: objective of {panels[0][0]}")
+    return _plot("gap", panels, title, "gap from the best objective")
+
+
+def objective_family(row: dict[str, Any]) -> str:
+    """What a row's objective measures: its formulation (or estimator, else its method). Objectives of different
+    families are different functions and are never compared with each other."""
+    return str(row.get("formulation") or row.get("estimator") or row.get("method"))
 
 
 def write_report(store: str | Path, *, by: str = "method", profiles: list[str] | None = None,
                  out: str | Path | None = None, fmt: str = "png", paper: str | Path | None = None,
                  experiment: str | None = None) -> dict[str, Any]:
-    """Plots and ``report.md`` from the store's rows alone; returns ``{"markdown", "files"}``."""
+    """Plots and ``report.md`` from the store's rows alone; returns ``{"markdown", "files"}``.
+
+    The plots are performance profiles (time, sparsity) and cumulative gaps (accuracy, objective), one step line
+    per value of ``by`` with its own marker and dash. The objective's gap is drawn in one panel per formulation
+    (:func:`objective_family`): two formulations' objectives are different functions. The figures are drawn
+    without pyplot, so matplotlib's backend (a notebook's inline display) is left as it was.
+    """
     if not Path(store).exists():
         raise DataError(f"no results store at {store}")
     with ResultStore(store) as s:
@@ -240,17 +306,8 @@ def write_report(store: str | Path, *, by: str = "method", profiles: list[str] |
     files: list[Path] = []
     n_inst = len(instance_matrix(rows, "accuracy", by)[0])
     for what in profiles:
-        insts, methods, mat = instance_matrix(rows, what, by)
         path = outdir / f"{'profile' if what in ('time', 'sparsity') else 'gap'}_{what}.{fmt}"
-        if what in ("time", "sparsity"):
-            xs, rho = performance_profile(mat)
-            label = "runtime ratio to the best (unproven = never)" if what == "time" else \
-                "(features per split + 1) ratio to the best"
-            _plot("profile", xs, rho, methods, path, f"Performance profile: {what} ({len(insts)} instances)", label)
-        else:
-            xs, rho = cumulative_gap(mat, higher_is_better=(what == "accuracy"))
-            label = "gap from the best test balanced accuracy" if what == "accuracy" else "gap from the best objective"
-            _plot("gap", xs, rho, methods, path, f"Cumulative gap: {what} ({len(insts)} instances)", label)
+        profile_figure(rows, what, by).savefig(path)
         files.append(path)
     md = [f"# Report: {store}", "", f"{len(rows)} finished task(s), {n_inst} instance(s), compared by {by}.", "",
           summary_table(rows, by), "", "Test balanced accuracy (%), mean over seeds:", "", dataset_table(rows, by)]

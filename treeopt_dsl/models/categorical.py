@@ -19,8 +19,8 @@ import numpy as np
 
 from treeopt_dsl.data import pick_labels
 from treeopt_dsl.datasets.encoding import NONE_LEVEL, GroupEncoder
-from treeopt_dsl.errors import FormulationError, SolverNotAvailable
-from treeopt_dsl.models.pictures import categorical_graph, to_dot
+from treeopt_dsl.errors import FormulationError
+from treeopt_dsl.models.pictures import categorical_graph, draw, to_dot
 from treeopt_dsl.topology.shapes import Shape
 
 _TINY = float(np.finfo(float).smallest_normal)
@@ -142,59 +142,17 @@ class CategoricalTreeModel:
         return self.text()
 
     def plot(self, ax: Any = None, fontsize: float = 8.0, wrap: int = 28) -> Any:
-        """Draw the tree like the paper's Figure 4 (tests in boxes, yes/no edges, leaves by class).
+        """Draw the tree like the paper's Figure 4 (tests in boxes wrapped at ``wrap`` characters, yes/no edges,
+        leaves by class with their training counts per class) with
+        :func:`~treeopt_dsl.models.pictures.draw`, as the other models' ``plot()``.
 
-        Needs matplotlib (``pip install treeopt-dsl[plot]``). Returns the matplotlib axes.
+        Needs matplotlib (``pip install treeopt-dsl[plot]``). Returns the matplotlib figure.
+
+        Example::
+
+            >>> model.plot().savefig("categorical.png")  # doctest: +SKIP
         """
-        try:
-            import matplotlib.pyplot as plt
-        except ImportError:  # pragma: no cover - matplotlib is installed in the test environment
-            raise SolverNotAvailable("plotting a tree needs matplotlib: pip install 'treeopt-dsl[plot]'") from None
-        import textwrap
-
-        shape = self.shape
-        pos: dict[tuple[str, int], tuple[float, float]] = {}
-        order = [0]
-
-        def place(child: tuple[str, int], depth: int) -> float:
-            kind, i = child
-            if kind == "leaf":
-                x = float(order[0])
-                order[0] += 1
-            else:
-                lc, rc = shape.children[i]
-                x = (place(lc, depth + 1) + place(rc, depth + 1)) / 2.0
-            pos[child] = (x, -float(depth))
-            return x
-
-        place(("node", 0), 0)
-        if ax is None:
-            _, ax = plt.subplots(figsize=(max(6.0, 1.9 * shape.n_leaves), 1.6 * (shape.depth + 1)))
-        colors = {1: "#f4b6b6", -1: "#b6d7f4"}
-        for k, (lc, rc) in enumerate(shape.children):
-            x0, y0 = pos[("node", k)]
-            for child, word in ((lc, "yes"), (rc, "no")):
-                x1, y1 = pos[child]
-                ax.plot([x0, x1], [y0, y1], color="0.4", lw=1, zorder=1)
-                ax.text((x0 + x1) / 2, (y0 + y1) / 2, word, fontsize=fontsize - 1, ha="center", va="center",
-                        color="0.3", bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none"}, zorder=2)
-        for (kind, i), (x, y) in pos.items():
-            if kind == "node":
-                label = textwrap.fill(self.condition(i + 1) + " ?", wrap)
-                box = {"boxstyle": "round,pad=0.3", "fc": "#f2f2f2", "ec": "0.3"}
-            else:
-                sign = int(self.leaf_sign[i])
-                cls = self.classes[1] if sign > 0 else self.classes[0]
-                n = self.leaf_counts[i].astype(int).tolist() if self.leaf_counts.size else [0, 0]
-                label = f"{cls}\n({n[0]} / {n[1]})"
-                box = {"boxstyle": "round,pad=0.3", "fc": colors[sign], "ec": "0.3"}
-            ax.text(x, y, label, fontsize=fontsize, ha="center", va="center", bbox=box, zorder=3)
-        ax.set_xlim(-0.8, shape.n_leaves - 0.2)
-        ax.set_ylim(-shape.depth - 0.5, 0.5)
-        ax.set_axis_off()
-        ax.set_title(f"categorical tree (shape {shape.name}); leaves: class (train -1 / +1)", fontsize=fontsize + 1)
-        return ax
-
+        return draw(categorical_graph(self, wrap=wrap), ax=ax, fontsize=fontsize)
 
     def to_dot(self) -> str:
         """The tree as Graphviz DOT text: set tests (``yes`` = left), leaves with class and training counts."""

@@ -268,9 +268,11 @@ class DecisionTree:
             lines.append(f"{pad}|--- {name} <= {thr:.{decimals}f}")
         return "\n".join(lines)
 
-    def plot(self, ax: Any = None, decimals: int = 2, max_leaves: int = 64) -> Any:
+    def plot(self, ax: Any = None, decimals: int = 2, max_leaves: int = 64, X: Any = None, y: Any = None,
+             counts: Any = None) -> Any:
         """Draw the tree with matplotlib (``pip install treeopt-dsl[plot]``): each split ``name <= value``,
-        each leaf its class, leaves in order left to right and nodes at their depth. Returns the figure.
+        each leaf its class and the samples reaching it (``X``: ``n = ...``; ``X`` and ``y``: per class;
+        ``counts``: given per node), leaves in order left to right and nodes at their depth. Returns the figure.
 
         Trees with more than ``max_leaves`` leaves are refused (a picture of thousands of leaves says less
         than :meth:`text`); raise it to draw them anyway. The drawing is :func:`treeopt_dsl.models.pictures.draw` (the
@@ -279,12 +281,13 @@ class DecisionTree:
         Example::
 
             >>> t = DecisionTree([0, -1, -1], [1.5, 0, 0], [1, -1, -1], [2, -1, -1], [-1, 0, 1])
-            >>> t.plot().savefig("/tmp/tree.png")  # doctest: +SKIP
+            >>> t.plot(X=np.array([[1.0], [2.0], [3.0]])).savefig("/tmp/tree.png")  # doctest: +SKIP
         """
-        return draw(decision_tree_graph(self, decimals), ax=ax, max_leaves=max_leaves)
+        return draw(decision_tree_graph(self, decimals, X, y, counts), ax=ax, max_leaves=max_leaves)
 
-    def to_dot(self, decimals: int | None = None) -> str:
-        """The tree as Graphviz DOT text (``name <= value`` at splits, ``yes`` = left; render with ``dot -Tpng``).
+    def to_dot(self, decimals: int | None = None, X: Any = None, y: Any = None, counts: Any = None) -> str:
+        """The tree as Graphviz DOT text (``name <= value`` at splits, ``yes`` = left, leaves with the samples of
+        ``X`` / ``y`` / ``counts`` as :meth:`plot`; render with ``dot -Tpng``).
 
         Example::
 
@@ -292,7 +295,7 @@ class DecisionTree:
             >>> t.to_dot().count("->")
             2
         """
-        return to_dot(decision_tree_graph(self, decimals))
+        return to_dot(decision_tree_graph(self, decimals, X, y, counts))
 
     @classmethod
     def from_sklearn(cls, estimator: Any, feature_names: Sequence[str] | None = None) -> DecisionTree:

@@ -4,10 +4,15 @@ Every tree-shaped model is first described as a :class:`Graph` (boxes with text,
 ``yes``/``no``: a sample for which a node's rule holds goes to its ``yes`` child, the left one); the
 same graph is drawn by :func:`draw` (matplotlib, imported only when drawing: ``pip install
 treeopt-dsl[plot]``) and written by :func:`to_dot` (plain text, no Graphviz needed to produce it; render
-it with ``dot -Tpng``). Rules are printed in the features' original units: a one-feature split as
-``name <= value``, an oblique split as its largest terms, ``0.8 radius - 0.3 texture + ... <= c``
-(coefficients on raw features, divided by the largest one, terms ordered by their weight on standardized
-features). The models' ``plot()`` and ``to_dot()`` methods are thin calls into this module.
+it with ``dot -Tpng``). A one-feature split is printed in the feature's original units, ``name <= value``. An
+oblique split is printed one term a line, largest first, on the *scaled* features the model was fitted on
+(``units="scaled"``, the default: standardized ``(x - mean) / sd`` or min-max ``(x - min) / (max - min)``, the
+picture's title says which), divided by the largest coefficient: a coefficient then says how much its feature
+matters, and the terms left out are summed up as ``+ 12 more, each |coef| <= 0.04``. ``units="raw"`` prints the
+coefficients on the raw features instead (what a reader applies by hand; their sizes depend on the features'
+units). A subtree no sample can reach (behind a node whose rule is constant) is drawn as one grey, dashed
+``unreachable`` box. The models' ``plot()`` and ``to_dot()`` methods are thin calls into this module, and every
+``plot()`` returns a :class:`matplotlib.figure.Figure`.
 
 Example::
 
@@ -20,6 +25,8 @@ Example::
 
 from __future__ import annotations
 
+import math
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,23 +36,29 @@ import numpy as np
 from treeopt_dsl.errors import DataError, TreeoptError
 from treeopt_dsl.numeric import logistic_cdf
 
-__all__ = ["Graph", "GraphNode", "categorical_graph", "decision_tree_graph", "draw", "linear_rule", "plot_score_card",
-           "randomized_graph", "to_dot", "tree_model_graph"]
+__all__ = ["Graph", "GraphNode", "categorical_graph", "decision_tree_graph", "draw", "linear_rule", "linear_rule_lines",
+           "plot_score_card", "pyplot", "randomized_graph", "scale_note", "to_dot", "tree_model_graph"]
 
 #: leaf colours by class index (matplotlib's tab10, light)
 PALETTE = ("#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2", "#c7c7c7", "#dbdb8d",
            "#9edae5")
 INNER = "#f2f2f2"
+#: fill of a box no sample can reach
+MUTED = "#e6e6e6"
+#: the picture's units for oblique rules
+UNITS = ("scaled", "raw")
 
 
 @dataclass
 class GraphNode:
-    """A box of the picture: its text, whether it is a leaf, and the class index that colours a leaf."""
+    """A box of the picture: its text, whether it is a leaf, the class index that colours a leaf, and whether
+    no sample can reach it (``muted``: drawn grey and dashed)."""
 
     id: str
     label: str
     leaf: bool = False
     klass: int | None = None
+    muted: bool = False
 
 
 @dataclass
@@ -57,9 +70,12 @@ class Graph:
     edges: list[tuple[str, str, str]] = field(default_factory=list)
     title: str = ""
 
-    def add(self, id: str, label: str, leaf: bool = False, klass: int | None = None) -> str:
-        self.nodes.append(GraphNode(id, label, leaf, klass))
+    def add(self, id: str, label: str, leaf: bool = False, klass: int | None = None, muted: bool = False) -> str:
+        self.nodes.append(GraphNode(id, label, leaf, klass, muted))
         return id
+
+    def muted_ids(self) -> set[str]:
+        return {n.id for n in self.nodes if n.muted}
 
     def children(self) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {n.id: [] for n in self.nodes}
@@ -68,8 +84,9 @@ class Graph:
         return out
 
 
-def _pyplot() -> Any:
-    """matplotlib.pyplot (its own backend choice: Agg without a display, inline in notebooks)."""
+def pyplot() -> Any:
+    """matplotlib.pyplot, or a :class:`~treeopt_dsl.errors.TreeoptError` naming the extra that installs it. The
+    backend is matplotlib's own choice (Agg without a display, inline in notebooks): never switched here."""
     try:
         import matplotlib.pyplot as plt
     except ImportError:
@@ -80,6 +97,12 @@ def _pyplot() -> Any:
 # ---------------------------------------------------------------------------------------------- rules
 def _num(v: float, digits: int = 3) -> str:
     return f"{v:.{digits}g}"
+
+
+def _num_up(v: float) -> str:
+    """``v > 0`` rounded *up* to 2 significant digits (a printed bound that holds)."""
+    q = 10.0 ** (math.floor(math.log10(v)) - 1)
+    return f"{math.ceil(v / q - 1e-9) * q:.2g}"
 
 
 def linear_rule(coef: np.ndarray, const: float, names: Sequence[str], op: str, order: np.ndarray | None = None,
@@ -111,6 +134,60 @@ def linear_rule(coef: np.ndarray, const: float, names: Sequence[str], op: str, o
     return f"{''.join(parts)}{more} {op} {_num(-const / k, 4)}"
 
 
+def linear_rule_lines(coef: np.ndarray, const: float, names: Sequence[str], op: str, max_terms: int = 3,
+                      zero_tol: float = 0.0, weight: np.ndarray | None = None) -> str:
+    """``sum_j coef_j x_j + const  op  0`` one term a line, largest ``|coef_j|`` first, divided by the largest
+    (so the first coefficient is ±1), then a line for the terms left out (how many, and the largest of their
+    ``|coef|``, so a reader knows they are small) and the right-hand side. ``weight`` (one per feature): order
+    the terms by ``|weight_j|`` instead (e.g. raw coefficients ordered by their weight on standardized features;
+    the line of the left-out terms then gives their number alone).
+
+    Example::
+
+        >>> print(linear_rule_lines(np.array([0.1, -4.0, 2.0, 0.2]), 2.0, ["a", "b", "c", "d"], "<=", max_terms=2))
+        -1 b
+        + 0.5 c
+        + 2 more, each |coef| <= 0.05
+        <= -0.5
+    """
+    if max_terms < 1:
+        raise DataError(f"max_terms must be at least 1, got {max_terms}")
+    coef = np.asarray(coef, dtype=float)
+    used = np.flatnonzero(np.abs(coef) > zero_tol)
+    if used.size == 0:
+        return f"0 {op} {_num(-const, 4)}"
+    key = np.abs(coef if weight is None else np.asarray(weight, dtype=float))
+    order = used[np.argsort(-key[used], kind="stable")]
+    k = float(np.abs(coef[used]).max())
+    lines = []
+    for i, j in enumerate(order[:max_terms]):
+        c = coef[j] / k
+        sign = ("-" if c < 0 else "") if i == 0 else ("- " if c < 0 else "+ ")
+        lines.append(f"{sign}{_num(abs(c))} {names[j]}")
+    rest = order[max_terms:]
+    if rest.size and weight is None:
+        lines.append(f"+ {rest.size} more, each |coef| <= {_num_up(float(np.abs(coef[rest]).max()) / k)}")
+    elif rest.size:
+        lines.append(f"+ {rest.size} more")
+    lines.append(f"{op} {_num(-const / k, 4)}")
+    return "\n".join(lines)
+
+
+def scale_note(scaler: Any) -> str:
+    """What the scaled features of an oblique rule are, for a picture's title (``""`` for raw features)."""
+    kind = getattr(scaler, "kind", None)
+    if kind == "standard":
+        return "oblique rules on standardized features (x - mean) / sd, largest coefficient 1"
+    if kind == "minmax":
+        return "oblique rules on features scaled to [0, 1]: (x - min) / (max - min), largest coefficient 1"
+    return ""
+
+
+def _check_units(units: str) -> None:
+    if units not in UNITS:
+        raise DataError(f"units must be one of {', '.join(map(repr, UNITS))}, got {units!r}")
+
+
 # ---------------------------------------------------------------------------------------------- graphs
 def _counts_text(counts: np.ndarray | None, classes: Sequence[Any]) -> str:
     if counts is None:
@@ -121,15 +198,19 @@ def _counts_text(counts: np.ndarray | None, classes: Sequence[Any]) -> str:
     return "\n" + " / ".join(f"{c:.4g}" for c in counts) + " (" + " / ".join(str(c) for c in classes) + ")"
 
 
-def tree_model_graph(model: Any, max_terms: int = 3, X: Any = None, y: Any = None) -> Graph:
+def tree_model_graph(model: Any, max_terms: int = 5, X: Any = None, y: Any = None, units: str = "scaled") -> Graph:
     """The :class:`~treeopt_dsl.models.tree.TreeModel` as a :class:`Graph`.
 
     Branch nodes of the inner levels show when a sample goes left (``yes``); a last-layer node shows when it
     predicts ``classes[0]`` (its ``yes`` leaf) rather than ``classes[1]`` (its ``no`` leaf), or, for a
-    multiclass tree, when it sends a sample to its ``yes`` leaf. Leaves show their class and the training
-    samples that reach them (``n``; a multiclass tree's stored training weight per class), or, with raw ``X``
-    and labels ``y``, the samples of each class (``y`` in the original labels).
+    multiclass tree, when it sends a sample to its ``yes`` leaf. Oblique rules are printed one term a line on the
+    scaled features (``units="scaled"``, the title says which scaling) or the raw ones (``units="raw"``), see
+    :func:`linear_rule_lines`. Leaves show their class and the training samples that reach them (``n``; a
+    multiclass tree's stored training weight per class), or, with raw ``X`` and labels ``y``, the samples of each
+    class (``y`` in the original labels). The side of a constant node (``always 'yes'``) no sample takes is one
+    grey ``unreachable`` box.
     """
+    _check_units(units)
     topo, W, b = model.topology, model.W, model.b
     sc = model.scaler
     cuts = getattr(sc, "kind", None) == "cuts"
@@ -154,38 +235,70 @@ def tree_model_graph(model: Any, max_terms: int = 3, X: Any = None, y: Any = Non
             np.add.at(leaf_counts, leaf, cols)
         else:
             leaf_counts = np.bincount(leaf, minlength=2 * topo.last.size)
-    g = Graph(title=f"tree of depth {topo.depth}: a sample goes 'yes' when the node's rule holds")
-    for t in topo.nodes:
-        h = int(topo.level[t])
-        last = h == topo.depth
-        g.add(f"n{t}", _tree_node_rule(model, int(t), last, names, cuts, max_terms))
-    for t in topo.nodes:
+    elif getattr(model, "leaf_samples", None) is not None:  # a lean model: the counts it kept
+        leaf_counts = np.asarray(model.leaf_samples)
+    rules = {int(t): _tree_node_rule(model, int(t), int(topo.level[t]) == topo.depth, names, cuts, max_terms, units)
+             for t in topo.nodes}
+    title = f"tree of depth {topo.depth}: a sample goes 'yes' when the node's rule holds"
+    oblique = any(np.count_nonzero(np.abs(W[t]) > model.zero_tol) > 1 for t in topo.nodes)
+    note = scale_note(sc) if oblique and units == "scaled" and not cuts else ""
+    if oblique and units == "raw":
+        note = "oblique rules on the raw features, largest coefficient 1"
+    g = Graph(title=f"{title}\n{note}" if note else title)
+    reach = {0: True}
+    for t in topo.nodes:  # parents before children (breadth first)
+        t = int(t)
+        if not reach[t]:
+            continue
+        g.add(f"n{t}", rules[t])
+        const = _constant_side(model, t, int(topo.level[t]) == topo.depth, cuts)
+        sides = [(0, "yes", const is not True), (1, "no", const is not False)]
         if int(topo.level[t]) < topo.depth:
-            g.edges += [(f"n{t}", f"n{2 * t + 1}", "yes"), (f"n{t}", f"n{2 * t + 2}", "no")]
-        else:
-            li = int(t - topo.last[0])
-            for side, word in ((0, "yes"), (1, "no")):
-                lid = f"leaf{2 * li + side}"
+            for side, word, ok in sides:
+                child = 2 * t + 1 + side
+                reach[child] = ok
+                cid = f"n{child}" if ok else g.add(f"u{child}", "unreachable", leaf=True, muted=True)
+                g.edges.append((f"n{t}", cid, word))
+            continue
+        li = int(t - topo.last[0])
+        for side, word, ok in sides:
+            lid = f"leaf{2 * li + side}"
+            if not ok:
+                g.add(lid, "unreachable", leaf=True, muted=True)
+            else:
                 cnt = None if leaf_counts is None else leaf_counts[2 * li + side]
                 k = side if codes is None else int(codes[2 * li + side])
                 g.add(lid, f"{classes[k]}{_counts_text(cnt, shown)}", leaf=True, klass=k)
-                g.edges.append((f"n{t}", lid, word))
+            g.edges.append((f"n{t}", lid, word))
+    order = {n.id: i for i, n in enumerate(g.nodes)}
+    g.edges.sort(key=lambda e: order[e[0]])  # each node's yes edge before its no edge, parents first
     return g
 
 
-def _tree_node_rule(model: Any, t: int, last: bool, names: list[str], cuts: bool, max_terms: int) -> str:
+def _constant_side(model: Any, t: int, last: bool, cuts: bool) -> bool | None:
+    """``None`` if node ``t``'s rule depends on a feature, else the side every sample takes (``True``: right, 'no')."""
+    w, b = model.W[t], model.b[t]
+    used = np.flatnonzero(np.abs(w) > model.zero_tol)
+    if used.size == 0:
+        return bool(model._side(np.array([b]), last)[0])
+    if used.size == 1 and cuts:
+        s0, s1 = (bool(model._side(np.array([v]), last)[0]) for v in (b, w[int(used[0])] + b))
+        return s0 if s0 == s1 else None
+    return None
+
+
+def _tree_node_rule(model: Any, t: int, last: bool, names: list[str], cuts: bool, max_terms: int,
+                    units: str = "scaled") -> str:
     """The condition under which node ``t`` sends a sample left (inner) or predicts ``classes[0]`` (last)."""
     w, b = model.W[t], model.b[t]
     used = np.flatnonzero(np.abs(w) > model.zero_tol)
     strict = not last or model.leaf_threshold > 0  # right/positive side: v > thr (strict) or v >= 0
-    if used.size == 0:
-        right = bool(model._side(np.array([b]), last)[0])
-        return "always 'no'" if right else "always 'yes'"
+    const_side = _constant_side(model, t, last, cuts)
+    if const_side is not None:
+        return "always 'no'" if const_side else "always 'yes'"
     if used.size == 1 and cuts:
         j = int(used[0])
-        s0, s1 = (bool(model._side(np.array([v]), last)[0]) for v in (b, w[j] + b))
-        if s0 == s1:
-            return "always 'no'" if s0 else "always 'yes'"
+        s1 = bool(model._side(np.array([w[j] + b]), last)[0])
         return names[j].replace(" > ", " <= ", 1) if s1 else names[j]
     if used.size == 1:
         j = int(used[0])
@@ -193,22 +306,48 @@ def _tree_node_rule(model: Any, t: int, last: bool, names: list[str], cuts: bool
         up = w[j] > 0  # right iff x > cut (or >=); left is the complement
         op = ("<=" if strict else "<") if up else (">=" if strict else ">")
         return f"{names[j]} {op} {cut}"
-    shift, scale = np.asarray(model.scaler.shift_, float), np.asarray(model.scaler.scale_, float)
-    coef = np.where(np.abs(w) > model.zero_tol, w, 0.0) / scale
     thr = (model.leaf_threshold if model.leaf_threshold > 0 else 0.0) if last else model.threshold
+    wz = np.where(np.abs(w) > model.zero_tol, w, 0.0)
+    op = "<=" if strict else "<"
+    if units == "scaled" and not cuts:
+        return linear_rule_lines(wz, b - thr, names, op, max_terms=max_terms)
+    shift, scale = np.asarray(model.scaler.shift_, float), np.asarray(model.scaler.scale_, float)
+    coef = wz / scale
     const = b - float(np.sum(coef * shift)) - thr
-    order = used[np.argsort(-np.abs(w[used]), kind="stable")]
-    return linear_rule(coef, const, names, "<=" if strict else "<", order=order, max_terms=max_terms)
+    return linear_rule_lines(coef, const, names, op, max_terms=max_terms, weight=None if cuts else wz)
 
 
-def decision_tree_graph(tree: Any, decimals: int | None = None) -> Graph:
+def decision_tree_graph(tree: Any, decimals: int | None = None, X: Any = None, y: Any = None,
+                        counts: Any = None) -> Graph:
     """A :class:`~treeopt_dsl.models.decision_tree.DecisionTree` as a :class:`Graph` (``name <= value``; the
-    value with ``decimals`` decimals, or 6 significant digits when ``None``)."""
+    value with ``decimals`` decimals, or 6 significant digits when ``None``).
+
+    Leaves show their class and, like the other trees' pictures, the samples reaching them: ``n = ...`` for
+    raw ``X``, per class for ``X`` and labels ``y`` (``y`` in ``tree.classes``), or ``counts`` given per node
+    (``(n_nodes,)`` samples, or ``(n_nodes, n_classes)`` training weight per class, as the estimators keep them).
+    """
+    leaf_counts = None
+    if counts is not None:
+        leaf_counts = np.asarray(counts, dtype=float)
+        if leaf_counts.shape[0] != tree.n_nodes:
+            raise DataError(f"counts has {leaf_counts.shape[0]} rows, the tree has {tree.n_nodes} nodes")
+    elif X is not None:
+        node = tree.apply(X)
+        if y is None:
+            leaf_counts = np.bincount(node, minlength=tree.n_nodes)
+        else:
+            codes = np.searchsorted(np.asarray(tree.classes), np.asarray(y))
+            codes = np.where(codes < len(tree.classes), codes, 0)
+            if not np.array_equal(np.asarray(tree.classes)[codes], np.asarray(y)):
+                raise DataError(f"y holds labels that are not the tree's classes {list(tree.classes)}")
+            leaf_counts = np.zeros((tree.n_nodes, len(tree.classes)))
+            np.add.at(leaf_counts, (node, codes), 1.0)
     g = Graph(title=f"decision tree: depth {tree.depth}, {tree.n_leaves} leaves")
     for v in range(tree.n_nodes):
         if tree.left[v] < 0:
             k = int(tree.value[v])
-            g.add(f"n{v}", str(tree.classes[k]), leaf=True, klass=k)
+            cnt = None if leaf_counts is None else leaf_counts[v]
+            g.add(f"n{v}", f"{tree.classes[k]}{_counts_text(cnt, tuple(tree.classes))}", leaf=True, klass=k)
         else:
             thr = float(tree.threshold[v])
             text = f"{thr:.{decimals}f}" if decimals is not None else f"{thr:.6g}"
@@ -217,37 +356,52 @@ def decision_tree_graph(tree: Any, decimals: int | None = None) -> Graph:
     return g
 
 
-def categorical_graph(model: Any) -> Graph:
+def categorical_graph(model: Any, wrap: int | None = None) -> Graph:
     """A :class:`~treeopt_dsl.models.categorical.CategoricalTreeModel` ([gunluk-odt-categorical]) as a
-    :class:`Graph`: set tests, leaves with their class and training counts per class."""
+    :class:`Graph`: set tests (wrapped at ``wrap`` characters when given), leaves with their class and training
+    counts per class; the side of a test that holds for every value (or none) is one grey ``unreachable`` box."""
     shape = model.shape
-    g = Graph(title=f"categorical tree (shape {shape.name})")
-    for k in range(len(shape.children)):
-        g.add(f"n{k}", model.condition(k + 1) + " ?")
-    for i in range(shape.n_leaves):
-        sign = int(model.leaf_sign[i])
-        cnt = model.leaf_counts[i] if model.leaf_counts.size else None
-        g.add(f"leaf{i}", f"{model.classes[1] if sign > 0 else model.classes[0]}"
-                          f"{_counts_text(cnt, model.classes)}", leaf=True, klass=int(sign > 0))
-    for k, (lc, rc) in enumerate(shape.children):
-        for (kind, i), word in ((lc, "yes"), (rc, "no")):
-            g.edges.append((f"n{k}", f"n{i}" if kind == "node" else f"leaf{i}", word))
+    g = Graph(title=f"categorical tree (shape {shape.name}): a sample goes 'yes' when its value is in the set")
+    stack: list[tuple[str, int]] = [("node", 0)]
+    while stack:  # from the root: a subtree behind a constant test is not drawn
+        kind, i = stack.pop()
+        if kind == "leaf":
+            sign = int(model.leaf_sign[i])
+            cnt = model.leaf_counts[i] if model.leaf_counts.size else None
+            g.add(f"leaf{i}", f"{model.classes[1] if sign > 0 else model.classes[0]}"
+                              f"{_counts_text(cnt, model.classes)}", leaf=True, klass=int(sign > 0))
+            continue
+        text = model.condition(i + 1) + " ?"
+        g.add(f"n{i}", textwrap.fill(text, wrap) if wrap else text)
+        left = model.left_levels(i + 1)
+        lc, rc = shape.children[i]
+        for child, word, ok in ((lc, "yes", bool(left.any())), (rc, "no", not bool(left.all()))):
+            cid = f"n{child[1]}" if child[0] == "node" else f"leaf{child[1]}"
+            if not ok:
+                cid = g.add(f"u{cid}", "unreachable", leaf=True, muted=True)
+            g.edges.append((f"n{i}", cid, word))
+        stack += [c for c, ok in ((rc, not bool(left.all())), (lc, bool(left.any()))) if ok]
     return g
 
 
-def randomized_graph(model: Any, max_terms: int = 3) -> Graph:
+def randomized_graph(model: Any, max_terms: int = 3, units: str = "scaled") -> Graph:
     """A :class:`~treeopt_dsl.models.randomized.RandomizedTreeModel` (S-ORCT [blanquero-2020-sorct]) as a
     :class:`Graph`.
 
     A node sends ``x`` left (``yes``) with probability ``F(s (u - c))``, ``F`` the logistic CDF: the box shows
-    the deterministic rule ``u >= c`` in original units (``u`` the normalized combination of raw features) and
-    the steepness ``s`` in those units (``inf``: a deterministic split). Leaves show the class probabilities.
+    the deterministic rule ``u >= c`` (``u`` the combination of the features divided by its largest coefficient;
+    a one-feature rule in the feature's original units, an oblique one one term a line on the scaled features
+    with ``units="scaled"``, the title says which, or on the raw ones with ``units="raw"``) and the steepness
+    ``s`` in the same units (``inf``: a deterministic split). Leaves show the class probabilities.
     """
+    _check_units(units)
     topo, A, mu = model.topology, model.A, model.mu
     p = A.shape[1]
     shift, scale = np.asarray(model.scaler.shift_, float), np.asarray(model.scaler.scale_, float)
     names = list(model.feature_names)
-    g = Graph(title=f"randomized tree (S-ORCT), depth {topo.depth}: 'yes' = left with probability F(s (u - c))")
+    title = f"randomized tree (S-ORCT), depth {topo.depth}: 'yes' = left with probability F(s (u - c))"
+    g = Graph(title=title)
+    oblique = False
     for t in topo.nodes:
         a = np.where(np.abs(A[t]) > model.zero_tol, A[t], 0.0)
         coef = a / (p * scale)  # v = coef . x_raw - (mu + coef . shift)
@@ -257,12 +411,21 @@ def randomized_graph(model: Any, max_terms: int = 3) -> Graph:
 
             g.add(f"n{t}", f"no feature: 'yes' w.p. {float(logistic_cdf(np.array(-mu[t]), model.gamma)):.2f}")
             continue
+        if used.size > 1 and units == "scaled":  # v = (a / p) . x_scaled - mu
+            oblique = True
+            coef, const = a / p, -float(mu[t])
+            rule = linear_rule_lines(coef, const, names, ">=", max_terms=max_terms)
+        elif used.size > 1:
+            oblique = True
+            rule = linear_rule_lines(coef, const, names, ">=", max_terms=max_terms, weight=a)
+        else:
+            rule = linear_rule(coef, const, names, ">=", max_terms=max_terms)
         k = float(np.abs(coef[used]).max())
-        order = used[np.argsort(-np.abs(a[used]), kind="stable")]
-        rule = linear_rule(coef, const, names, ">=", order=order, max_terms=max_terms)
         s = model.gamma * k
         steep = "deterministic" if not np.isfinite(s) else f"steepness s = {_num(s)}"
         g.add(f"n{t}", f"{rule}\n{steep}")
+    note = (scale_note(model.scaler) if units == "scaled" else "oblique rules on the raw features") if oblique else ""
+    g.title = f"{title}\n{note}" if note else title
     n_inner = topo.n_nodes
     for t in topo.nodes:
         for side, word in ((1, "yes"), (2, "no")):
@@ -277,6 +440,12 @@ def randomized_graph(model: Any, max_terms: int = 3) -> Graph:
 
 
 # ---------------------------------------------------------------------------------------------- output
+def _fill(n: GraphNode) -> str:
+    if n.muted:
+        return MUTED
+    return PALETTE[(n.klass or 0) % len(PALETTE)] if n.leaf else INNER
+
+
 def _dot_quote(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
@@ -301,11 +470,14 @@ def to_dot(graph: Graph, name: str = "tree") -> str:
              '  edge [fontname="Helvetica", fontsize=10];']
     if graph.title:
         lines.insert(1, f"  label={_dot_quote(graph.title)}; labelloc=t;")
+    muted = graph.muted_ids()
     for n in graph.nodes:
-        color = PALETTE[(n.klass or 0) % len(PALETTE)] if n.leaf else INNER
-        lines.append(f"  {n.id} [label={_dot_quote(n.label)}, fillcolor=\"{color}\"];")
+        color = _fill(n)
+        style = ', style="rounded,filled,dashed", fontcolor="#808080"' if n.muted else ""
+        lines.append(f"  {n.id} [label={_dot_quote(n.label)}, fillcolor=\"{color}\"{style}];")
     for a, b, lab in graph.edges:
-        lines.append(f"  {a} -> {b} [label={_dot_quote(lab)}];")
+        style = ", style=dashed" if b in muted else ""
+        lines.append(f"  {a} -> {b} [label={_dot_quote(lab)}{style}];")
     lines.append("}")
     return "\n".join(lines)
 
@@ -342,7 +514,7 @@ def draw(graph: Graph, ax: Any = None, fontsize: float = 7.0, max_leaves: int = 
         >>> g.edges += [("r", "a", "yes"), ("r", "b", "no")]
         >>> draw(g).savefig("/tmp/g.png")  # doctest: +SKIP
     """
-    plt = _pyplot()
+    plt = pyplot()
     n_leaves = sum(1 for n in graph.nodes if n.leaf or not graph.children()[n.id])
     if n_leaves > max_leaves:
         raise DataError(f"the tree has {n_leaves} leaves, more than max_leaves={max_leaves}: use text() "
@@ -351,16 +523,23 @@ def draw(graph: Graph, ax: Any = None, fontsize: float = 7.0, max_leaves: int = 
     max_depth = max(depth.values())
     if ax is None:
         widest = max(len(line) for n in graph.nodes for line in n.label.split("\n"))
+        tallest = max(n.label.count("\n") + 1 for n in graph.nodes)
         per_leaf = min(3.2, max(1.3, 0.065 * widest))
-        _, ax = plt.subplots(figsize=(min(40.0, max(4.5, per_leaf * n_leaves)), max(2.5, 1.4 * (max_depth + 1))))
+        per_level = max(1.4, 0.6 + 0.17 * tallest)
+        title_w = 0.075 * max((len(line) for line in graph.title.split("\n")), default=0) * (fontsize + 1) / 8
+        _, ax = plt.subplots(figsize=(min(40.0, max(4.5, per_leaf * n_leaves, title_w)),
+                                      max(2.5, per_level * (max_depth + 1) + 0.3 * graph.title.count("\n"))))
+    muted = graph.muted_ids()
     for a, b, lab in graph.edges:
-        ax.plot([x[a], x[b]], [-depth[a], -depth[b]], color="0.6", lw=1, zorder=1)
+        ax.plot([x[a], x[b]], [-depth[a], -depth[b]], color="0.6", lw=1, zorder=1, ls="--" if b in muted else "-")
         ax.text((x[a] + x[b]) / 2, -(depth[a] + depth[b]) / 2, lab, fontsize=fontsize - 1, color="0.35",
                 ha="center", va="center", bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none"}, zorder=2)
     for n in graph.nodes:
-        color = PALETTE[(n.klass or 0) % len(PALETTE)] if n.leaf else INNER
+        box = {"boxstyle": "round,pad=0.3", "fc": _fill(n), "ec": "0.6" if n.muted else "0.3"}
+        if n.muted:
+            box["ls"] = "--"
         ax.text(x[n.id], -depth[n.id], n.label, ha="center", va="center", fontsize=fontsize, zorder=3,
-                bbox={"boxstyle": "round,pad=0.3", "fc": color, "ec": "0.3"})
+                multialignment="center" if n.leaf else "left", color="0.45" if n.muted else "black", bbox=box)
     ax.set_xlim(-0.7, max(n_leaves - 0.3, 0.7))
     ax.set_ylim(-max_depth - 0.6, 0.6)
     ax.axis("off")
@@ -375,7 +554,7 @@ def plot_score_card(model: Any, ax: Any = None, title: str | None = None) -> Any
     total score. Works for :class:`~treeopt_dsl.models.risk.RiskScoreModel` and
     :class:`~treeopt_dsl.models.risk.GeneralizedRiskScoreModel` (anything with ``score_card()``,
     ``risk_table()`` and ``classes``). Returns the figure."""
-    plt = _pyplot()
+    plt = pyplot()
     card = model.score_card()
     table = model.risk_table()
     if ax is None:

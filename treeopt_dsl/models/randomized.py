@@ -109,20 +109,21 @@ class RandomizedTreeModel:
     def __str__(self) -> str:
         return self.text()
 
-    def plot(self, ax: Any = None, max_terms: int = 3, fontsize: float = 7.0) -> Any:
+    def plot(self, ax: Any = None, max_terms: int = 3, fontsize: float = 7.0, units: str = "scaled") -> Any:
         """Draw the probabilistic splits with matplotlib; returns the figure. Each node shows its rule
-        ``u >= c`` in original units and the steepness of ``F`` along it, each leaf its class probabilities
+        ``u >= c`` (one feature: in its original units; oblique: one term a line on the scaled features, or the
+        raw ones with ``units="raw"``) and the steepness of ``F`` along it, each leaf its class probabilities
         (:func:`treeopt_dsl.models.pictures.randomized_graph`).
 
         Example::
 
             >>> model.plot().savefig("sorct.png")  # doctest: +SKIP
         """
-        return draw(randomized_graph(self, max_terms), ax=ax, fontsize=fontsize)
+        return draw(randomized_graph(self, max_terms, units), ax=ax, fontsize=fontsize)
 
-    def to_dot(self, max_terms: int = 3) -> str:
+    def to_dot(self, max_terms: int = 3, units: str = "scaled") -> str:
         """The tree of :meth:`plot` as Graphviz DOT text."""
-        return to_dot(randomized_graph(self, max_terms), name="sorct")
+        return to_dot(randomized_graph(self, max_terms, units), name="sorct")
 
 
 def decode_randomized(ctx: Any, x: np.ndarray) -> RandomizedTreeModel:

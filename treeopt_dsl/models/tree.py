@@ -46,6 +46,8 @@ class TreeModel:
     #: the printed cut of every one-feature node, kept by :meth:`lean` when it drops ``X_train`` (the training
     #: values choose its digits: :meth:`_printed_cut`)
     cut_text: dict[tuple[int, int], str] | None = field(default=None, repr=False)
+    #: the training samples reaching each leaf ``2j + side``, kept by :meth:`lean` (the picture's ``n = ...``)
+    leaf_samples: np.ndarray | None = field(default=None, repr=False)
 
     # ---------------------------------------------------------------- evaluation
     def _scaled(self, X: Any) -> np.ndarray:
@@ -243,7 +245,7 @@ class TreeModel:
     def lean(self) -> TreeModel:
         """A copy without the training data: no ``X_train`` (the scaled training matrix), no 0/1 training columns in
         a cut scaler; the printed cuts are kept (``cut_text``), so :meth:`predict`, :meth:`text` and :meth:`plot`
-        give what they gave (``plot`` without per-leaf training counts unless ``X`` is given; multiclass trees keep
+        give what they gave (the training samples per leaf are kept in ``leaf_samples``; multiclass trees keep
         ``leaf_counts``). What a pickled estimator keeps by default (``keep_model=False``).
 
         Example::
@@ -263,30 +265,37 @@ class TreeModel:
         if bz is not None and getattr(bz, "Z", None) is not None and bz.Z.shape[0]:
             scaler = copy.copy(scaler)
             scaler.bz = replace(bz, Z=np.zeros((0, bz.Z.shape[1]), dtype=bz.Z.dtype))
-        return replace(self, X_train=None, scaler=scaler, cut_text=texts or None)
+        samples = self.leaf_samples
+        if self.X_train is not None:
+            samples = np.bincount(self.leaf(self.X_train, scaled=True), minlength=2 * self.topology.last.size)
+        return replace(self, X_train=None, scaler=scaler, cut_text=texts or None, leaf_samples=samples)
 
     # ---------------------------------------------------------------- pictures (treeopt_dsl.models.pictures)
-    def plot(self, ax: Any = None, max_terms: int = 3, X: Any = None, y: Any = None, fontsize: float = 7.0) -> Any:
+    def plot(self, ax: Any = None, max_terms: int = 5, X: Any = None, y: Any = None, fontsize: float = 7.0,
+             units: str = "scaled") -> Any:
         """Draw the tree with matplotlib (``pip install treeopt-dsl[plot]``); returns the figure.
 
-        Rules in the features' original units (``name <= value``; oblique nodes by their ``max_terms``
-        largest terms), leaves with their class and the training samples reaching them (per class when raw
-        ``X`` and labels ``y`` are given). See :func:`treeopt_dsl.models.pictures.tree_model_graph`.
+        One-feature rules in the feature's original units (``name <= value``); oblique rules one term a line, the
+        ``max_terms`` largest, on the scaled features the model uses (``units="scaled"``: a coefficient says how
+        much its feature matters; the title names the scaling) or on the raw features (``units="raw"``). Leaves
+        show their class and the training samples reaching them (per class when raw ``X`` and labels ``y`` are
+        given); the side of a constant node no sample takes is a grey ``unreachable`` box. See
+        :func:`treeopt_dsl.models.pictures.tree_model_graph`.
 
         Example::
 
             >>> model.plot().savefig("tree.png")  # doctest: +SKIP
         """
-        return draw(tree_model_graph(self, max_terms, X, y), ax=ax, fontsize=fontsize)
+        return draw(tree_model_graph(self, max_terms, X, y, units), ax=ax, fontsize=fontsize)
 
-    def to_dot(self, max_terms: int = 3, X: Any = None, y: Any = None) -> str:
+    def to_dot(self, max_terms: int = 5, X: Any = None, y: Any = None, units: str = "scaled") -> str:
         """The tree as Graphviz DOT text (the boxes of :meth:`plot`; render with ``dot -Tpng``).
 
         Example::
 
             >>> open("tree.dot", "w").write(model.to_dot())  # doctest: +SKIP
         """
-        return to_dot(tree_model_graph(self, max_terms, X, y))
+        return to_dot(tree_model_graph(self, max_terms, X, y, units))
 
 
 def decode_tree(ctx: Any, x: np.ndarray, scaler: Scaler | None = None) -> TreeModel:

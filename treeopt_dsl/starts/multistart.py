@@ -244,10 +244,7 @@ def plot_path(path: Sequence[PathPoint], over: str = "lambda_l", ax: Any = None)
     """Sparsity (``delta_L``, ``delta_G``) and accuracy along a path against ``over``, as the paper's
     Figures 2-3. Needs matplotlib (``pip install treeopt-dsl[plot]``). Returns the figure."""
     try:
-        import matplotlib
-
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt  # matplotlib's own backend: never switched here (a notebook's stays inline)
     except ImportError:
         raise TreeoptError("plotting needs matplotlib: `pip install treeopt-dsl[plot]`") from None
     rows = [p.to_dict() for p in path]
