@@ -31,7 +31,7 @@ TREE_PARAMS: dict[str, Any] = {"depth": 2, "C": 1.0, "scaling": "standard"}
 
 #: fitted attributes cleared at the start of every fit (a failed refit must not leave a stale model)
 FITTED = ("classes_", "model_", "tree_", "result_", "certificate_", "feature_influence_", "estimators_",
-          "feature_importances_", "_flat", "_node_weights", "_node_counts")
+          "feature_importances_", "_flat", "_node_weights", "_node_counts", "depth_", "n_iter_")
 
 #: scipy sparse formats ``fit`` and ``predict`` take (densified first, :func:`dense_features`)
 SPARSE_FORMATS = ("csr", "csc", "coo")
@@ -173,6 +173,11 @@ class SolvedClassifier(ClassifierMixin, BaseEstimator):
     def _spec(self) -> Any:  # pragma: no cover - interface
         raise NotImplementedError
 
+    def _spec_for(self, n_classes: int) -> Any:
+        """The formulation spec for data with ``n_classes`` classes (``_spec()`` unless a parameter's default
+        depends on them, e.g. S-ORCT's depth)."""
+        return self._spec()
+
     def _start(self, previous: Any, n_features: int) -> Any:
         return None
 
@@ -231,7 +236,7 @@ class SolvedClassifier(ClassifierMixin, BaseEstimator):
         if sw is not None and np.any(sw == 0) and np.unique(y[sw > 0]).size == classes.size:
             keep = sw > 0  # a zero weight removes the row (scikit-learn's semantics; also from the scaling)
             X, y, sw = X[keep], y[keep], sw[keep]
-        spec = self._spec()
+        spec = self._spec_for(int(classes.size))
         if classes.size > 2 and not getattr(spec, "multiclass", False):
             return self._fit_one_vs_rest(X, y, classes, sw)
         names = getattr(self, "feature_names_in_", None)
