@@ -17,7 +17,7 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from treeopt_dsl.data import Dataset, check_labels, require_numeric
+from treeopt_dsl.data import NUMERIC_HINT, Dataset, check_labels, require_numeric
 from treeopt_dsl.defaults import MEMORY_ENV, memory_budget
 from treeopt_dsl.errors import DataError, FormulationError, ModelTooLarge, SolveError, UncertifiedWarning
 from treeopt_dsl.numeric import sigmoid
@@ -132,6 +132,10 @@ class SolvedClassifier(ClassifierMixin, BaseEstimator):
 
     #: whether ``fit`` takes more than two classes (natively or one-vs-rest)
     _multiclass: bool = False
+    #: what the refusal of text columns says to do instead
+    _numeric_hint: str = NUMERIC_HINT
+    #: what the refusal of more than two classes says to do instead (binary estimators)
+    _binary_hint: str = "pick one class against the rest (e.g. y == label)"
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -211,7 +215,7 @@ class SolvedClassifier(ClassifierMixin, BaseEstimator):
         previous = getattr(self, "model_", None)
         for name in FITTED:
             self.__dict__.pop(name, None)
-        require_numeric(X)  # text / categorical DataFrame columns: say which and what to do
+        require_numeric(X, self._numeric_hint)  # text / categorical DataFrame columns: say which and what to do
         if y is not None:
             try:
                 y_arr = np.asarray(y)
@@ -228,7 +232,7 @@ class SolvedClassifier(ClassifierMixin, BaseEstimator):
         if y_type not in ("binary", "multiclass") or (y_type == "multiclass" and not self._multiclass):
             raise ValueError(f"Only binary classification is supported. The type of the target is {y_type} "
                              f"({classes.size} classes: {shown}); {type(self).__name__} is binary (the papers' "
-                             "setting): pick one class against the rest (e.g. y == label)")
+                             f"setting): {self._binary_hint}")
         if classes.size < 2:
             raise DataError(f"{type(self).__name__} needs two classes in y, found 1 class ({shown}): "
                             "a classifier cannot be trained on a single class")
