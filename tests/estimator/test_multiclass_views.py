@@ -28,3 +28,45 @@ def test_risk_scores_refuse_more_classes_and_name_the_alternatives():
     scores = np.column_stack([c.decision_function(X) for c in cards])
     assert np.array_equal(ovr.predict(X), np.argmax(scores, axis=1))
     assert ovr.score(X, y) > 0.9
+
+
+def test_one_vs_rest_trees_print_and_draw_as_one_view():
+    import pickle
+    import re
+    import warnings
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from sklearn.datasets import load_iris
+    from sklearn.exceptions import ConvergenceWarning
+
+    from treeopt_dsl.estimator import OptimalTreeClassifier
+    from treeopt_dsl.models.ovr import OneVsRestTrees
+
+    X, y = load_iris(return_X_y=True)
+    X, names = X[::3], np.array(["setosa", "versicolor", "virginica"])[y[::3]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = OptimalTreeClassifier(formulation="olct", depth=1, time_limit=20).fit(X, names)
+    view = clf.tree_
+    assert isinstance(view, OneVsRestTrees) and isinstance(view, tuple) and view is clf.model_
+    assert view.classes == ("setosa", "versicolor", "virginica")
+    assert all(view[k] is e.tree_ for k, e in enumerate(clf.estimators_))
+    text = clf.explain()
+    assert text == str(view) and text.startswith("one-vs-rest: 3 binary trees")
+    for k, c in enumerate(view.classes):
+        assert f"{c} vs rest:" in text and f"-1 = 'not {c}', +1 = '{c}'" in text
+        rule = clf.estimators_[k].explain().splitlines()[0]  # each tree's own rule, as its estimator prints it
+        assert rule in text
+    fig = view.plot(X=X, y=names)
+    axes = [a for a in fig.axes if a.get_title()]
+    assert [a.get_title() for a in axes] == [f"{c} vs rest" for c in view.classes]
+    for ax, c in zip(axes, view.classes, strict=True):  # every panel's leaves count each training sample once
+        counts = [tuple(map(int, m)) for t in ax.texts for m in re.findall(r"(\d+) / (\d+) \(not", t.get_text())]
+        assert sum(a + b for a, b in counts) == len(names)
+        assert sum(b for _, b in counts) == int(np.sum(names == c))
+    back = pickle.loads(pickle.dumps(clf))  # lean by default: the view survives, without training data
+    assert isinstance(back.tree_, OneVsRestTrees) and back.tree_.classes == view.classes
+    assert all(t.X_train is None for t in back.tree_) and back.explain() == text
+    assert np.array_equal(back.predict(X), clf.predict(X))

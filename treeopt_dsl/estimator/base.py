@@ -20,6 +20,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from treeopt_dsl.data import NUMERIC_HINT, Dataset, check_labels, require_numeric
 from treeopt_dsl.defaults import MEMORY_ENV, memory_budget
 from treeopt_dsl.errors import DataError, FormulationError, ModelTooLarge, SolveError, UncertifiedWarning
+from treeopt_dsl.models.ovr import OneVsRestTrees
 from treeopt_dsl.numeric import sigmoid
 from treeopt_dsl.result import Status
 from treeopt_dsl.solve import failure_message
@@ -82,6 +83,8 @@ def dense_features(X: Any, who: str) -> np.ndarray:
 
 def lean_model(model: Any) -> Any:
     """``model`` without its training data (a tuple: each; a model with ``lean()``: that; else itself)."""
+    if isinstance(model, OneVsRestTrees):
+        return model.lean()
     if isinstance(model, tuple):
         return tuple(lean_model(m) for m in model)
     return model.lean() if hasattr(model, "lean") else model
@@ -279,7 +282,7 @@ class SolvedClassifier(ClassifierMixin, BaseEstimator):
             subs.append(sub.fit(X, (y == k).astype(np.int64), sample_weight=sw))
         self.classes_ = classes
         self.estimators_ = subs
-        self.model_ = tuple(s.model_ for s in subs)
+        self.model_ = OneVsRestTrees([s.model_ for s in subs], classes.tolist())  # a tuple with one text / figure
         self.tree_ = self.model_
         self.result_ = [s.result_ for s in subs]
         self.certificate_ = [s.certificate_ for s in subs]
