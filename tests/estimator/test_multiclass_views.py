@@ -70,3 +70,36 @@ def test_one_vs_rest_trees_print_and_draw_as_one_view():
     assert isinstance(back.tree_, OneVsRestTrees) and back.tree_.classes == view.classes
     assert all(t.X_train is None for t in back.tree_) and back.explain() == text
     assert np.array_equal(back.predict(X), clf.predict(X))
+
+
+def test_categorical_trees_on_three_classes_are_one_vs_rest_with_names():
+    import warnings
+
+    import pandas as pd
+
+    from treeopt_dsl.estimator import CategoricalTreeClassifier
+    from treeopt_dsl.models.ovr import OneVsRestTrees
+
+    rng = np.random.default_rng(0)
+    color = rng.choice(["red", "green", "blue", "amber"], 150)
+    size = np.round(rng.normal(size=150), 2)
+    y = np.where(color == "red", "stop", np.where(size > 0.3, "go", "wait"))
+    df = pd.DataFrame({"color": color, "size": size})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = CategoricalTreeClassifier(shape="1", time_limit=30).fit(df, y)
+    assert isinstance(clf.tree_, OneVsRestTrees) and clf.tree_.classes == ("go", "stop", "wait")
+    assert "stop vs rest:" in clf.explain() and "{red}" in clf.explain() and "size" in clf.explain()
+    # an independent fit per class (the binary estimator on y == label, the colors coded by hand) gives each tree's
+    # optimum, and predict is the class whose tree scores highest
+    codes = df.assign(color=np.searchsorted(sorted(set(color)), color).astype(float))
+    scores = []
+    for k, label in enumerate(clf.classes_):
+        own = CategoricalTreeClassifier(shape="1", categorical_features=["color"], time_limit=30).fit(
+            codes, (y == label).astype(int))
+        assert clf.estimators_[k].result_.objective == pytest.approx(own.result_.objective)
+        scores.append(own.decision_function(codes))
+    assert np.array_equal(clf.predict(df), clf.classes_[np.argmax(np.column_stack(scores), axis=1)])
+    assert clf.score(df, y) > 0.95
+    P = clf.predict_proba(df)
+    assert P.shape == (150, 3) and np.array_equal(clf.classes_[P.argmax(1)], clf.predict(df))

@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
@@ -275,11 +276,18 @@ class SolvedClassifier(ClassifierMixin, BaseEstimator):
         the class whose tree scores highest (docs/multiclass.md)."""
         from sklearn.base import clone
 
+        params: dict[str, Any] = {"class_weight": None}
+        if "warm_start" in self.get_params(deep=False):
+            params["warm_start"] = "auto" if self.warm_start is True else self.warm_start
+        params.update(self._ovr_params())
+        names = getattr(self, "feature_names_in_", None)
+        Xn = X if names is None else pd.DataFrame(X, columns=names)  # the trees print the column names
         subs = []
         for k in classes:
-            sub = clone(self).set_params(class_weight=None, warm_start="auto" if self.warm_start is True
-                                         else self.warm_start)
-            subs.append(sub.fit(X, (y == k).astype(np.int64), sample_weight=sw))
+            sub = clone(self).set_params(**params)
+            sub.fit(Xn, (y == k).astype(np.int64), sample_weight=sw)
+            self._ovr_after(sub)
+            subs.append(sub)
         self.classes_ = classes
         self.estimators_ = subs
         self.model_ = OneVsRestTrees([s.model_ for s in subs], classes.tolist())  # a tuple with one text / figure
@@ -288,6 +296,13 @@ class SolvedClassifier(ClassifierMixin, BaseEstimator):
         self.certificate_ = [s.certificate_ for s in subs]
         self._remember(X, np.searchsorted(classes, y), sw)
         return self
+
+    def _ovr_params(self) -> dict[str, Any]:
+        """Parameters of the binary estimators of a one-vs-rest fit that differ from this one's."""
+        return {}
+
+    def _ovr_after(self, sub: Any) -> None:
+        """Complete a fitted binary estimator of a one-vs-rest fit (e.g. with what ``fit`` derived from the data)."""
 
     def _decision(self, X: np.ndarray) -> np.ndarray:
         """The model's signed score of validated ``X``: ``> 0`` means ``classes_[1]``."""

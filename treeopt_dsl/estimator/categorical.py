@@ -126,6 +126,8 @@ class CategoricalTreeClassifier(SolvedClassifier):
     reached leaf, clipped to the leaf's side of 1/2 (so that it agrees with ``predict``).
     """
 
+    _multiclass = True  # one-vs-rest (the formulation's leaves carry fixed labels B+ / B-): docs/multiclass.md
+
     def __init__(self, shape: str = "2", C: Any = 1.0, categorical_features: Any = None, n_bins: int = 10,
                  numeric: str = "ordinal", max_card: int | None = None, min_sensitivity: float | None = None,
                  min_specificity: float | None = None, preselect: str = "none", anchor: bool = True,
@@ -169,27 +171,43 @@ class CategoricalTreeClassifier(SolvedClassifier):
         encoded to integer levels here and its level names print in :meth:`explain` and ``tree_.plot()``;
         ``predict`` encodes new rows the same way (a category unseen in training fails every "in S" test)."""
         self._levels = text_levels(X)
-        return super().fit(encode_levels(X, self._levels), y, sample_weight=sample_weight)
+        super().fit(encode_levels(X, self._levels), y, sample_weight=sample_weight)
+        self.text_levels_ = {self._column_name(j): lv for j, lv in self._levels.items()}
+        return self
 
     def _validate(self, X: Any, reset: bool = False) -> np.ndarray:
         return super()._validate(encode_levels(X, getattr(self, "_levels", {})), reset=reset)
 
     def _keep(self, result: Any) -> None:
         self.tree_ = result.model
+        self._name_levels()
+
+    def _name_levels(self) -> None:
+        """The level names of the text / category columns in the fitted tree's groups, instead of their codes."""
         levels = getattr(self, "_levels", {})
         enc = getattr(self.tree_, "encoder", None)
-        if levels and enc is not None:  # the level names of the text columns instead of their codes
+        if levels and enc is not None:
             enc.groups_ = [replace(g, levels=tuple(str(levels[g.columns[0]][int(v)]) for v in g.values))
                            if g.how == "codes" and g.columns[0] in levels else g for g in enc.groups_]
-        self.text_levels_ = {self._column_name(j): lv for j, lv in levels.items()}
+
+    def _categorical(self) -> tuple[Any, ...]:
+        """The categorical columns: ``categorical_features`` and the text / category columns (positions)."""
+        cats = () if self.categorical_features is None else tuple(np.atleast_1d(self.categorical_features).tolist())
+        return cats + tuple(j for j in getattr(self, "_levels", {}) if j not in cats)
+
+    def _ovr_params(self) -> dict[str, Any]:
+        return {"categorical_features": list(self._categorical())}  # the text columns arrive as codes
+
+    def _ovr_after(self, sub: Any) -> None:
+        sub._levels = self._levels
+        sub._name_levels()
 
     def _column_name(self, j: int) -> Any:
         names = getattr(self, "feature_names_in_", None)
         return str(names[j]) if names is not None else j
 
     def _spec(self) -> Any:
-        cats = () if self.categorical_features is None else tuple(np.atleast_1d(self.categorical_features).tolist())
-        cats += tuple(j for j in getattr(self, "_levels", {}) if j not in cats)  # text and category columns
+        cats = self._categorical()
         return get_formulation(
             "odt_categorical", shape=str(self.shape), C=self.C, categorical=cats, n_bins=self.n_bins,
             numeric=self.numeric, max_card=self.max_card, min_sensitivity=self.min_sensitivity,

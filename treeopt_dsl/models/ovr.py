@@ -9,6 +9,7 @@ comparing their ``K`` scores. The view says so in its header and titles.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import replace
 from typing import Any
 
@@ -63,11 +64,15 @@ class OneVsRestTrees(tuple):
         lines = [f"one-vs-rest: {len(self)} binary trees, one per class; a sample is predicted the class whose tree "
                  "gives it the highest score (follow each tree's path, compare the K scores)"]
         for k, c in enumerate(self.classes):
-            lines += ["", f"[{k + 1}/{len(self)}] {c} vs rest:", self.sided(k).text(max_terms=max_terms)]
+            lines += ["", f"[{k + 1}/{len(self)}] {c} vs rest:", _call(self.sided(k).text, max_terms=max_terms)]
         return "\n".join(lines)
 
     def __str__(self) -> str:
         return self.text()
+
+    def to_dot(self) -> str:
+        """The ``K`` trees as one Graphviz DOT text (the trees' own ``to_dot``, one graph after the other)."""
+        return "\n".join(_call(self.sided(k).to_dot) for k in range(len(self)))
 
     def plot(self, max_terms: int = 3, X: Any = None, y: Any = None, fontsize: float = 7.0,
              width: float | None = None) -> Any:
@@ -81,8 +86,14 @@ class OneVsRestTrees(tuple):
                                  squeeze=False)
         for k, c in enumerate(self.classes):
             yk = None if y is None else np.where(np.asarray(y) == c, f"{c}", f"not {c}")
-            self.sided(k).plot(ax=axes[0, k], max_terms=max_terms, X=X, y=yk, fontsize=fontsize)
+            _call(self.sided(k).plot, ax=axes[0, k], max_terms=max_terms, X=X, y=yk, fontsize=fontsize)
             axes[0, k].set_title(f"{c} vs rest", fontsize=fontsize + 2)
         fig.suptitle("one-vs-rest: the predicted class is the one whose tree scores highest", fontsize=fontsize + 2)
         fig.tight_layout()
         return fig
+
+
+def _call(method: Any, **kw: Any) -> Any:
+    """``method`` with the keyword arguments it takes (the tree models' ``text`` / ``plot`` differ in options)."""
+    params = inspect.signature(method).parameters
+    return method(**{k: v for k, v in kw.items() if k in params})
