@@ -96,10 +96,12 @@ class OptimalTreeClassifier(SolvedClassifier):
     ----------
     classes_ : ndarray of shape (n_classes,)
         The labels in sorted order; with two, ``classes_[1]`` is the positive class (+1).
-    tree_ : TreeModel
+    tree_ : TreeModel or OneVsRestTrees
         The decoded tree (coefficients act on scaled features; ``tree_.scaler`` maps raw inputs). With more than
         two classes: ``oct``/``octh`` give one tree with a class per leaf (``tree_.leaf_classes``); the other
-        formulations a tuple of one-vs-rest trees (``estimators_``: the fitted binary estimators).
+        formulations one-vs-rest trees, a :class:`~treeopt_dsl.models.ovr.OneVsRestTrees` (a tuple of the ``K``
+        binary trees that prints them one after the other and draws them side by side; ``estimators_``: the fitted
+        binary estimators).
     model_ : TreeModel
         The same object as ``tree_`` (the name every estimator of this module shares).
     result_ : SolveResult
