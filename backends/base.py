@@ -118,6 +118,8 @@ class RawResult:
     incumbent_time_s: float | None = None
     #: what the solver claimed when the route did not take it (``OPTIMAL`` for an objective that is not its point's)
     claimed: Status | None = None
+    #: the solver's own iteration count (Ipopt's ``iter_count``); ``None`` where the route does not report one
+    iterations: int | None = None
 
 
 #: what a solver's own status means, before the incumbent is looked at ("interrupted": the solver
@@ -149,6 +151,8 @@ class Outcome:
     status: Status | None = None
     #: the solver's time when it found the returned incumbent (None: unknown; see ``Run.incumbent_time``)
     incumbent_time_s: float | None = None
+    #: the solver's own iteration count (Ipopt's ``iter_count``), or ``None``
+    iterations: int | None = None
 
 
 @dataclass
@@ -434,7 +438,8 @@ class Backend:
                 and not improves(obj, run.best_objective):
             when = run.incumbent_time  # the answer ties a point known earlier (the start, at 0): its time
         return RawResult(status, x, obj, bound, gap, runtime, message, self._accepted(run, out),
-                         incumbent_time_s=when if x is not None else None, claimed=claimed)
+                         incumbent_time_s=when if x is not None else None, claimed=claimed,
+                         iterations=out.iterations)
 
     def _accepted(self, run: Run, out: Outcome) -> bool | None:
         """Whether the solver used the warm start: ``None`` without one, else what the backend or the log says."""

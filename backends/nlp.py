@@ -411,7 +411,9 @@ class CasadiBackend(Backend):
         status = None
         if outcome == "optimal":
             status = Status.LOCAL_OPTIMUM if sf.problem_class == "NLP" else Status.OPTIMAL
-        return Outcome(outcome, x, obj if x is not None else None, None, msg, accepted=True, status=status)
+        iterations = stats.get("iter_count")
+        return Outcome(outcome, x, obj if x is not None else None, None, msg, accepted=True, status=status,
+                       iterations=None if iterations is None else int(iterations))
 
 
 #: Ipopt options often meant (suggestions for a misspelled name; CasADi cannot list Ipopt's options)

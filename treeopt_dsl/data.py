@@ -301,16 +301,21 @@ def non_numeric_columns(X: Any) -> list[str]:
             if not (pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t))]
 
 
-def require_numeric(X: Any) -> None:
-    """Raise a :class:`DataError` naming the text / categorical columns of a DataFrame (or a text array)."""
+#: what :func:`require_numeric` recommends for text columns (the estimators that take them say otherwise)
+NUMERIC_HINT = ("one-hot encode them as the command line does, make_pipeline(OneHotText(), ...) "
+                "(treeopt_dsl.estimator.text; docs/getting_started.md, 'Text columns'; sklearn's OneHotEncoder "
+                "gives the same columns in another order), or use CategoricalTreeClassifier, which takes text and "
+                "category columns, for category splits")
+
+
+def require_numeric(X: Any, hint: str = NUMERIC_HINT) -> None:
+    """Raise a :class:`DataError` naming the text / categorical columns of a DataFrame (or a text array); ``hint``
+    says what to do instead."""
     cols = non_numeric_columns(X)
     if cols:
         shown = ", ".join(repr(c) for c in cols[:10]) + (" ..." if len(cols) > 10 else "")
         raise DataError(f"X has {len(cols)} non-numeric (text or categorical) column(s): {shown}; the formulations "
-                        "need numbers: one-hot encode them as the command line does, make_pipeline(OneHotText(), ...) "
-                        "(treeopt_dsl.estimator.text; docs/getting_started.md, 'Text columns'; sklearn's OneHotEncoder "
-                        "gives the same columns in another order), "
-                        "or use CategoricalTreeClassifier (categorical_features=...) for category splits")
+                        f"need numbers: {hint}")
     kind = getattr(getattr(X, "dtype", None), "kind", None)
     if kind in ("U", "S"):
         raise DataError("X holds text; the formulations need numbers: convert it (e.g. X.astype(float)) or "

@@ -147,6 +147,9 @@ class SolveResult:
     #: the last-layer refinement (thesis Remark 1, :func:`treeopt_dsl.starts.refine.refine_result`) applied to
     #: ``model`` after the solve: the exact objective before and after and the nodes refitted; ``None`` without it
     refinement: dict[str, Any] | None = None
+    #: the solver's own iteration count (Ipopt's ``iter_count``; a multistart: the kept start's, every start's in
+    #: ``starts``); ``None`` where the route does not report one (the MILP routes)
+    iterations: int | None = None
 
     @property
     def improvement(self) -> float | None:

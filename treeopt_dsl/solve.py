@@ -210,7 +210,7 @@ def solve_built(built: Built, solver: str = "highs", backend: str | None = None,
         options={k: v for k, v in {"time_limit": time_limit, "gap": gap, "threads": threads, "seed": seed,
                                    **tol}.items() if v is not None},
         built=built, warm_start_accepted=raw.warm_start_accepted, incumbent_time_s=raw.incumbent_time_s,
-        verification=verification)
+        verification=verification, iterations=raw.iterations)
     if verification is not None and verification.get("claimed_status") != raw.status.value:
         result.solver_status = Status(verification["claimed_status"])
     if warm_start is not None and start_report is not None and _worse_than_start(raw, start_report["objective"]):

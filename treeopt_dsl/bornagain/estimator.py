@@ -96,7 +96,8 @@ class BornAgainClassifier(ClassifierMixin, BaseEstimator):
             else:
                 forest.fit(X, y, sample_weight=sw)
         self.forest_ = forest
-        self.ensemble_ = Ensemble.from_sklearn(forest)
+        names = getattr(self, "feature_names_in_", None)  # a DataFrame's columns: the tree prints them
+        self.ensemble_ = Ensemble.from_sklearn(forest, feature_names=None if names is None else [str(c) for c in names])
         tree, self.method_ = None, "heuristic"
         if self.method != "heuristic":
             try:

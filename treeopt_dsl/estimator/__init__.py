@@ -14,8 +14,10 @@ Every estimator takes ``fit(X, y, sample_weight=None)`` and a ``class_weight`` p
 or a dict, scikit-learn's semantics: :func:`sklearn.utils.class_weight.compute_sample_weight`); the weights
 multiply (``w_i = sample_weight_i * class_weight[y_i]``) and every loss minimizes ``sum_i w_i loss_i``
 (docs/weights.md). More than two classes: :class:`OptimalTreeClassifier` with ``oct``/``octh`` (leaf classes,
-Bertsimas and Dunn) and :class:`RandomizedTreeClassifier` (S-ORCT) natively, the other tree formulations
-one-vs-rest (docs/multiclass.md); the risk scores and categorical trees are binary.
+Bertsimas and Dunn), :class:`RandomizedTreeClassifier` (S-ORCT), :class:`TAOClassifier` and :class:`TMOClassifier`
+natively (a class per leaf); the other tree formulations and :class:`CategoricalTreeClassifier` one-vs-rest, shown
+as one view (:class:`~treeopt_dsl.models.ovr.OneVsRestTrees`); :class:`RiskScoreClassifier` refuses them and names
+the alternatives (docs/multiclass.md).
 
 The tree estimators (:class:`OptimalTreeClassifier`, :class:`TAOClassifier`, :class:`TMOClassifier`) also speak
 scikit-learn's tree interface: ``to_sklearn()`` (an axis-aligned tree as a fitted

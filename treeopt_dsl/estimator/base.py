@@ -9,6 +9,7 @@ from dataclasses import is_dataclass, replace
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
@@ -17,9 +18,10 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from treeopt_dsl.data import Dataset, check_labels, require_numeric
+from treeopt_dsl.data import NUMERIC_HINT, Dataset, check_labels, require_numeric
 from treeopt_dsl.defaults import MEMORY_ENV, memory_budget
 from treeopt_dsl.errors import DataError, FormulationError, ModelTooLarge, SolveError, UncertifiedWarning
+from treeopt_dsl.models.ovr import OneVsRestTrees
 from treeopt_dsl.models.pictures import pyplot
 from treeopt_dsl.numeric import sigmoid
 from treeopt_dsl.result import Status
@@ -32,7 +34,7 @@ TREE_PARAMS: dict[str, Any] = {"depth": 2, "C": 1.0, "scaling": "standard"}
 
 #: fitted attributes cleared at the start of every fit (a failed refit must not leave a stale model)
 FITTED = ("classes_", "model_", "tree_", "result_", "certificate_", "feature_influence_", "estimators_",
-          "feature_importances_", "_flat", "_node_weights", "_node_counts")
+          "feature_importances_", "_flat", "_node_weights", "_node_counts", "depth_", "n_iter_")
 
 #: scipy sparse formats ``fit`` and ``predict`` take (densified first, :func:`dense_features`)
 SPARSE_FORMATS = ("csr", "csc", "coo")
@@ -83,6 +85,8 @@ def dense_features(X: Any, who: str) -> np.ndarray:
 
 def lean_model(model: Any) -> Any:
     """``model`` without its training data (a tuple: each; a model with ``lean()``: that; else itself)."""
+    if isinstance(model, OneVsRestTrees):
+        return model.lean()
     if isinstance(model, tuple):
         return tuple(lean_model(m) for m in model)
     return model.lean() if hasattr(model, "lean") else model
@@ -133,6 +137,10 @@ class SolvedClassifier(ClassifierMixin, BaseEstimator):
 
     #: whether ``fit`` takes more than two classes (natively or one-vs-rest)
     _multiclass: bool = False
+    #: what the refusal of text columns says to do instead
+    _numeric_hint: str = NUMERIC_HINT
+    #: what the refusal of more than two classes says to do instead (binary estimators)
+    _binary_hint: str = "pick one class against the rest (e.g. y == label)"
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -174,6 +182,11 @@ class SolvedClassifier(ClassifierMixin, BaseEstimator):
     def _spec(self) -> Any:  # pragma: no cover - interface
         raise NotImplementedError
 
+    def _spec_for(self, n_classes: int) -> Any:
+        """The formulation spec for data with ``n_classes`` classes (``_spec()`` unless a parameter's default
+        depends on them, e.g. S-ORCT's depth)."""
+        return self._spec()
+
     def _start(self, previous: Any, n_features: int) -> Any:
         return None
 
@@ -207,7 +220,7 @@ class SolvedClassifier(ClassifierMixin, BaseEstimator):
         previous = getattr(self, "model_", None)
         for name in FITTED:
             self.__dict__.pop(name, None)
-        require_numeric(X)  # text / categorical DataFrame columns: say which and what to do
+        require_numeric(X, self._numeric_hint)  # text / categorical DataFrame columns: say which and what to do
         if y is not None:
             try:
                 y_arr = np.asarray(y)
@@ -224,7 +237,7 @@ class SolvedClassifier(ClassifierMixin, BaseEstimator):
         if y_type not in ("binary", "multiclass") or (y_type == "multiclass" and not self._multiclass):
             raise ValueError(f"Only binary classification is supported. The type of the target is {y_type} "
                              f"({classes.size} classes: {shown}); {type(self).__name__} is binary (the papers' "
-                             "setting): pick one class against the rest (e.g. y == label)")
+                             f"setting): {self._binary_hint}")
         if classes.size < 2:
             raise DataError(f"{type(self).__name__} needs two classes in y, found 1 class ({shown}): "
                             "a classifier cannot be trained on a single class")
@@ -232,7 +245,7 @@ class SolvedClassifier(ClassifierMixin, BaseEstimator):
         if sw is not None and np.any(sw == 0) and np.unique(y[sw > 0]).size == classes.size:
             keep = sw > 0  # a zero weight removes the row (scikit-learn's semantics; also from the scaling)
             X, y, sw = X[keep], y[keep], sw[keep]
-        spec = self._spec()
+        spec = self._spec_for(int(classes.size))
         if classes.size > 2 and not getattr(spec, "multiclass", False):
             return self._fit_one_vs_rest(X, y, classes, sw)
         names = getattr(self, "feature_names_in_", None)
@@ -264,19 +277,33 @@ class SolvedClassifier(ClassifierMixin, BaseEstimator):
         the class whose tree scores highest (docs/multiclass.md)."""
         from sklearn.base import clone
 
+        params: dict[str, Any] = {"class_weight": None}
+        if "warm_start" in self.get_params(deep=False):
+            params["warm_start"] = "auto" if self.warm_start is True else self.warm_start
+        params.update(self._ovr_params())
+        names = getattr(self, "feature_names_in_", None)
+        Xn = X if names is None else pd.DataFrame(X, columns=names)  # the trees print the column names
         subs = []
         for k in classes:
-            sub = clone(self).set_params(class_weight=None, warm_start="auto" if self.warm_start is True
-                                         else self.warm_start)
-            subs.append(sub.fit(X, (y == k).astype(np.int64), sample_weight=sw))
+            sub = clone(self).set_params(**params)
+            sub.fit(Xn, (y == k).astype(np.int64), sample_weight=sw)
+            self._ovr_after(sub)
+            subs.append(sub)
         self.classes_ = classes
         self.estimators_ = subs
-        self.model_ = tuple(s.model_ for s in subs)
+        self.model_ = OneVsRestTrees([s.model_ for s in subs], classes.tolist())  # a tuple with one text / figure
         self.tree_ = self.model_
         self.result_ = [s.result_ for s in subs]
         self.certificate_ = [s.certificate_ for s in subs]
         self._remember(X, np.searchsorted(classes, y), sw)
         return self
+
+    def _ovr_params(self) -> dict[str, Any]:
+        """Parameters of the binary estimators of a one-vs-rest fit that differ from this one's."""
+        return {}
+
+    def _ovr_after(self, sub: Any) -> None:
+        """Complete a fitted binary estimator of a one-vs-rest fit (e.g. with what ``fit`` derived from the data)."""
 
     def _decision(self, X: np.ndarray) -> np.ndarray:
         """The model's signed score of validated ``X``: ``> 0`` means ``classes_[1]``."""

@@ -2,7 +2,8 @@
 Tree Alternating Optimization, Carreira-Perpiñán & Tavallali 2018) and :class:`TMOClassifier` (the
 memetic algorithm of [aldinucci-memetic], :func:`~treeopt_dsl.starts.memetic.tmo.tmo`).
 
-Both are binary, as the papers (``classes_[0]`` is mapped to -1, ``classes_[1]`` to +1), take
+Both take any number of classes (leaf classes: :func:`~treeopt_dsl.starts.tao.tao_multiclass`; with two,
+as the papers, ``classes_[0]`` is mapped to -1 and ``classes_[1]`` to +1), take
 ``sample_weight``, work on the raw features (axis-aligned splits do not need scaling) and keep the
 fitted tree as a :class:`~treeopt_dsl.models.decision_tree.DecisionTree` (``tree_``: ``text()``,
 ``plot()``, predictions exactly those of the optimized hyperplanes ``W_``, ``b_``). ``predict_proba``
@@ -40,7 +41,7 @@ from treeopt_dsl.errors import OptionError
 from treeopt_dsl.estimator.base import SPARSE_FORMATS, dense_features
 from treeopt_dsl.models.sklearn_tree import impurity_importances, node_weights, sklearn_classifier
 from treeopt_dsl.starts.memetic.tmo import tmo
-from treeopt_dsl.starts.tao import from_sklearn, tao, to_decision_tree
+from treeopt_dsl.starts.tao import from_sklearn, from_sklearn_multiclass, tao, tao_multiclass, to_decision_tree
 from treeopt_dsl.topology import Topology
 
 __all__ = ["TAOClassifier", "TMOClassifier"]
@@ -49,9 +50,12 @@ __all__ = ["TAOClassifier", "TMOClassifier"]
 class _AxisTreeClassifier(ClassifierMixin, BaseEstimator):
     """Validation, the +/-1 labels, the tree and prediction shared by the two estimators."""
 
+    #: whether ``fit`` takes more than two classes (leaf classes, :func:`~treeopt_dsl.starts.tao.tao_multiclass`)
+    _multiclass: bool = False
+
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False  # binary, as in the papers
+        tags.classifier_tags.multi_class = self._multiclass
         tags.input_tags.allow_nan = False
         tags.input_tags.sparse = True  # densified (dense_features)
         return tags
@@ -69,6 +73,7 @@ class _AxisTreeClassifier(ClassifierMixin, BaseEstimator):
         return int(check_random_state(rs).randint(np.iinfo(np.int32).max))
 
     def _prepare(self, X: Any, y: Any, sample_weight: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Validated dense ``X``, the class codes of ``y`` (positions in ``classes_``) and the sample weights."""
         depth = self.depth
         if not isinstance(depth, numbers.Integral) or isinstance(depth, bool) or depth < 1:
             raise OptionError(f"depth must be a whole number >= 1, got {depth!r}")
@@ -76,28 +81,44 @@ class _AxisTreeClassifier(ClassifierMixin, BaseEstimator):
         X = dense_features(X, type(self).__name__)
         check_classification_targets(y)
         classes = np.unique(y)
-        if type_of_target(y) != "binary":
+        kind = type_of_target(y)
+        if kind != "binary" and not (kind == "multiclass" and self._multiclass):
             raise ValueError(f"Only binary classification is supported; y has {classes.size} classes. "
                              f"{type(self).__name__} is binary (the papers' setting): pick one class against the rest")
-        if classes.size != 2:
+        if classes.size < 2:
             raise ValueError(f"{type(self).__name__} needs two classes in y, found 1 class")
         self.classes_ = classes
         sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
         cw = getattr(self, "class_weight", None)
         if cw is not None:  # scikit-learn's semantics: w_i = sample_weight_i * class_weight[y_i]
             sw = sw * compute_sample_weight(cw, y)
-        return X, np.where(y == classes[1], 1, -1), sw
+        return X, np.searchsorted(classes, y), sw
 
-    def _keep(self, X: np.ndarray, ypm: np.ndarray, sw: np.ndarray, W: np.ndarray, b: np.ndarray) -> None:
+    def _keep(self, X: np.ndarray, codes: np.ndarray, sw: np.ndarray, W: np.ndarray, b: np.ndarray,
+              leaf_classes: np.ndarray | None = None) -> None:
+        """The fitted tree (``leaf_classes``: the multiclass layout of
+        :func:`~treeopt_dsl.starts.tao.tao_multiclass`), its training weights per node and class, the leaves'
+        class frequencies and the impurity importances."""
         names = getattr(self, "feature_names_in_", None)
         self.W_, self.b_ = W, b
+        if leaf_classes is not None:
+            self.leaf_classes_ = np.asarray(leaf_classes)
         self.tree_ = to_decision_tree(W, b, Topology(int(self.depth)), classes=self.classes_,
-                                      feature_names=None if names is None else [str(n) for n in names])
-        weights, counts = node_weights(self.tree_.decision_path(X), (ypm > 0).astype(np.int64), 2, sw)
+                                      feature_names=None if names is None else [str(n) for n in names],
+                                      leaf_classes=leaf_classes)
+        K = len(self.classes_)
+        weights, counts = node_weights(self.tree_.decision_path(X), codes, K, sw)
         self._node_weights, self._node_counts = weights, counts
-        pos, tot = weights[:, 1], weights.sum(1)
-        predicted = (self.tree_.value == 1).astype(float)  # an empty leaf: its own class
-        self.leaf_proba_ = np.where(tot > 0, pos / np.maximum(tot, 1e-300), predicted)
+        tot = weights.sum(1, keepdims=True)
+        own = np.zeros_like(weights)  # an empty leaf: its own class
+        leaf = self.tree_.value >= 0
+        own[np.flatnonzero(leaf), self.tree_.value[leaf]] = 1.0
+        proba = np.where(tot > 0, weights / np.maximum(tot, 1e-300), own)
+        # a leaf whose class ties another's frequency: argmax picks the leaf's own class (what predict says)
+        tie = leaf & (np.argmax(proba, axis=1) != np.maximum(self.tree_.value, 0)) & \
+            (proba[np.arange(proba.shape[0]), np.maximum(self.tree_.value, 0)] >= proba.max(1))
+        proba[tie] = np.where(own[tie] > 0, np.nextafter(proba[tie], 2.0), proba[tie])
+        self.leaf_proba_ = proba
         tree = self.tree_
         self.feature_importances_ = impurity_importances(tree.left, tree.right, tree.feature, weights, X.shape[1])
 
@@ -108,11 +129,11 @@ class _AxisTreeClassifier(ClassifierMixin, BaseEstimator):
         return self.tree_.predict(X)
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """``[P(classes_[0]), P(classes_[1])]``: the weighted training frequencies in the sample's leaf."""
+        """One column per class of ``classes_``: the weighted training frequencies of the classes in the sample's
+        leaf (an empty leaf: 1 for its own class)."""
         check_is_fitted(self, "tree_")
         X = self._validate(X)
-        p = self.leaf_proba_[self.tree_.apply(X)]
-        return np.column_stack([1.0 - p, p])
+        return self.leaf_proba_[self.tree_.apply(X)]
 
     def text(self, decimals: int = 2) -> str:
         """The fitted tree as an indented listing (:meth:`DecisionTree.text`)."""
@@ -162,6 +183,10 @@ class TAOClassifier(_AxisTreeClassifier):
     """CART of ``depth``, then Tree Alternating Optimization (Carreira-Perpiñán & Tavallali, NeurIPS 2018):
     the thesis' "TAO" baseline ([aldinucci-thesis-2024] §3.3, Tables 3.4-3.6). The training error never increases.
 
+    Any number of classes: with more than two, every leaf holds a class (CART's start, then
+    :func:`~treeopt_dsl.starts.tao.tao_multiclass`: TAO's leaf step relabels each leaf with its weighted majority
+    class and the decision nodes are refitted on their care sets, as the paper states TAO for ``K`` classes).
+
     Parameters:
         depth: the tree depth (CART's ``max_depth``).
         max_iter: TAO passes at most (each from the deepest level to the root; stops when nothing changes).
@@ -170,8 +195,11 @@ class TAOClassifier(_AxisTreeClassifier):
 
     Fitted attributes: ``tree_`` (:class:`~treeopt_dsl.models.decision_tree.DecisionTree`), ``W_``, ``b_`` (the
     library's hyperplane layout), ``history_`` (training error after each pass; ``n_iter_`` passes),
-    ``cart_error_`` (CART's weighted training error), ``feature_importances_``, ``classes_``, ``n_features_in_``.
+    ``cart_error_`` (CART's weighted training error), ``feature_importances_``, ``classes_``, ``n_features_in_``;
+    with more than two classes ``leaf_classes_`` (the class code of each of the ``2**depth`` leaves of ``W_``).
     """
+
+    _multiclass = True
 
     def __init__(self, depth: int = 2, max_iter: int = 20, random_state: int | None = 0,
                  class_weight: Any = None) -> None:
@@ -181,17 +209,26 @@ class TAOClassifier(_AxisTreeClassifier):
         self.class_weight = class_weight
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> TAOClassifier:
-        X, ypm, sw = self._prepare(X, y, sample_weight)
+        X, codes, sw = self._prepare(X, y, sample_weight)
         if not isinstance(self.max_iter, numbers.Integral) or self.max_iter < 0:
             raise OptionError(f"max_iter must be a whole number >= 0, got {self.max_iter!r}")
-        cart = DecisionTreeClassifier(max_depth=int(self.depth), random_state=self._seed())
-        cart.fit(X, ypm, sample_weight=sw)
-        W0, b0 = from_sklearn(cart, int(self.depth), X.shape[1])
-        W, b, history = tao(X, ypm, W0, b0, int(self.depth), max_iter=int(self.max_iter), sample_weight=sw)
-        self.cart_error_ = float(sw[cart.predict(X) != ypm].sum())
+        depth = int(self.depth)
+        cart = DecisionTreeClassifier(max_depth=depth, random_state=self._seed())
+        leaves = None
+        if len(self.classes_) > 2:  # leaf classes (tao_multiclass): the papers' TAO is stated for K classes
+            cart.fit(X, codes, sample_weight=sw)
+            W, b, leaves, history = tao_multiclass(X, codes, *from_sklearn_multiclass(cart, depth, X.shape[1]),
+                                                   depth, max_iter=int(self.max_iter), sample_weight=sw)
+            self.cart_error_ = float(sw[cart.predict(X) != codes].sum())
+        else:
+            ypm = np.where(codes == 1, 1, -1)
+            cart.fit(X, ypm, sample_weight=sw)
+            W0, b0 = from_sklearn(cart, depth, X.shape[1])
+            W, b, history = tao(X, ypm, W0, b0, depth, max_iter=int(self.max_iter), sample_weight=sw)
+            self.cart_error_ = float(sw[cart.predict(X) != ypm].sum())
         self.history_ = history
         self.n_iter_ = len(history)
-        self._keep(X, ypm, sw, W, b)
+        self._keep(X, codes, sw, W, b, leaves)
         return self
 
 
@@ -213,8 +250,15 @@ class TMOClassifier(_AxisTreeClassifier):
     Fitted attributes: ``tree_``, ``W_``, ``b_``, ``result_``
     (:class:`~treeopt_dsl.starts.memetic.tmo.TMOResult`: fitness, history per generation, TAO runs, why it
     stopped), ``initial_score_`` (the best training accuracy of the initial TAO-optimized population; the returned
-    tree is never below it), ``feature_importances_``, ``classes_``, ``n_features_in_``.
+    tree is never below it), ``feature_importances_``, ``classes_``, ``n_features_in_``; with more than two classes
+    ``leaf_classes_`` (as :class:`TAOClassifier`'s).
+
+    Any number of classes: the forest is grown on the classes, a child's leaves take the weighted majority class of
+    their samples (the paper's decoding rule, which does not depend on ``K``) and TAO is
+    :func:`~treeopt_dsl.starts.tao.tao_multiclass`.
     """
+
+    _multiclass = True
 
     def __init__(self, depth: int = 2, n_trees: int = 100, n_generations: int = 5, crossover_rate: float = 0.75,
                  schedule: str = "sequential", n_jobs: int | None = None, time_limit: float | None = None,
@@ -231,11 +275,13 @@ class TMOClassifier(_AxisTreeClassifier):
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None, callback: Any = None) -> TMOClassifier:
         """Run TMO on ``(X, y)``; ``callback`` receives a dict after the initial population and each generation."""
-        X, ypm, sw = self._prepare(X, y, sample_weight)
-        res = tmo(X, ypm, int(self.depth), n_trees=self.n_trees, n_generations=self.n_generations,
-                  crossover_rate=self.crossover_rate, seed=self._seed(), schedule=self.schedule, n_jobs=self.n_jobs,
-                  time_limit=self.time_limit, sample_weight=sw, callback=callback)
+        X, codes, sw = self._prepare(X, y, sample_weight)
+        multiclass = len(self.classes_) > 2
+        res = tmo(X, codes if multiclass else np.where(codes == 1, 1, -1), int(self.depth), n_trees=self.n_trees,
+                  n_generations=self.n_generations, crossover_rate=self.crossover_rate, seed=self._seed(),
+                  schedule=self.schedule, n_jobs=self.n_jobs, time_limit=self.time_limit, sample_weight=sw,
+                  callback=callback, multiclass=multiclass)
         self.result_ = res
         self.initial_score_ = res.initial_best
-        self._keep(X, ypm, sw, res.W, res.b)
+        self._keep(X, codes, sw, res.W, res.b, res.leaf_classes)
         return self

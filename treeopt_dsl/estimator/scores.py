@@ -69,6 +69,12 @@ class RiskScoreClassifier(SolvedClassifier):
     result_, certificate_, classes_, n_features_in_
         As for :class:`OptimalTreeClassifier`.
 
+    Notes
+    -----
+    Two classes only: more raise a ``ValueError`` naming the alternatives (one card per question ``y == label``, or
+    :class:`sklearn.multiclass.OneVsRestClassifier` around this estimator); a one-vs-rest bundle would print ``K``
+    cards none of which gives the probabilities ``predict_proba`` returns (docs/multiclass.md).
+
     Examples
     --------
     >>> import numpy as np
@@ -82,6 +88,11 @@ class RiskScoreClassifier(SolvedClassifier):
         >>> print(clf.card())                     # conditions, points, intercept, total -> risk  # doctest: +SKIP
         >>> clf.card().to_csv("card.csv")         # also to_json(), plot()  # doctest: +SKIP
     """
+
+    _binary_hint = ("a risk score is one card whose total reads as one risk (docs/multiclass.md): fit one card per "
+                    "question, RiskScoreClassifier().fit(X, y == label), or ask for K cards explicitly with "
+                    "sklearn.multiclass.OneVsRestClassifier(RiskScoreClassifier()); for one model of every class "
+                    "use OptimalTreeClassifier(formulation='oct') or RandomizedTreeClassifier")
 
     def __init__(self, formulation: str = "ors", T: int = 3, A: str = "-5..5", cardinality: str = "exact",
                  tangents: Any = "V3", C: float = 1.0, scaling: str = "minmax", binarize: str = "none",

@@ -96,10 +96,12 @@ class OptimalTreeClassifier(SolvedClassifier):
     ----------
     classes_ : ndarray of shape (n_classes,)
         The labels in sorted order; with two, ``classes_[1]`` is the positive class (+1).
-    tree_ : TreeModel
+    tree_ : TreeModel or OneVsRestTrees
         The decoded tree (coefficients act on scaled features; ``tree_.scaler`` maps raw inputs). With more than
         two classes: ``oct``/``octh`` give one tree with a class per leaf (``tree_.leaf_classes``); the other
-        formulations a tuple of one-vs-rest trees (``estimators_``: the fitted binary estimators).
+        formulations one-vs-rest trees, a :class:`~treeopt_dsl.models.ovr.OneVsRestTrees` (a tuple of the ``K``
+        binary trees that prints them one after the other and draws them side by side; ``estimators_``: the fitted
+        binary estimators).
     model_ : TreeModel
         The same object as ``tree_`` (the name every estimator of this module shares).
     result_ : SolveResult
@@ -322,8 +324,11 @@ class RandomizedTreeClassifier(SolvedClassifier):
 
     Parameters
     ----------
-    depth : int, default=1
-        Depth ``D`` (the paper: 1 for two classes, 2 for three or four).
+    depth : int or None, default=None
+        Depth ``D``. ``None``: the paper's choice for the data, the smallest depth with a leaf per class,
+        ``max(1, ceil(log2 K))`` (1 for two classes, 2 for three or four; ``depth_`` holds it). A depth with fewer
+        leaves than classes raises a ``FormulationError`` (a ``ValueError``) at ``fit``: constraint (3) asks every
+        class to label a leaf.
     gamma, lambda_l, lambda_g, cost, rho, n_starts, max_iter, scaling
         The formulation's parameters (``treeopt formulations sorct``): slope of ``F`` (512), sparsity weights
         (0), the misclassification cost ``W`` off the diagonal (0.5), the class performance ``rho`` (None: off),
@@ -338,13 +343,26 @@ class RandomizedTreeClassifier(SolvedClassifier):
     ----------
     model_, tree_ : RandomizedTreeModel
         The fitted randomized tree (``predict_proba`` is the paper's class probability, (lines 141-143)).
+    depth_ : int
+        The depth fitted (``depth``, or the one ``depth=None`` chose).
+    n_iter_ : int
+        Ipopt's iterations for the start whose solution is kept (as scikit-learn's ``KMeans`` with ``n_init``
+        reports its best run); every start's count is in ``result_.starts``.
     result_, certificate_, classes_, n_features_in_
         As for :class:`OptimalTreeClassifier` (a local solver: ``result_.status`` is ``local_optimum``).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = RandomizedTreeClassifier(n_starts=2).fit(X, y)  # three classes: depth 2 (four leaves)
+    >>> clf.depth_, clf.predict_proba(X[:2]).shape, clf.n_iter_ > 0
+    (2, (2, 3), True)
     """
 
     _multiclass = True
 
-    def __init__(self, depth: int = 1, gamma: float = 512.0, lambda_l: float = 0.0, lambda_g: float = 0.0,
+    def __init__(self, depth: int | None = None, gamma: float = 512.0, lambda_l: float = 0.0, lambda_g: float = 0.0,
                  cost: float = 0.5, rho: Any = None, n_starts: int = 20, max_iter: int | None = None,
                  scaling: str = "minmax", solver: str = "ipopt", backend: str | None = None,
                  time_limit: float | None = ESTIMATOR_TIME_LIMIT, gap: float | None = None, threads: int | None = None,
@@ -370,15 +388,25 @@ class RandomizedTreeClassifier(SolvedClassifier):
         self.keep_model = keep_model
 
     def _spec(self) -> Any:
-        if not isinstance(self.depth, numbers.Integral) or isinstance(self.depth, bool) or self.depth < 1:
-            raise FormulationError(f"depth must be a positive integer, got {self.depth!r}")
-        return get_formulation("sorct", depth=int(self.depth), gamma=self.gamma, lambda_l=self.lambda_l,
+        return self._spec_for(2)
+
+    def _spec_for(self, n_classes: int) -> Any:
+        """S-ORCT at ``depth``, or (``None``) at the smallest depth with a leaf for each of ``n_classes``."""
+        if self.depth is None:
+            depth = max(1, int(np.ceil(np.log2(max(n_classes, 2)))))
+        elif not isinstance(self.depth, numbers.Integral) or isinstance(self.depth, bool) or self.depth < 1:
+            raise FormulationError(f"depth must be a positive integer or None (a leaf per class), got {self.depth!r}")
+        else:
+            depth = int(self.depth)
+        return get_formulation("sorct", depth=depth, gamma=self.gamma, lambda_l=self.lambda_l,
                                lambda_g=self.lambda_g, cost=self.cost, rho=self.rho, n_starts=self.n_starts,
                                max_iter=None if self.max_iter is None else float(self.max_iter),
                                scaling=self.scaling)
 
     def _keep(self, result: Any) -> None:
         self.tree_ = result.model
+        self.depth_ = int(self.tree_.topology.depth)
+        self.n_iter_ = int(result.iterations or 0)
 
     def _seed(self) -> int | None:
         seed = super()._seed()

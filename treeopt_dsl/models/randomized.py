@@ -55,8 +55,14 @@ class RandomizedTreeModel:
         return leaf_probabilities(logistic_cdf(v, self.gamma), left, right)
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """Class probabilities (sample x class, columns in the order of ``classes``)."""
-        return self.leaf_probabilities(X) @ self.C.T
+        """Class probabilities (sample x class, columns in the order of ``classes``).
+
+        Ipopt, an interior-point method, relaxes the bounds ``0 <= C_kt <= 1`` by about ``1e-8``, so the raw
+        ``sum_t C_kt P_xt`` can come out as ``-5e-10``; the probabilities are clipped to ``[0, 1]`` and each row
+        renormalized to sum to 1 (a change of that order, which keeps the ``argmax``)."""
+        P = np.clip(self.leaf_probabilities(X) @ self.C.T, 0.0, 1.0)
+        total = P.sum(axis=1, keepdims=True)
+        return np.divide(P, total, out=np.full_like(P, 1.0 / P.shape[1]), where=total > 0)
 
     def predict(self, X: Any) -> np.ndarray:
         return np.asarray(self.classes)[np.argmax(self.predict_proba(X), axis=1)]

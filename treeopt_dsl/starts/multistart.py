@@ -114,7 +114,7 @@ def solve_from(built: Built, n_starts: int = 20, seed: Any = 0, starts: Sequence
             stopped = f"{exc or 'interrupted'} during start {n + 1} of {len(plan)}"
             break
         record.append({"start": k, "origin": origin, "status": res.status.value, "objective": res.objective,
-                       "runtime_s": round(res.runtime_s, 4)})
+                       "runtime_s": round(res.runtime_s, 4), "iterations": res.iterations})
         if on_start is not None:
             on_start(n, res)
         if res.status.has_solution and res.x is not None:

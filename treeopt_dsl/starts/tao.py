@@ -73,6 +73,29 @@ def _subtree_predictions(S: np.ndarray, topo: Topology) -> np.ndarray:
     return P
 
 
+def _subtree_classes(S: np.ndarray, topo: Topology, leaves: np.ndarray) -> np.ndarray:
+    """``Q[i, t]``: the class code the subtree rooted at ``t`` predicts for sample ``i`` when the last-layer node
+    ``t`` (the ``j``-th of ``T_d``) sends left to leaf ``2j`` and right to leaf ``2j + 1`` of class ``leaves[2j]``,
+    ``leaves[2j + 1]`` (bottom-up, one step per level; ``leaves = [0, 1, 0, 1, ...]`` is the binary layout)."""
+    Q = np.zeros(S.shape, dtype=np.intp)
+    last = topo.last
+    j = last - last[0]
+    Q[:, last] = leaves[2 * j + S[:, last]]
+    for h in range(topo.depth - 1, 0, -1):
+        at = topo.nodes[topo.level == h]
+        Q[:, at] = np.where(S[:, at], Q[:, 2 * at + 2], Q[:, 2 * at + 1])
+    return Q
+
+
+def _leaf_of(S: np.ndarray, topo: Topology) -> np.ndarray:
+    """The leaf (``2j`` or ``2j + 1`` below the ``j``-th last-layer node) each sample reaches."""
+    t = np.zeros(S.shape[0], dtype=np.intp)
+    rows = np.arange(S.shape[0])
+    for _ in range(topo.depth - 1):
+        t = 2 * t + 1 + S[rows, t]
+    return 2 * (t - topo.last[0]) + S[rows, t]
+
+
 def _reach(S: np.ndarray, topo: Topology) -> np.ndarray:
     """``R[i, t]``: sample ``i`` reaches node ``t`` (top-down, one step per level)."""
     R = np.zeros(S.shape, dtype=bool)
@@ -310,8 +333,89 @@ def tao(X: np.ndarray, y: np.ndarray, W: np.ndarray, b: np.ndarray, topology: To
     """
     topo = topology if isinstance(topology, Topology) else Topology(int(topology))
     X, y, sw = _check(X, y, sample_weight)
+    binary = np.tile(np.array([0, 1], dtype=np.intp), topo.n_nodes + 1)[:topo.n_leaves]
+    W, b, _, history = _tao(X, (y > 0).astype(np.intp), W, b, binary, topo, relabel=False, oblique=oblique,
+                            max_iter=max_iter, C=C, sw=sw, eps=eps, seed=seed, leaf_threshold=leaf_threshold,
+                            bins=bins)
+    return W, b, history
+
+
+def tao_multiclass(X: np.ndarray, y: np.ndarray, W: np.ndarray, b: np.ndarray, leaf_classes: np.ndarray,
+                   topology: Topology | int, *, oblique: bool = False, max_iter: int = 20, C: float = 1.0,
+                   sample_weight: np.ndarray | None = None, eps: float = 0.0, seed: int = 0,
+                   leaf_threshold: float | None = None, bins: AxisBins | None = None
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[float]]:
+    """:func:`tao` with class labels at the leaves: any number of classes (Carreira-Perpiñán & Tavallali's TAO is
+    stated for ``K`` classes, §3: a leaf holds a class, a decision node a binary split).
+
+    ``y`` holds class codes ``0 .. K-1``; the last-layer node ``t`` (the ``j``-th of ``T_d``) sends a sample left
+    to leaf ``2j`` of class ``leaf_classes[2j]`` and right to leaf ``2j + 1`` of class ``leaf_classes[2j + 1]``
+    (``leaf_classes``, shape ``(2**depth,)``; the layout of :class:`~treeopt_dsl.models.tree.TreeModel`'s
+    ``leaf_classes``). Every pass first relabels each leaf with the weighted majority class of the samples reaching
+    it (TAO's leaf step, exact; an empty leaf or a tie keeps its label), then refits the decision nodes from the
+    deepest to the root on their care sets: the samples for which exactly one side leads to a correct class; a last
+    relabelling ends the run, so every non-empty leaf holds a majority class of its samples. Both steps never
+    increase the weighted training error, so ``history`` is non-increasing. With ``K = 2`` and
+    ``leaf_classes = [0, 1, 0, 1, ...]`` kept fixed this is :func:`tao`.
+
+    Returns ``(W, b, leaf_classes, history)`` (new arrays; the inputs are not modified).
+
+    Example::
+
+        >>> from sklearn.datasets import load_wine
+        >>> from sklearn.tree import DecisionTreeClassifier
+        >>> X, y = load_wine(return_X_y=True)
+        >>> cart = DecisionTreeClassifier(max_depth=3, random_state=0).fit(X, y)
+        >>> W, b, leaves, hist = tao_multiclass(X, y, *from_sklearn_multiclass(cart, 3, X.shape[1]), 3)
+        >>> int((cart.predict(X) != y).sum()), hist
+        (4, [3.0, 3.0])
+    """
+    topo = topology if isinstance(topology, Topology) else Topology(int(topology))
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y)
+    if X.ndim != 2 or y.shape != (X.shape[0],):
+        raise DataError(f"X must be (n, p) and y (n,), got {X.shape} and {y.shape}")
+    if y.size and (not np.issubdtype(y.dtype, np.integer) or y.min() < 0):
+        raise DataError("tao_multiclass takes class codes 0 .. K-1 in y (e.g. np.unique(labels, return_inverse=True))")
+    leaves = np.asarray(leaf_classes)
+    if leaves.shape != (topo.n_leaves,) or not np.issubdtype(leaves.dtype, np.integer) or np.any(leaves < 0):
+        raise DataError(f"leaf_classes must be {topo.n_leaves} class codes >= 0 (2**depth), got {leaves!r}")
+    _, _, sw = _check(X, np.ones(y.shape[0]), sample_weight)
+    return _tao(X, y.astype(np.intp), W, b, leaves.astype(np.intp), topo, relabel=True, oblique=oblique,
+                max_iter=max_iter, C=C, sw=sw, eps=eps, seed=seed, leaf_threshold=leaf_threshold, bins=bins)
+
+
+def class_error(X: np.ndarray, codes: np.ndarray, W: np.ndarray, b: np.ndarray, leaf_classes: np.ndarray,
+                topology: Topology | int, *, eps: float = 0.0, leaf_threshold: float | None = None,
+                sample_weight: np.ndarray | None = None) -> float:
+    """Weighted number of samples whose class code the tree ``(W, b, leaf_classes)`` gets wrong
+    (:func:`tao_multiclass`'s layout; :func:`training_error` for the binary one)."""
+    topo = topology if isinstance(topology, Topology) else Topology(int(topology))
+    thr, lt = _thresholds(eps, leaf_threshold)
+    sw = np.ones(len(codes)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    Q = _subtree_classes(_sides(scores(np.asarray(X, float), np.asarray(W, float), np.asarray(b, float)), topo, thr,
+                                lt), topo, np.asarray(leaf_classes, dtype=np.intp))
+    return float(sw[Q[:, 0] != np.asarray(codes)].sum())
+
+
+def _relabel(S: np.ndarray, topo: Topology, codes: np.ndarray, sw: np.ndarray, leaves: np.ndarray) -> np.ndarray:
+    """Every leaf's weighted majority class (TAO's leaf step); an empty leaf, or one whose label ties the
+    majority, keeps its label."""
+    K = int(max(codes.max(initial=0), leaves.max(initial=0))) + 1
+    counts = np.bincount(_leaf_of(S, topo) * K + codes, weights=sw, minlength=leaves.size * K).reshape(-1, K)
+    best = counts.max(axis=1)
+    keep = counts[np.arange(leaves.size), leaves] >= best
+    return np.where(keep, leaves, np.argmax(counts, axis=1))
+
+
+def _tao(X: np.ndarray, codes: np.ndarray, W: np.ndarray, b: np.ndarray, leaves: np.ndarray, topo: Topology, *,
+         relabel: bool, oblique: bool, max_iter: int, C: float, sw: np.ndarray, eps: float, seed: int,
+         leaf_threshold: float | None, bins: AxisBins | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[float]]:
+    """TAO on class codes with leaf classes ``leaves`` (relabelled each pass when ``relabel``): :func:`tao` and
+    :func:`tao_multiclass`."""
     W = np.array(W, dtype=float, copy=True)
     b = np.array(b, dtype=float, copy=True)
+    leaves = np.array(leaves, dtype=np.intp, copy=True)
     if W.shape != (topo.n_nodes, X.shape[1]) or b.shape != (topo.n_nodes,):
         raise DataError(f"W must be {(topo.n_nodes, X.shape[1])} and b {(topo.n_nodes,)}, got {W.shape} and {b.shape}")
     if max_iter < 0:
@@ -322,18 +426,23 @@ def tao(X: np.ndarray, y: np.ndarray, W: np.ndarray, b: np.ndarray, topology: To
         elif bins.index.shape != X.shape:
             raise DataError(f"bins were built for a {bins.index.shape} matrix, X is {X.shape}")
     thr, lt = _thresholds(eps, leaf_threshold)
-    pos = y > 0
+    last0 = int(topo.last[0])
     history: list[float] = []
-    seen = {W.tobytes() + b.tobytes()}
+    seen = {W.tobytes() + b.tobytes() + leaves.tobytes()}
     # a node's care set depends only on the other nodes (its ancestors route, its descendants classify):
     # when no node has changed since its last refit, refitting it again would change nothing
     version, refitted_at = 0, np.full(topo.n_nodes, -1)
     for _ in range(max_iter):
         changed = False
+        if relabel:  # the leaves first: each the weighted majority of the samples reaching it
+            new_leaves = _relabel(_sides(scores(X, W, b), topo, thr, lt), topo, codes, sw, leaves)
+            if not np.array_equal(new_leaves, leaves):
+                leaves, changed = new_leaves, True
+                version += 1
         for h in range(topo.depth, 0, -1):  # reverse breadth-first: one depth's nodes are independent
             V = scores(X, W, b)
             S = _sides(V, topo, thr, lt)
-            P, R = _subtree_predictions(S, topo), _reach(S, topo)
+            Q, R = _subtree_classes(S, topo, leaves), _reach(S, topo)
             leaf = h == topo.depth
             for t in topo.nodes[topo.level == h]:
                 if refitted_at[t] == version:
@@ -342,12 +451,13 @@ def tao(X: np.ndarray, y: np.ndarray, W: np.ndarray, b: np.ndarray, topology: To
                 rows = np.flatnonzero(R[:, t])
                 if rows.size == 0:
                     continue
-                if leaf:  # the children are the classes
-                    target, care = pos[rows], np.ones(rows.size, dtype=bool)
+                yr = codes[rows]
+                if leaf:  # the children are the leaves 2j, 2j + 1 and their classes
+                    j = t - last0
+                    ok_left, target = leaves[2 * j] == yr, leaves[2 * j + 1] == yr
                 else:
-                    ok_left = P[rows, 2 * t + 1] == pos[rows]
-                    target = P[rows, 2 * t + 2] == pos[rows]  # right is correct
-                    care = ok_left != target
+                    ok_left, target = Q[rows, 2 * t + 1] == yr, Q[rows, 2 * t + 2] == yr  # right is correct
+                care = ok_left != target
                 wt = np.where(care, sw[rows], 0.0)
                 if not np.any(wt > 0):
                     continue
@@ -359,12 +469,15 @@ def tao(X: np.ndarray, y: np.ndarray, W: np.ndarray, b: np.ndarray, topology: To
                     changed = True
                     version += 1
                     refitted_at[t] = version
-        history.append(training_error(X, y, W, b, topo, eps=eps, leaf_threshold=lt, sample_weight=sw))
-        state = W.tobytes() + b.tobytes()
+        history.append(class_error(X, codes, W, b, leaves, topo, eps=eps, leaf_threshold=lt, sample_weight=sw))
+        state = W.tobytes() + b.tobytes() + leaves.tobytes()
         if not changed or state in seen:  # oblique ties can cycle through equally good trees
             break
         seen.add(state)
-    return W, b, history
+    if relabel and history:  # the splits of the last pass may have moved samples: majority leaves again
+        leaves = _relabel(_sides(scores(X, W, b), topo, thr, lt), topo, codes, sw, leaves)
+        history[-1] = class_error(X, codes, W, b, leaves, topo, eps=eps, leaf_threshold=lt, sample_weight=sw)
+    return W, b, leaves, history
 
 
 def tao_tree(model: TreeModel, X_raw: Any, y: Any, **kw: Any) -> TreeModel:
@@ -436,15 +549,57 @@ def from_sklearn(tree: Any, topology_depth: int, n_features: int, *, eps: float 
     return W, b
 
 
+def from_sklearn_multiclass(tree: Any, topology_depth: int, n_features: int, *, eps: float = 0.0,
+                            leaf_threshold: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A scikit-learn ``DecisionTreeClassifier`` fitted on class codes ``0 .. K-1`` (depth ``<= topology_depth``)
+    as ``(W, b, leaf_classes)`` in :func:`tao_multiclass`'s layout, predicting as scikit-learn does: CART's
+    "left iff x_j <= c" becomes "right iff x_j > c"; a leaf above the last layer sends everything left and every
+    leaf below it gets its class; a split at the last layer gives its two leaves the classes of CART's children."""
+    tr = getattr(tree, "tree_", tree)
+    classes = np.asarray(getattr(tree, "classes_", np.arange(tr.value.shape[2]))).astype(np.intp)
+    topo = Topology(int(topology_depth))
+    if int(tr.max_depth) > topo.depth:
+        raise DataError(f"a depth-{int(tr.max_depth)} CART tree does not fit in depth {topo.depth}")
+    thr, lt = _thresholds(eps, leaf_threshold)
+    W = np.zeros((topo.n_nodes, int(n_features)))
+    b = np.zeros(topo.n_nodes)
+    leaves = np.zeros(topo.n_leaves, dtype=np.intp)
+
+    def code(node: int) -> int:  # scikit-learn predicts the first class of largest value
+        return int(classes[int(np.argmax(tr.value[node][0]))])
+
+    def visit(t: int, node: int) -> None:
+        if tr.children_left[node] == -1:
+            constant_subtree(b, topo, t, False, thr, lt)
+            js = np.flatnonzero(topo.desc[t])
+            leaves[2 * js] = leaves[2 * js + 1] = code(node)
+            return
+        j, c = int(tr.feature[node]), float(tr.threshold[node])
+        if topo.level[t] < topo.depth:
+            W[t, j], b[t] = 1.0, thr - c  # right iff x_j > c
+            visit(2 * t + 1, int(tr.children_left[node]))
+            visit(2 * t + 2, int(tr.children_right[node]))
+            return
+        k = t - int(topo.last[0])
+        W[t, j] = 1.0  # the right leaf iff x_j > c
+        b[t] = lt - c if lt > 0 else -float(np.nextafter(c, np.inf))  # "v >= 0" needs x_j >= next(c)
+        leaves[2 * k], leaves[2 * k + 1] = code(int(tr.children_left[node])), code(int(tr.children_right[node]))
+
+    visit(0, 0)
+    return W, b, leaves
+
+
 def to_decision_tree(W: np.ndarray, b: np.ndarray, topology: Topology | int, *, eps: float = 0.0,
                      leaf_threshold: float | None = None, classes: Any = (-1, 1),
-                     feature_names: Any = None) -> DecisionTree:
+                     feature_names: Any = None, leaf_classes: Any = None) -> DecisionTree:
     """An axis-aligned tree ``(W, b)`` in the library layout as a
     :class:`~treeopt_dsl.models.decision_tree.DecisionTree` (unbalanced: a constant inner node is replaced by
     the child it sends everything to, a constant last-layer node is a leaf, and a split whose two sides
     predict the same class is a leaf).
 
-    ``classes[0]`` is predicted for -1 and ``classes[1]`` for +1. With ``eps = 0`` and unit weights the
+    ``classes[0]`` is predicted for -1 and ``classes[1]`` for +1; with ``leaf_classes`` (:func:`tao_multiclass`'s
+    layout) the last-layer node ``j`` predicts ``classes[leaf_classes[2j]]`` on its left and
+    ``classes[leaf_classes[2j + 1]]`` on its right. With ``eps = 0`` and unit weights the
     thresholds are exact: ``x > theta`` is ``x - theta > 0`` in floating point, and the last layer's
     ``x - theta >= 0`` becomes ``x <= nextafter(theta, -inf)`` on the left; so the tree predicts
     exactly as the hyperplanes do (the estimators of :mod:`treeopt_dsl.starts.memetic` rely on it). A node with
@@ -485,15 +640,21 @@ def to_decision_tree(W: np.ndarray, b: np.ndarray, topology: Topology | int, *, 
     def left_leaf_same(lk: int, rk: int) -> bool:
         return feature[lk] == -1 and left[lk] == -1 and feature[rk] == -1 and left[rk] == -1 and value[lk] == value[rk]
 
-    def leaf(pos: bool) -> Any:
-        return lambda: new(v=int(pos))
+    last0 = int(topo.last[0])
+    lc = None if leaf_classes is None else np.asarray(leaf_classes, dtype=np.intp)
+
+    def code(t: int, pos: bool) -> int:  # the class index of last-layer node t's right (pos) or left leaf
+        return int(pos) if lc is None else int(lc[2 * (t - last0) + int(pos)])
+
+    def leaf(t: int, pos: bool) -> Any:
+        return lambda: new(v=code(t, pos))
 
     def visit(t: int) -> int:
         j = np.flatnonzero(W[t])
         last = topo.level[t] == topo.depth
         if j.size == 0:
             if last:
-                return new(v=int(_side(np.array([b[t]]), thr, True, lt)[0]))
+                return new(v=code(t, bool(_side(np.array([b[t]]), thr, True, lt)[0])))
             return visit(2 * t + 2 if b[t] > thr else 2 * t + 1)
         f, w = int(j[0]), float(W[t, j[0]])
         if last:  # +1 iff w x + b (> lt | >= 0)
@@ -501,9 +662,9 @@ def to_decision_tree(W: np.ndarray, b: np.ndarray, topology: Topology | int, *, 
             c = (lt - b[t]) / w
             if w > 0:  # +1 iff x > c (strict) or x >= c
                 cut = c if strict else float(np.nextafter(c, -np.inf))
-                return split(f, cut, leaf(False), leaf(True))
+                return split(f, cut, leaf(t, False), leaf(t, True))
             cut = float(np.nextafter(c, -np.inf)) if strict else c  # +1 iff x < c (strict) or x <= c
-            return split(f, cut, leaf(True), leaf(False))
+            return split(f, cut, leaf(t, True), leaf(t, False))
         c = (thr - b[t]) / w
         if w > 0:  # right iff x > c
             return split(f, c, lambda: visit(2 * t + 1), lambda: visit(2 * t + 2))

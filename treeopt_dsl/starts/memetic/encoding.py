@@ -172,3 +172,53 @@ def decode(g: Genome, X: np.ndarray, y: np.ndarray, weight: np.ndarray, *, eps: 
             W[z, f] = -1.0
             b[z] = lt + float(np.nextafter(tau, np.inf)) if lt > 0 else tau
     return W, b
+
+
+def decode_multiclass(g: Genome, X: np.ndarray, codes: np.ndarray, weight: np.ndarray, n_classes: int, *,
+                      eps: float = 0.0, leaf_threshold: float | None = None
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`decode` for class codes ``0 .. n_classes-1``: ``(W, b, leaf_classes)`` in the layout of
+    :func:`~treeopt_dsl.starts.tao.tao_multiclass`, every leaf labelled by the weighted majority class of the samples
+    reaching it (the lowest code on ties; an empty leaf takes its parent's majority, or the nearest non-empty
+    ancestor's). A leaf above the last level sends everything left and every leaf below it gets its class; a branch
+    on the last level sends ``x_f > tau`` to its right leaf."""
+    topo = Topology(g.depth)
+    T, p, K = g.feature.size, X.shape[1], int(n_classes)
+    thr, lt = _thresholds(eps, leaf_threshold)
+    at = route(g, X)
+    last = g.feature[at] >= 0
+    side = np.zeros(at.size, dtype=np.int64)
+    side[last] = X[np.flatnonzero(last), g.feature[at[last]]] > g.threshold[at[last]]
+    counts = np.bincount((2 * at + side) * K + np.asarray(codes, dtype=np.int64), weights=weight,
+                         minlength=2 * T * K).reshape(2 * T, K)  # (position, side) x class
+    mass = counts.reshape(T, 2, K).sum(1)
+    for z in range(T - 1, 0, -1):  # children before parents (positions, not samples)
+        mass[(z - 1) // 2] += mass[z]
+
+    def majority(z: int, c: np.ndarray) -> int:
+        while c.sum() <= 0 and z >= 0:  # no sample: the position's own mass, then its ancestors'
+            c, z = mass[z], (z - 1) // 2 if z > 0 else -1
+        return int(np.argmax(c))
+
+    W = np.zeros((T, p))
+    b = np.zeros(T)
+    leaves = np.zeros(topo.n_leaves, dtype=np.intp)
+    last0 = int(topo.last[0])
+    for z in range(T):
+        f = int(g.feature[z])
+        if f == NIL:
+            continue
+        if f == LEAF:
+            constant_subtree(b, topo, z, False, thr, lt)
+            js = np.flatnonzero(topo.desc[z])
+            leaves[2 * js] = leaves[2 * js + 1] = majority(z, counts[2 * z])
+            continue
+        tau = float(g.threshold[z])
+        if topo.level[z] < topo.depth:
+            W[z, f], b[z] = 1.0, thr - tau  # right iff x_f > tau
+            continue
+        k = z - last0
+        W[z, f] = 1.0  # the right leaf iff x_f > tau
+        b[z] = lt - tau if lt > 0 else -float(np.nextafter(tau, np.inf))
+        leaves[2 * k], leaves[2 * k + 1] = majority(z, counts[2 * z]), majority(z, counts[2 * z + 1])
+    return W, b, leaves

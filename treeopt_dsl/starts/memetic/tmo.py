@@ -36,8 +36,19 @@ import numpy as np
 
 from treeopt_dsl.errors import DataError, OptionError
 from treeopt_dsl.starts.memetic.crossover import RandomSplits, crossover
-from treeopt_dsl.starts.memetic.encoding import decode, encode
-from treeopt_dsl.starts.tao import AxisBins, _sides, _subtree_predictions, from_sklearn, scores, tao, to_decision_tree
+from treeopt_dsl.starts.memetic.encoding import decode, decode_multiclass, encode
+from treeopt_dsl.starts.tao import (
+    AxisBins,
+    _sides,
+    _subtree_predictions,
+    class_error,
+    from_sklearn,
+    from_sklearn_multiclass,
+    scores,
+    tao,
+    tao_multiclass,
+    to_decision_tree,
+)
 from treeopt_dsl.topology import Topology
 
 SCHEDULES = ("sequential", "generational")
@@ -56,6 +67,8 @@ class TMOResult:
         n_tao: TAO runs made (initial population and children).
         stopped: ``"completed"``, ``"time_limit"`` or ``"interrupted"`` (Ctrl-C: the best so far is kept).
         time_s: wall time.
+        leaf_classes: ``multiclass=True``: the class code of each of the ``2**depth`` leaves
+            (:func:`~treeopt_dsl.starts.tao.tao_multiclass`'s layout); ``None`` for the binary layout.
     """
 
     W: np.ndarray
@@ -68,6 +81,10 @@ class TMOResult:
     n_tao: int = 0
     stopped: str = "completed"
     time_s: float = 0.0
+    leaf_classes: np.ndarray | None = None
+
+#: one individual: ``(W, b, leaf_classes)`` (``leaf_classes`` is ``None`` in the binary layout)
+Tree = tuple[np.ndarray, np.ndarray, "np.ndarray | None"]
 
 
 def _accuracy(X: np.ndarray, y: np.ndarray, W: np.ndarray, b: np.ndarray, topo: Topology, thr: float, lt: float,
@@ -76,17 +93,27 @@ def _accuracy(X: np.ndarray, y: np.ndarray, W: np.ndarray, b: np.ndarray, topo: 
     return float(sw[P[:, 0] == (y > 0)].sum()) / total  # as accuracy_score: the weight classified right
 
 
-def _child_tao(X: np.ndarray, y: np.ndarray, W: np.ndarray, b: np.ndarray, topo: Topology, weight: np.ndarray,
-               bins: AxisBins, eps: float, lt: float | None, max_iter: int) -> tuple[np.ndarray, np.ndarray]:
+def _child_tao(X: np.ndarray, y: np.ndarray, tree: Tree, topo: Topology, weight: np.ndarray, bins: AxisBins,
+               eps: float, lt: float | None, max_iter: int) -> Tree:
+    W, b, leaves = tree
+    if leaves is not None:  # class codes and leaf classes
+        W2, b2, leaves2, _ = tao_multiclass(X, y, W, b, leaves, topo, max_iter=max_iter, sample_weight=weight,
+                                            eps=eps, leaf_threshold=lt, bins=bins)
+        return W2, b2, leaves2
     W2, b2, _ = tao(X, y, W, b, topo, max_iter=max_iter, sample_weight=weight, eps=eps, leaf_threshold=lt, bins=bins)
-    return W2, b2
+    return W2, b2, None
 
 
 def tmo(X: Any, y: Any, depth: int, *, n_trees: int = 100, n_generations: int = 5, crossover_rate: float = 0.75,
         seed: int = 0, schedule: str = "sequential", n_jobs: int | None = None, time_limit: float | None = None,
         sample_weight: Any = None, eps: float = 0.0, leaf_threshold: float | None = None, max_iter: int = 20,
-        callback: Callable[[dict[str, Any]], None] | None = None) -> TMOResult:
+        callback: Callable[[dict[str, Any]], None] | None = None, multiclass: bool = False) -> TMOResult:
     """Run TMO ([aldinucci-memetic], Algorithm 1) on ``X`` (n x p) and labels ``y`` in {-1, +1} for trees of ``depth``.
+
+    ``multiclass=True``: ``y`` holds class codes ``0 .. K-1`` (any ``K >= 2``) and every leaf a class: the forest
+    is grown on the codes, the children are decoded with majority leaves
+    (:func:`~treeopt_dsl.starts.memetic.encoding.decode_multiclass`, the paper's rule for any number of classes) and
+    optimized by :func:`~treeopt_dsl.starts.tao.tao_multiclass`; ``result.leaf_classes`` holds the leaves' classes.
 
     ``n_trees`` is the population size ``k`` (100 in §4), ``n_generations`` is ``n_gen`` (5),
     ``crossover_rate`` is ``CR`` (0.75). ``seed`` fixes the forest, the bootstrap samples, the partners,
@@ -114,7 +141,10 @@ def tmo(X: Any, y: Any, depth: int, *, n_trees: int = 100, n_generations: int = 
         raise DataError(f"X must be (n, p) with n >= 2 and y (n,), got {X.shape} and {y.shape}")
     if not np.all(np.isfinite(X)):
         raise DataError("X holds NaN or infinite values")
-    if not np.all(np.isin(y, (-1, 1))):
+    if multiclass:
+        if not np.issubdtype(y.dtype, np.integer) or y.min() < 0:
+            raise DataError("TMO with multiclass=True takes class codes 0 .. K-1 in y")
+    elif not np.all(np.isin(y, (-1, 1))):
         raise DataError("TMO takes labels y in {-1, +1}")
     if int(depth) != depth or depth < 1:
         raise OptionError(f"depth must be a whole number >= 1, got {depth!r}")
@@ -146,24 +176,38 @@ def tmo(X: Any, y: Any, depth: int, *, n_trees: int = 100, n_generations: int = 
     rng = np.random.default_rng(seed)
     deadline = None if time_limit is None else t0 + float(time_limit)
 
-    def fit(W: np.ndarray, b: np.ndarray) -> float:
+    K = int(y.max()) + 1 if multiclass else 2
+
+    def fit(W: np.ndarray, b: np.ndarray, leaves: np.ndarray | None = None) -> float:
+        if leaves is not None:
+            return 1.0 - class_error(X, y, W, b, leaves, topo, eps=eps, leaf_threshold=lt, sample_weight=sw) / total
         return _accuracy(X, y, W, b, topo, thr, lt, sw, total)
 
-    def genome(W: np.ndarray, b: np.ndarray) -> Any:
-        return encode(to_decision_tree(W, b, topo, eps=eps, leaf_threshold=lt), depth)
+    def genome(W: np.ndarray, b: np.ndarray, leaves: np.ndarray | None = None) -> Any:
+        return encode(to_decision_tree(W, b, topo, eps=eps, leaf_threshold=lt, leaf_classes=leaves,
+                                       classes=np.arange(K) if leaves is not None else (-1, 1)), depth)
+
+    def decoded(g: Any, weight: np.ndarray) -> Tree:
+        if multiclass:
+            return decode_multiclass(g, X, y, weight, K, eps=eps, leaf_threshold=lt)
+        return (*decode(g, X, y, weight, eps=eps, leaf_threshold=lt), None)
 
     # 1. the initial population: a random forest, every tree TAO-optimized on the training data
     forest = RandomForestClassifier(n_estimators=n_trees, max_depth=depth, random_state=seed)
     # equal weights are no weights: scikit-learn draws another forest for sample_weight=ones than for None (its
     # bootstrap follows the weights), so TMOClassifier (ones) and the warm start (None) grew different trees
     forest.fit(X, y, sample_weight=None if np.all(sw == sw[0]) else sw)
-    pop: list[tuple[np.ndarray, np.ndarray]] = []
+    pop: list[Tree] = []
     stopped = "completed"
     n_tao = 0
     try:
         for est in forest.estimators_:
-            W0, b0 = from_sklearn(est.tree_, depth, X.shape[1], eps=eps, leaf_threshold=lt)  # classes [-1, 1]
-            pop.append(_child_tao(X, y, W0, b0, topo, sw, bins, eps, lt, max_iter))
+            if multiclass:  # the forest's trees hold positions in forest.classes_: map them to the codes
+                start: Tree = from_sklearn_multiclass(est.tree_, depth, X.shape[1], eps=eps, leaf_threshold=lt)
+                start = (start[0], start[1], forest.classes_.astype(np.intp)[start[2]])
+            else:
+                start = (*from_sklearn(est.tree_, depth, X.shape[1], eps=eps, leaf_threshold=lt), None)  # [-1, 1]
+            pop.append(_child_tao(X, y, start, topo, sw, bins, eps, lt, max_iter))
             n_tao += 1
             if deadline is not None and time.perf_counter() > deadline and len(pop) >= 1:
                 stopped = "time_limit"
@@ -172,9 +216,9 @@ def tmo(X: Any, y: Any, depth: int, *, n_trees: int = 100, n_generations: int = 
         stopped = "interrupted"
         if not pop:
             raise
-    fitness = np.array([fit(W, b) for W, b in pop])
+    fitness = np.array([fit(*tree) for tree in pop])
     best = int(np.argmax(fitness))
-    best_W, best_b, best_f = pop[best][0].copy(), pop[best][1].copy(), float(fitness[best])
+    best_tree, best_f = pop[best], float(fitness[best])
     initial_best = best_f
     history: list[dict[str, Any]] = []
     if callback is not None:
@@ -182,15 +226,15 @@ def tmo(X: Any, y: Any, depth: int, *, n_trees: int = 100, n_generations: int = 
                   "time_s": time.perf_counter() - t0})
     k = len(pop)
 
-    def offer(i: int, W: np.ndarray, b: np.ndarray) -> bool:
+    def offer(i: int, tree: Tree) -> bool:
         """Algorithm 1's two updates for the child of ``t_i``: it replaces ``t_i`` and the best tree when strictly
         fitter; whether it replaced ``t_i``."""
-        nonlocal best_W, best_b, best_f
-        f = fit(W, b)
+        nonlocal best_tree, best_f
+        f = fit(*tree)
         if f > best_f:
-            best_W, best_b, best_f = W.copy(), b.copy(), f
+            best_tree, best_f = tree, f
         if f > fitness[i]:
-            pop[i], fitness[i] = (W, b), f
+            pop[i], fitness[i] = tree, f
             return True
         return False
 
@@ -201,14 +245,14 @@ def tmo(X: Any, y: Any, depth: int, *, n_trees: int = 100, n_generations: int = 
             boot = rng.multinomial(n, np.full(n, 1.0 / n)).astype(float) * sw  # B_D^(g) as sample counts
             replaced = 0
             if schedule == "generational":
-                genomes = [genome(W, b) for W, b in pop]
+                genomes = [genome(*tree) for tree in pop]
                 partners = [_partner(rng, i, k) for i in range(k)]
-                children = [decode(crossover(genomes[i], genomes[j], rng, crossover_rate, splits), X, y, boot,
-                                   eps=eps, leaf_threshold=lt) for i, j in enumerate(partners)]
+                children = [decoded(crossover(genomes[i], genomes[j], rng, crossover_rate, splits), boot)
+                            for i, j in enumerate(partners)]
                 done = _run_children(X, y, children, topo, boot, bins, eps, lt, max_iter, n_jobs, deadline)
                 n_tao += len(done)
-                for i, (W, b) in enumerate(done):
-                    replaced += offer(i, W, b)
+                for i, tree in enumerate(done):
+                    replaced += offer(i, tree)
                 if len(done) < k:
                     stopped = "time_limit"
             else:
@@ -218,10 +262,9 @@ def tmo(X: Any, y: Any, depth: int, *, n_trees: int = 100, n_generations: int = 
                         break
                     j = _partner(rng, i, k)
                     child = crossover(genome(*pop[i]), genome(*pop[j]), rng, crossover_rate, splits)
-                    W, b = _child_tao(X, y, *decode(child, X, y, boot, eps=eps, leaf_threshold=lt), topo, boot,
-                                      bins, eps, lt, max_iter)
+                    tree = _child_tao(X, y, decoded(child, boot), topo, boot, bins, eps, lt, max_iter)
                     n_tao += 1
-                    replaced += offer(i, W, b)
+                    replaced += offer(i, tree)
             entry = {"generation": g, "best": best_f, "mean": float(fitness.mean()), "replaced": replaced,
                      "time_s": time.perf_counter() - t0}
             history.append(entry)
@@ -229,8 +272,10 @@ def tmo(X: Any, y: Any, depth: int, *, n_trees: int = 100, n_generations: int = 
                 callback(entry)
     except KeyboardInterrupt:
         stopped = "interrupted"
-    return TMOResult(W=best_W, b=best_b, depth=depth, fitness=best_f, initial_best=initial_best, history=history,
-                     population=fitness.copy(), n_tao=n_tao, stopped=stopped, time_s=time.perf_counter() - t0)
+    best_W, best_b, best_leaves = best_tree
+    return TMOResult(W=best_W.copy(), b=best_b.copy(), depth=depth, fitness=best_f, initial_best=initial_best,
+                     history=history, population=fitness.copy(), n_tao=n_tao, stopped=stopped,
+                     time_s=time.perf_counter() - t0, leaf_classes=None if best_leaves is None else best_leaves.copy())
 
 
 def _partner(rng: np.random.Generator, i: int, k: int) -> int:
@@ -239,18 +284,18 @@ def _partner(rng: np.random.Generator, i: int, k: int) -> int:
     return j + (j >= i)
 
 
-def _run_children(X: np.ndarray, y: np.ndarray, children: list[tuple[np.ndarray, np.ndarray]], topo: Topology,
+def _run_children(X: np.ndarray, y: np.ndarray, children: list[Tree], topo: Topology,
                   weight: np.ndarray, bins: AxisBins, eps: float, lt: float, max_iter: int, n_jobs: int | None,
-                  deadline: float | None) -> list[tuple[np.ndarray, np.ndarray]]:
+                  deadline: float | None) -> list[Tree]:
     """TAO on every child of a generation (joblib when ``n_jobs`` asks; in order, up to the deadline, otherwise)."""
     if n_jobs not in (None, 1):
         from joblib import Parallel, delayed
 
-        return list(Parallel(n_jobs=n_jobs)(delayed(_child_tao)(X, y, W, b, topo, weight, bins, eps, lt, max_iter)
-                                            for W, b in children))
+        return list(Parallel(n_jobs=n_jobs)(delayed(_child_tao)(X, y, tree, topo, weight, bins, eps, lt, max_iter)
+                                            for tree in children))
     out = []
-    for W, b in children:
+    for tree in children:
         if deadline is not None and time.perf_counter() > deadline:
             break
-        out.append(_child_tao(X, y, W, b, topo, weight, bins, eps, lt, max_iter))
+        out.append(_child_tao(X, y, tree, topo, weight, bins, eps, lt, max_iter))
     return out
