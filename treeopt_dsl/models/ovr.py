@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from treeopt_dsl.errors import DataError
-from treeopt_dsl.models.pictures import _pyplot
+from treeopt_dsl.models.pictures import pyplot
 
 
 class OneVsRestTrees(tuple):
@@ -79,7 +79,7 @@ class OneVsRestTrees(tuple):
         """The ``K`` trees side by side in one matplotlib figure (one panel per class, titled ``<class> vs rest``);
         returns the figure. With raw ``X`` and labels ``y`` every leaf shows the training samples of ``<class>`` and
         of the rest that reach it. ``width``: the figure's width in inches (default: 5 per tree, at most 40)."""
-        plt = _pyplot()
+        plt = pyplot()
         K = len(self)
         depth = max(int(getattr(getattr(t, "topology", None), "depth", 2)) for t in self)
         fig, axes = plt.subplots(1, K, figsize=(width or min(40.0, 5.0 * K), max(2.8, 1.5 * (depth + 1) + 0.6)),
