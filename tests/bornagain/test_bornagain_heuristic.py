@@ -134,3 +134,25 @@ def test_faithfulness_by_integer_program_agrees_with_the_sweep() -> None:
     verdict = check_faithful(wrong, ens, max_cells=1)
     assert not verdict.ok and verdict.method == "integer-program"
     assert ens.predict(verdict.counterexample[None, :])[0] != wrong.predict(verdict.counterexample[None, :])[0]
+
+
+def test_the_estimator_heuristic_stops_at_its_time_limit_and_says_the_tree_is_not_faithful():
+    """Issue 36: BornAgainClassifier(time_limit=60) on a 30-feature forest ran over 10 minutes in the heuristic,
+    which had no clock. The time limit bounds the whole born-again step: regions not proven by then become majority
+    leaves, the fit warns and ``faithful_`` says the tree is not faithful (no hours-long check)."""
+    import warnings
+
+    from sklearn.datasets import load_breast_cancer
+
+    from treeopt_dsl.bornagain import BornAgainClassifier
+    from treeopt_dsl.errors import UncertifiedWarning
+
+    X, y = load_breast_cancer(return_X_y=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf = BornAgainClassifier(method="heuristic", time_limit=0.0).fit(X[:142], y[:142])
+    assert any(issubclass(w.category, UncertifiedWarning) and "not proven homogeneous" in str(w.message)
+               for w in caught)
+    assert clf.faithful_.ok is False and "unproven" in clf.faithful_.method
+    assert clf.tree_.n_leaves == 1  # the root was never split: the majority of its random cells
+    assert clf.predict(X).shape == (X.shape[0],)

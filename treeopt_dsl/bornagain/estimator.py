@@ -14,6 +14,8 @@ Example::
 
 from __future__ import annotations
 
+import time
+import warnings
 from typing import Any
 
 import numpy as np
@@ -22,11 +24,11 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from treeopt_dsl.bornagain.dp import OBJECTIVES, born_again
 from treeopt_dsl.bornagain.ensemble import Ensemble
-from treeopt_dsl.bornagain.faithful import check_faithful
+from treeopt_dsl.bornagain.faithful import FaithfulResult, check_faithful
 from treeopt_dsl.bornagain.heuristic import born_again_heuristic
 from treeopt_dsl.bornagain.prune import prune_empty_splits
 from treeopt_dsl.defaults import ESTIMATOR_TIME_LIMIT
-from treeopt_dsl.errors import ModelTooLarge, SolveError
+from treeopt_dsl.errors import ModelTooLarge, SolveError, UncertifiedWarning
 from treeopt_dsl.estimator import fit_weights
 from treeopt_dsl.models.sklearn_tree import node_weights
 
@@ -48,7 +50,9 @@ class BornAgainClassifier(ClassifierMixin, BaseEstimator):
             heuristic; ``method_`` says which ran).
         prune: remove the splits with no training sample on a side (§4.4): smaller, no longer faithful
             everywhere, identical on the training data.
-        time_limit: seconds for the dynamic program (default 60; ``None``: no limit).
+        time_limit: seconds for the born-again step, the dynamic program and then the heuristic together (default
+            60; ``None``: no limit); a heuristic cut short by it leaves unproven regions as majority leaves, warns
+            (``UncertifiedWarning``) and sets ``faithful_.ok`` False.
         random_state: seed of the default forest and of the heuristic's samples.
         class_weight: ``None``, ``"balanced"`` or a dict (scikit-learn's semantics); multiplied into the
             ``sample_weight`` of :meth:`fit`, which go to the forest's ``fit`` (the born-again tree reproduces the
@@ -99,6 +103,7 @@ class BornAgainClassifier(ClassifierMixin, BaseEstimator):
         names = getattr(self, "feature_names_in_", None)  # a DataFrame's columns: the tree prints them
         self.ensemble_ = Ensemble.from_sklearn(forest, feature_names=None if names is None else [str(c) for c in names])
         tree, self.method_ = None, "heuristic"
+        deadline = None if self.time_limit is None else time.perf_counter() + float(self.time_limit)
         if self.method != "heuristic":
             try:
                 res = born_again(self.ensemble_, self.objective, time_limit=self.time_limit)
@@ -109,11 +114,20 @@ class BornAgainClassifier(ClassifierMixin, BaseEstimator):
             if tree is None and self.method == "exact":
                 raise SolveError(f"the born-again dynamic program stopped at time_limit={self.time_limit} s "
                                  "without a tree: raise time_limit or use method='auto' / 'heuristic'")
-        if tree is None:
-            tree, _ = born_again_heuristic(self.ensemble_, seed=self.random_state)
+        stats: dict[str, Any] = {"complete": True}
+        if tree is None:  # the heuristic within what is left of time_limit (the whole fit's budget)
+            tree, stats = born_again_heuristic(self.ensemble_, seed=self.random_state, deadline=deadline)
             self.method_ = "heuristic"
         self.born_again_ = tree
-        self.faithful_ = check_faithful(tree, self.ensemble_)
+        if stats["complete"]:
+            self.faithful_ = check_faithful(tree, self.ensemble_)
+        else:  # regions left unproven at the time limit: not faithful, said without a check that could take hours
+            self.faithful_ = FaithfulResult(False, 0, f"time limit: {stats['unproven_leaves']} unproven region(s)")
+            warnings.warn(f"BornAgainClassifier: time_limit={self.time_limit} s ran out with "
+                          f"{stats['unproven_leaves']} region(s) of the heuristic not proven homogeneous: their "
+                          "leaves take the majority of their random cells, and the tree may disagree with the "
+                          "forest there (faithful_.ok is False); raise time_limit for a faithful tree",
+                          UncertifiedWarning, stacklevel=2)
         self.tree_ = prune_empty_splits(tree, X) if self.prune else tree
         self.classes_ = np.asarray(forest.classes_)
         codes = np.searchsorted(self.classes_, y)

@@ -90,13 +90,16 @@ def _best_split(X: np.ndarray, k: np.ndarray, n_classes: int, levels: list[np.nd
 
 
 def born_again_heuristic(ensemble: Ensemble, *, n_cells: int = 100, seed: int | None = 0, solver: str = "highs",
-                         backend: str | None = None, time_limit: float | None = None) -> tuple[DecisionTree,
-                                                                                          dict[str, Any]]:
+                         backend: str | None = None, time_limit: float | None = None,
+                         deadline: float | None = None) -> tuple[DecisionTree, dict[str, Any]]:
     """A faithful tree for ``ensemble`` by the greedy construction of the module docstring.
 
     ``n_cells`` random cells per region (the paper: 100), drawn with ``seed``; the homogeneity proofs run on
-    ``solver`` (any MILP solver of the registry) with ``time_limit`` seconds each. Returns the tree and stats
-    (``time_s``, ``proofs``: integer programs solved, ``counterexamples``: points they found).
+    ``solver`` (any MILP solver of the registry) with ``time_limit`` seconds each. ``deadline`` (a
+    ``time.perf_counter()`` value): once passed, every region not yet proven becomes a leaf of its sample's
+    majority class, and the tree is no longer faithful (``stats["complete"]`` is False; the estimator warns).
+    Returns the tree and stats (``time_s``, ``proofs``: integer programs solved, ``counterexamples``: points they
+    found, ``complete``, ``unproven_leaves``).
     """
     if n_cells < 1:
         raise OptionError(f"n_cells must be at least 1, got {n_cells}")
@@ -109,7 +112,7 @@ def born_again_heuristic(ensemble: Ensemble, *, n_cells: int = 100, seed: int | 
     left: list[int] = []
     right: list[int] = []
     value: list[int] = []
-    stats = {"proofs": 0, "counterexamples": 0}
+    stats = {"proofs": 0, "counterexamples": 0, "complete": True, "unproven_leaves": 0}
 
     def node() -> int:
         feature.append(-1), threshold.append(0.0), left.append(-1), right.append(-1), value.append(-1)
@@ -122,6 +125,10 @@ def born_again_heuristic(ensemble: Ensemble, *, n_cells: int = 100, seed: int | 
         i, lo, hi, known = stack.pop()
         X = np.vstack([_sample(levels, lo, hi, n_cells, rng), known])
         k = ensemble.predict_index(X)
+        if deadline is not None and time.perf_counter() > deadline:  # out of time: the sample's majority, unproven
+            value[i] = int(np.bincount(k, minlength=ensemble.n_classes).argmax())
+            stats["complete"], stats["unproven_leaves"] = False, stats["unproven_leaves"] + 1
+            continue
         while np.all(k == k[0]):
             stats["proofs"] += 1
             x = violating_cell(ensemble, lo, hi, int(k[0]), solver=solver, backend=backend, time_limit=time_limit)
