@@ -147,6 +147,11 @@ class SolveResult:
     #: the last-layer refinement (thesis Remark 1, :func:`treeopt_dsl.starts.refine.refine_result`) applied to
     #: ``model`` after the solve: the exact objective before and after and the nodes refitted; ``None`` without it
     refinement: dict[str, Any] | None = None
+    #: the scale search after the solve (``ors scale="search"``): the multiplier and intercept that minimize the true
+    #: log-loss for the card's fixed points (``multiplier``, ``intercept``, their values before, the summed true
+    #: log-loss ``loss_before`` / ``loss_after``, ``proven``: what the status is about); ``model`` is the scaled
+    #: card, ``objective`` and the certificate the proven card's; ``None`` without it
+    scale_search: dict[str, Any] | None = None
 
     @property
     def improvement(self) -> float | None:
@@ -185,4 +190,5 @@ class SolveResult:
             **({"outer_approximation": self.outer_approximation} if self.outer_approximation is not None else {}),
             **({"starts": self.starts, "won": self.won} if self.starts else {}),
             **({"refinement": self.refinement} if self.refinement is not None else {}),
+            **({"scale_search": self.scale_search} if self.scale_search is not None else {}),
         }

@@ -114,6 +114,10 @@ def build_parser() -> argparse.ArgumentParser:
                                               "model of the training part); the path is checked before the solve")
         o.add_argument("--card-out", metavar="FILE", help="ors: also write the score card, FILE.json or FILE.csv "
                                                           "(checked before the solve)")
+        if name in ("solve", "fit"):
+            o.add_argument("--calibration-plot", metavar="FILE", help="also draw the reliability diagram (observed "
+                           "frequency against predicted probability, 10 equal-mass bins, the ECE) of the fitted "
+                           "model to FILE.png (fit: train and test; matplotlib; checked before the solve)")
         v = c.add_argument_group("output")
         v.add_argument("--quiet", "-q", action="store_true", help="print only the result")
         v.add_argument("--verbose", "-v", action="store_true", help="show the solver's log on stderr")
