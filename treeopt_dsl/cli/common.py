@@ -177,6 +177,10 @@ def data_info(d: Any) -> dict[str, Any]:
     return {"name": d.name, "n_samples": d.n_samples, "n_features": d.n_features, "classes": list(d.classes)}
 
 
+#: the formulations whose model is a score card (``--card-out``)
+CARD_FORMULATIONS = ("ors", "ogrs")
+
+
 def check_paths(args: argparse.Namespace) -> None:
     """Refuse unwritable ``--output``, ``--log`` and ``--plot`` paths before any work (exit 2)."""
     if getattr(args, "output", None):
@@ -188,8 +192,9 @@ def check_paths(args: argparse.Namespace) -> None:
         if any(str(kv).replace(" ", "") == "routing=benders" for kv in (getattr(args, "param", None) or [])):
             raise UsageError(f"--output: {LAZY_EXPORT}")
     if getattr(args, "card_out", None):
-        if "binarize" not in (get_formulation(args.formulation).values if args.formulation else {}):
-            raise UsageError(f"--card-out writes a risk score's card (ors), not a {args.formulation} model")
+        if args.formulation not in CARD_FORMULATIONS:
+            raise UsageError(f"--card-out writes a risk score's card ({', '.join(CARD_FORMULATIONS)}), not a "
+                             f"{args.formulation} model")
         try:
             card_format(args.card_out)
         except TreeoptError as exc:

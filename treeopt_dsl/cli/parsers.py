@@ -112,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "beam-search score card, also what auto uses for ors)")
         o.add_argument("--output", "-o", help="also write the model: FILE.lp or FILE.mps (.gz compresses; fit: the "
                                               "model of the training part); the path is checked before the solve")
-        o.add_argument("--card-out", metavar="FILE", help="ors: also write the score card, FILE.json or FILE.csv "
+        o.add_argument("--card-out", metavar="FILE", help="ors, ogrs: also write the score card, FILE.json or FILE.csv "
                                                           "(checked before the solve)")
         if name in ("solve", "fit"):
             o.add_argument("--calibration-plot", metavar="FILE", help="also draw the reliability diagram (observed "

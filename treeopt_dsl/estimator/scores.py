@@ -160,11 +160,9 @@ class RiskScoreClassifier(SolvedClassifier):
     def card(self) -> ScoreCard:
         """The fitted score card (:meth:`RiskScoreModel.card <treeopt_dsl.models.risk.RiskScoreModel.card>`):
         ``print`` it, ``to_json()``, ``to_csv(path)``, ``plot()``. With ``binarize="quantile"`` every row is a
-        condition in the data's units and the card scores by hand to exactly :meth:`predict`."""
+        condition in the data's units and the card scores by hand to exactly :meth:`predict`; so does ``ogrs``' card,
+        whose rules are learned thresholds printed in the data's units."""
         check_is_fitted(self)
-        if not hasattr(self.model_, "card"):
-            raise FormulationError(f"formulation={self.formulation!r} has no card; its model prints itself: "
-                                   "print(clf.model_)")
         return self.model_.card()
 
     def calibration(self, X: Any, y: Any, bins: int = ECE_BINS) -> dict[str, float]:
