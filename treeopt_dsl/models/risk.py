@@ -221,7 +221,9 @@ class GeneralizedRiskScoreModel:
             hold = Xs[:, self.features] >= self.thresholds[None, :]
         else:
             Xr = np.asarray(X, dtype=float)
-            self.scaler.transform(Xr[:1])  # the number of features checked as for scaled inputs
+            if Xr.ndim != 2 or Xr.shape[1] != len(self.feature_names):
+                raise DataError(f"X must be a 2-D array with {len(self.feature_names)} features (the score was fitted "
+                                f"on them), got shape {Xr.shape}")
             hold = Xr[:, self.features] >= self.cuts[None, :]
         return np.where(self.negated, ~hold, hold).astype(float)
 
