@@ -152,6 +152,25 @@ def get_backend(solver: str, backend: str | None = None, sf: StandardForm | Mode
     return installed[0]()
 
 
+#: the solvers tried, in this order, when the formulation's own solver cannot take its model's class (``auto``):
+#: SCIP before Gurobi, whose pip wheel carries a license limited to 2,000 rows and columns
+CLASS_SOLVERS = ("highs", "scip", "gurobi", "ipopt", "cbc")
+
+
+def capable_solver(model: StandardForm | Model, preferred: str) -> str:
+    """``preferred`` when it is installed and takes ``model``'s problem class, else the first of
+    :data:`CLASS_SOLVERS` that does (MARGOT's MIQP: SCIP, then Gurobi), else the clear error of
+    :func:`get_backend` for ``preferred``. Used by ``solver="auto"`` once the model is built, before any start."""
+    for solver in (preferred, *CLASS_SOLVERS):
+        try:
+            get_backend(solver, None, model)
+        except (CapabilityError, SolverNotAvailable):
+            continue
+        return solver
+    get_backend(preferred, None, model)  # raises the error that names what is missing
+    return preferred
+
+
 def available_solvers() -> list[dict[str, object]]:
     """One row per (backend, solver): installed or not, problem classes and options."""
     rows = []
@@ -171,6 +190,7 @@ def available_routes() -> list[dict[str, object]]:
 __all__ = [
     "AUTO",
     "BACKENDS",
+    "CLASS_SOLVERS",
     "ROUTE_GROUP",
     "Backend",
     "Engine",
@@ -180,6 +200,7 @@ __all__ = [
     "SolveOptions",
     "available_routes",
     "available_solvers",
+    "capable_solver",
     "check_route_options",
     "engines",
     "get_backend",

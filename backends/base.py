@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import dataclasses
 import difflib
 import math
 import os
@@ -303,12 +304,21 @@ class Backend:
                                   "(treeopt_dsl.lazy re-solves with the cuts as rows instead)")
         t0 = time.perf_counter()
         run = Run(sf, solver, options)
+        run.data["clock"] = (t0, options.time_limit)  # the guard's clock: loading and the start count
         early = self.settle(run)
         if early is not None:
             return self._result(run, early, time.perf_counter() - t0)
         try:
             with solver_stdout(options.verbose):
                 self.load_model(run)
+                if "load_exceeds" in run.data and options.warm_start is not None \
+                        and np.all(np.isfinite(options.warm_start)):  # the start, as a time limit
+                    return self._result(run, Outcome("limit", np.asarray(options.warm_start, dtype=float),
+                                                      message=run.data["load_exceeds"], incumbent_time_s=0.0),
+                                        time.perf_counter() - t0)
+                if options.time_limit is not None:  # one clock: loading the model (seconds in SCIP's API) counts
+                    run.options = dataclasses.replace(
+                        options, time_limit=max(0.0, options.time_limit - (time.perf_counter() - t0)))
                 self._apply_options(run)
                 if options.warm_start is not None:
                     start = np.asarray(options.warm_start, dtype=float)
@@ -345,7 +355,7 @@ class Backend:
         with stop_on_signals(lambda sig: self._stop(run, sig)) as guarded:
             run.guarded = guarded
             if guarded and self.threaded:
-                limit, t0 = run.options.time_limit, time.perf_counter()
+                t0, limit = run.data.get("clock", (time.perf_counter(), run.options.time_limit))
 
                 def give_up() -> bool:
                     now = time.perf_counter()

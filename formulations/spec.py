@@ -14,9 +14,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from treeopt_dsl.backends import get_engine, plan_route
+from treeopt_dsl.backends import capable_solver, get_backend, get_engine, plan_route
 from treeopt_dsl.data import Dataset, Scaler
-from treeopt_dsl.defaults import FINISH_RESERVE, FINISH_RESERVE_MAX, SOLVER, START_SHARE, check_time_limit
+from treeopt_dsl.defaults import SOLVER, START_SHARE, check_time_limit, finish_reserve
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.formulation import Built, Formulation
 from treeopt_dsl.result import SolveResult
@@ -202,6 +202,14 @@ class FormulationSpec:
             return res
         t0 = time.perf_counter()
         built = self.build(data)
+        if route is not None:  # auto: a solver that takes the built model's class (MARGOT's MIQP is not HiGHS')
+            capable = capable_solver(built.model, solver)
+            if capable != solver:
+                route["chosen"], route["why"] = capable, (f"{capable}: {solver} cannot solve a "
+                                                          f"{built.model.problem_class} model; {route['why']}")
+                solver = capable
+        else:
+            get_backend(solver, backend, built.model)  # a solver that cannot take the model: said before the starts
         t1 = time.perf_counter()
         limit = check_time_limit(options.get("time_limit"))
         start = resolve(built, warm_start, None if limit is None else max(0.0, START_SHARE * limit - (t1 - t0)),
@@ -209,7 +217,7 @@ class FormulationSpec:
         t2 = time.perf_counter()
         if limit is not None:  # one clock: the solver gets what building and the starts left of the call's limit,
             # less a reserve for decoding and certifying its answer
-            reserve = min(FINISH_RESERVE * limit, FINISH_RESERVE_MAX)
+            reserve = finish_reserve(limit, *np.shape(built.ctx.data.X))
             options["time_limit"] = max(0.0, limit - reserve - (t2 - t0))
         res = built.solve(solver=solver, backend=backend, warm_start=start, **options)
         if limit is not None:

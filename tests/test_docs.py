@@ -131,10 +131,11 @@ def test_every_subpackage_has_an_api_page() -> None:
 def test_getting_started_python_blocks_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The page's Python blocks, in order, in one namespace (about 10 s: one OLCT depth-2 solve)."""
     blocks = re.findall(r"^```python\n(.*?)^```", (DOCS / "getting_started.md").read_text(), flags=re.S | re.M)
-    assert len(blocks) == 3
+    assert len(blocks) == 4
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {}
     for block in blocks:
         exec(compile(block, "getting_started.md", "exec"), namespace)  # the page's own examples, as written
     assert namespace["res"].status.value == "optimal" and namespace["res"].certificate.ok
+    assert list(namespace["pipe"][0].get_feature_names_out()) == ["size", "color=blue", "color=green", "color=red"]
     assert (tmp_path / "olct.lp").read_text().startswith("\\ olct:")

@@ -9,7 +9,7 @@ import pytest
 
 from treeopt_dsl.datasets import load
 from treeopt_dsl.formulations import get_formulation
-from treeopt_dsl.progress import Progress, parse_progress
+from treeopt_dsl.progress import Progress, ProgressEvent, parse_progress
 from treeopt_dsl.starts import resolve
 
 
@@ -50,8 +50,6 @@ def _monotone(events: list) -> None:
 def test_progress_events_come_from_the_solver_callbacks(solver):
     """``progress=`` receives events from the solver's own callbacks: incumbents only improve, bounds only rise,
     and the last incumbent is the objective returned (an optimum: the bound meets it)."""
-    from treeopt_dsl.progress import ProgressEvent
-
     events: list[ProgressEvent] = []
     built = get_formulation("olct", depth=2).build(load("breast-cancer").subsample(60, seed=0))
     res = built.solve(solver=solver, time_limit=60, gap=0.0, progress=events.append)
@@ -89,8 +87,6 @@ def test_a_failing_progress_callback_does_not_stop_the_solve():
 
 def test_progress_bar_on_a_terminal():
     """On a terminal the progress is a tqdm bar of the gap closed, with the numbers beside it."""
-    from treeopt_dsl.progress import ProgressEvent
-
     class Tty(io.StringIO):
         def isatty(self) -> bool:
             return True
@@ -117,8 +113,6 @@ def test_the_start_is_the_first_incumbent_before_the_solver_runs():
     """With a warm start, ``progress`` hears of it first (``source="start"``, at time 0, its objective in the
     model), before the solver's presolve: the start is a completed, feasible point. The solver's events follow
     and never report worse. A callback that fails on it is warned about and not called again."""
-    from treeopt_dsl.progress import ProgressEvent
-
     events: list[ProgressEvent] = []
     built = get_formulation("olct", depth=2).build(load("breast-cancer").subsample(60, seed=0))
     res = built.solve(solver="highs", time_limit=60, gap=0.0, progress=events.append,
@@ -138,3 +132,22 @@ def test_the_start_is_the_first_incumbent_before_the_solver_runs():
     with pytest.warns(RuntimeWarning, match="boom"):
         res = built.solve(solver="highs", time_limit=30, progress=boom, warm_start=resolve(built, "greedy"))
     assert res.status.value == "optimal" and len(calls) == 1 and calls[0].source == "start"
+
+
+def test_the_last_plain_line_is_never_stale() -> None:
+    """On a plain stream (a file, a pipe) lines come at most every ``interval`` seconds; a change after the last
+    line is written when the solve ends, so the last line printed is the final state (issue 35)."""
+    stream = io.StringIO()
+    p = Progress(stream=stream, interval=3600.0)
+    p.event(ProgressEvent(20.0, 5.0, 0.75, 0.1, "callback"))  # the first change: a line
+    p.event(ProgressEvent(10.0, 10.0, 0.0, 0.2, "callback"))  # within the interval: not yet
+    assert stream.getvalue().count("\n") == 1 and "incumbent 20" in stream.getvalue()
+    p.close()
+    last = stream.getvalue().splitlines()[-1]
+    assert "incumbent 10" in last and "bound 10" in last and "gap 0.00%" in last
+    p.close()  # nothing new: nothing written again
+    assert stream.getvalue().count("\n") == 2
+    quiet = Progress(stream=io.StringIO(), interval=0.0)
+    quiet.event(ProgressEvent(3.0, 1.0, 0.5, 0.1, "callback"))
+    quiet.close()  # every change already written: no repeated line
+    assert quiet.stream.getvalue().count("\n") == 1

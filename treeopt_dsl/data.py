@@ -307,7 +307,9 @@ def require_numeric(X: Any) -> None:
     if cols:
         shown = ", ".join(repr(c) for c in cols[:10]) + (" ..." if len(cols) > 10 else "")
         raise DataError(f"X has {len(cols)} non-numeric (text or categorical) column(s): {shown}; the formulations "
-                        "need numbers: one-hot encode them (sklearn.preprocessing.OneHotEncoder or pd.get_dummies), "
+                        "need numbers: one-hot encode them as the command line does, make_pipeline(OneHotText(), ...) "
+                        "(treeopt_dsl.estimator.text; docs/getting_started.md, 'Text columns'; sklearn's OneHotEncoder "
+                        "gives the same columns in another order), "
                         "or use CategoricalTreeClassifier (categorical_features=...) for category splits")
     kind = getattr(getattr(X, "dtype", None), "kind", None)
     if kind in ("U", "S"):

@@ -29,14 +29,18 @@ except ImportError:  # pragma: no cover - Windows
 
 from treeopt_dsl.errors import OptionError
 
-#: seconds after which ``treeopt solve`` / ``fit`` stop when ``--time-limit`` is not given
+#: seconds after which ``treeopt solve`` / ``fit`` / ``born-again`` stop when ``--time-limit`` is not given (the one
+#: default of ``--time-limit``: born-again's exact dynamic program, which has no answer before its end, exits 1 at it)
 TIME_LIMIT = 300.0
-#: ``treeopt path``'s ``--time-limit`` is seconds *per start* (a path runs ``--n-starts`` local solves at every
+#: the seed of everything random a command does when ``--seed`` is not given (``--sample``, the split, the starts,
+#: born-again's cells)
+SEED = 0
+#: the share of the rows ``treeopt fit`` and ``treeopt path`` hold out for testing (stratified; ``--test-size``).
+#: [blanquero-2020-sorct] holds out 25% (``treeopt path ... --test-size 0.25``)
+TEST_SIZE = 0.2
+#: ``treeopt path``'s ``--start-time-limit`` is seconds *per start* (a path runs ``--n-starts`` local solves at every
 #: pair); none by default, as the paper's runs: each start ends at Ipopt's iteration limit (``max_iter``)
 PATH_TIME_LIMIT: float | None = None
-#: ``treeopt born-again``'s limit on the dynamic program: none by default, because the DP has no anytime answer (stopped
-#: early it returns no tree at all; ``--heuristic`` is the quick, faithful but not minimal route)
-BORN_AGAIN_TIME_LIMIT: float | None = None
 #: the estimators' default ``time_limit`` (a grid search fits many models)
 ESTIMATOR_TIME_LIMIT = 60.0
 #: an experiment grid's default ``time_limit`` per solve (``[experiment] time_limit``)
@@ -54,19 +58,34 @@ THREADS: int | None = None
 #: the share of a call's ``time_limit`` the automatic start may spend before its optional candidates are skipped
 #: (the first candidate always runs; the solver gets what is left, ``FormulationSpec.solve``)
 START_SHARE = 0.25
-#: the share of a call's ``time_limit`` (at most :data:`FINISH_RESERVE_MAX` seconds) kept from the solver for what
-#: follows it: decoding, the certificate, the metrics (adult's OLCT: 1-2 s past a 120 s limit without it)
-FINISH_RESERVE = 0.02
-FINISH_RESERVE_MAX = 2.0
+#: what a call keeps from its solver for what follows it (decoding, the certificate, the metrics):
+#: ``min(FINISH_RESERVE * time_limit, FINISH_RESERVE_MAX, FINISH_BASE_S + FINISH_PER_CELL_S * n * p)``
+#: (:func:`finish_reserve`; on adult, 45,222 x 104, the call ended 1-3.5 s past its limit with none kept, load 7)
+FINISH_RESERVE = 0.05
+FINISH_RESERVE_MAX = 5.0
+FINISH_BASE_S = 0.25
+FINISH_PER_CELL_S = 5e-7
+
+
+def finish_reserve(time_limit: float, n_samples: int, n_features: int) -> float:
+    """Seconds of ``time_limit`` kept from the solver for decoding and certifying its answer (see above).
+
+    >>> round(finish_reserve(120, 45222, 104), 2), round(finish_reserve(60, 569, 30), 2)
+    (2.6, 0.26)
+    """
+    by_size = FINISH_BASE_S + FINISH_PER_CELL_S * n_samples * n_features
+    return min(FINISH_RESERVE * time_limit, FINISH_RESERVE_MAX, by_size)
+
+
 #: seconds the exact DP tree may take as a candidate of the automatic start
 DP_START_TIME = 5.0
 #: seconds of the risk scores' beam-search start
 RISK_START_TIME = 5.0
-#: seconds per one-rule solve of the generalized risk scores' rule-by-rule start
-RULE_START_TIME = 10.0
-#: rows a node's LP of the ``greedy_lp`` start is solved on at most (a stratified sample, the same for a seed on any
-#: machine: work, not seconds): adult's 45,222 rows made the root's LP run for minutes; 2,000 rows take about 0.3 s
-NODE_LP_ROWS = 2000
+
+#: rows a node's problem of the ``greedy`` and ``greedy_lp`` starts is solved on at most (a stratified sample, the
+#: same for a seed on any machine: work, not seconds): on adult's 45,222 rows the root's LP ran for minutes and
+#: MARGOT's linear SVMs took 62 s; at 2,000 rows a node LP takes about 1 s, an SVM or logistic regression 0.1 s
+NODE_ROWS = 2000
 #: TMO as a candidate of the automatic start: a budget that keeps it within about a second
 #: (``warm_start="tmo"`` runs the paper's k = 100 trees, 5 generations)
 AUTO_TMO: dict[str, Any] = {"n_trees": 20, "n_generations": 2, "time_limit": 1.0}

@@ -9,7 +9,8 @@ on the routes without callbacks, the solver's log read line by line (:func:`log_
 :class:`Progress` shows them: a log sink (``log_callback=``) and an event sink (:meth:`Progress.event`) that
 keeps the latest incumbent/bound/gap, calls an optional Python callback when they change, echoes the raw log
 to a file or a stream on request, and draws a tqdm bar of the gap closed (on a terminal, or a widget in a
-notebook); on a stream that is neither, a plain line at most every ``interval`` seconds.
+notebook); on a stream that is neither, a plain line at most every ``interval`` seconds, and at :meth:`Progress.close`
+the last state when a change came after the last line (the last line printed is never stale).
 
 >>> p = Progress(stream=None)
 >>> p(" L       0       0         0   0.00%   9.0965     13.516       32.70%   519  31  0   323     1.3s")
@@ -157,6 +158,7 @@ class Progress:
     _last_draw: float = 0.0
     _drawn: bool = False
     _bar: Any = None
+    _pending: bool = False  # a change not yet written as a plain line (it came within ``interval`` of the last)
 
     def __call__(self, message: str) -> None:
         if self.log_file is not None:
@@ -217,10 +219,18 @@ class Progress:
         elif changed and now - self._last_draw >= self.interval:
             self.stream.write(self.line() + "\n")
             self._last_draw = now
+            self._pending = False
+        elif changed:  # too soon after the last line: written by the next one, or by close()
+            self._pending = True
 
     def close(self) -> None:
-        """End the live bar (call after the solve)."""
+        """End the live bar (call after the solve); on a plain stream, write the last state when the last line
+        written is older than it (a change within ``interval`` of the line before is not left unshown)."""
         if self._bar is not None:
             self._bar.close()
             self._bar = None
+        elif self._pending and self.stream is not None and not self.echo:
+            self.stream.write(self.line() + "\n")
+            self._last_draw = time.perf_counter()
+        self._pending = False
         self._drawn = False

@@ -16,6 +16,7 @@ import pytest
 import xarray as xr
 
 from treeopt_dsl.backends import SolveOptions, available_solvers, get_backend
+from treeopt_dsl.backends.native import importable
 from treeopt_dsl.errors import OptionError
 from treeopt_dsl.ir import Model
 from treeopt_dsl.result import Status
@@ -377,3 +378,23 @@ def test_two_ctrl_c_end_the_command_with_the_start_and_never_abort():
     assert "terminate called" not in err
     doc = json.loads(out)
     assert doc["status"] == "interrupted" and doc["certificate"]["ok"] and "twice" in doc["message"]
+
+
+@pytest.mark.skipif(not importable("pyscipopt"), reason="SCIP not installed")
+def test_a_model_scip_could_not_read_within_the_limit_returns_the_start(monkeypatch):
+    """Issue 36: MARGOT on adult (24 million nonzeros) took SCIP 47 s to write and read under a 60 s call. The
+    file's writing measures the machine's pace; a model SCIP would not read within the time left is not loaded:
+    the warm start comes back as a time limit, with the reason."""
+    from treeopt_dsl.backends import scip
+
+    sf = hard_knapsack()
+    be = get_backend("scip", "direct", sf)
+    start = np.zeros(sf.n_cols)
+    monkeypatch.setattr(scip, "READ_PER_WRITE", 1e9)  # any write is too slow to leave time for the read
+    raw = be.solve(sf, "scip", SolveOptions(time_limit=5, warm_start=start))
+    assert raw.status is Status.TIME_LIMIT
+    np.testing.assert_array_equal(raw.x, start)
+    assert "SCIP would take about" in raw.message and "not run" in raw.message
+    monkeypatch.setattr(scip, "READ_PER_WRITE", 1.7)
+    raw = be.solve(sf, "scip", SolveOptions(time_limit=2, warm_start=start))  # read and run: it improves the start
+    assert raw.status.has_solution and raw.objective < sf.objective(start) and "SCIP would take" not in raw.message

@@ -25,7 +25,7 @@ def ba(kind: str, name: str) -> str:
 @needs_data
 def test_born_again_command_prunes_scores_and_writes_a_faithful_tree(tmp_path, capsys) -> None:
     out = tmp_path / "tree.txt"
-    code = main(["born-again", ba("forest", "RF1"), "--objective", "depth", "--prune", "--data", ba("data", "train1"),
+    code = main(["born-again", ba("forest", "RF1"), "--objective", "depth", "--prune", "--train", ba("data", "train1"),
                  "--test", ba("data", "test1"), "--output", str(out), "--json"])
     assert code == 0
     doc = json.loads(capsys.readouterr().out)
@@ -46,7 +46,7 @@ def test_born_again_command_prunes_scores_and_writes_a_faithful_tree(tmp_path, c
 def test_born_again_command_draws_the_tree_with_the_csv_names(tmp_path, capsys) -> None:
     pytest.importorskip("matplotlib")
     png = tmp_path / "tree.png"
-    assert main(["born-again", ba("forest", "RF1"), "--objective", "leaves", "--prune", "--data",
+    assert main(["born-again", ba("forest", "RF1"), "--objective", "leaves", "--prune", "--train",
                  ba("data", "train1"), "--plot", str(png)]) == 0
     assert png.stat().st_size > 5000 and png.read_bytes()[:4] == b"\x89PNG"
     assert "Integrated-Kurtosis" in capsys.readouterr().out  # the CSV header names the features
@@ -81,7 +81,7 @@ def test_born_again_command_bad_input(tmp_path, capsys) -> None:
     bad.write_text("not a forest\n")
     assert main(["born-again", str(bad)]) == 2
     assert main(["born-again", str(bad), "--prune"]) == 2
-    assert "--prune needs --data" in capsys.readouterr().err
+    assert "--prune needs --train" in capsys.readouterr().err
 
 
 def _tiny_forest(tmp_path, body_trees: int, header_trees: int, threshold: str = "0.5"):
@@ -164,11 +164,11 @@ def no_work(monkeypatch):
     monkeypatch.setattr(cli_ba, "born_again_heuristic", started)
 
 
-@pytest.mark.parametrize("option", ["--data", "--test"])
+@pytest.mark.parametrize("option", ["--train", "--test"])
 def test_a_header_only_csv_is_refused_before_the_work(tmp_path, capsys, forest_file, no_work, option) -> None:
     csv = tmp_path / "empty.csv"
     csv.write_text("a,b,Class\n")
-    argv = ["born-again", str(forest_file), option, str(csv)] + (["--prune"] if option == "--data" else [])
+    argv = ["born-again", str(forest_file), option, str(csv)] + (["--prune"] if option == "--train" else [])
     assert main(argv) == 2
     assert "empty.csv: no data rows (only a header)" in capsys.readouterr().err
 

@@ -88,10 +88,13 @@ def test_fit_json_metrics_match_python(capsys):
 
 def test_fit_prints_the_tree_and_metrics(capsys):
     code, out, _ = run(capsys, "fit", "olct", "--data", "breast-cancer", "--sample", "50", "--depth", "1",
-                       "--time-limit", "30", "--quiet")
+                       "--time-limit", "30")
     assert code == 0
     assert "node 0" in out and "certificate ok" in out
     assert "test" in out and "balanced" in out
+    code, quiet, _ = run(capsys, "fit", "olct", "--data", "breast-cancer", "--sample", "50", "--depth", "1",
+                         "--time-limit", "30", "--quiet")  # the summary and metrics alone, as solve -q
+    assert code == 0 and "node 0" not in quiet and "certificate ok" in quiet and "balanced" in quiet
 
 
 def test_csv_data_with_label(capsys, tmp_path):
@@ -200,7 +203,7 @@ def test_fit_ors_prints_and_writes_a_card_in_the_data_units(capsys, tmp_path):
                                    for a, s in zip(age, rng.random(40) < 0.4, strict=True)]
     (tmp_path / "d.csv").write_text("\n".join(lines) + "\n")
     argv = ["fit", "ors", "--data", str(tmp_path / "d.csv"), "--label", "sick", "--param", "T=2",
-            "--binarize", "quantile", "--max-cuts", "2", "--time-limit", "30", "--quiet"]
+            "--binarize", "quantile", "--max-cuts", "2", "--time-limit", "30"]  # the card is printed: no -q
     code, out, err = run(capsys, *argv, "--card-out", str(tmp_path / "card.json"))
     assert code == 0, err
     card = json.loads((tmp_path / "card.json").read_text())

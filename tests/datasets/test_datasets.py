@@ -366,8 +366,8 @@ def test_every_multiclass_manifest_table_needs_positive_and_counts_one_vs_rest(n
 def test_shared_categorical_columns_and_text_levels():
     d = load("heart")  # 4 categorical columns among 13 features; 6 rows with '?' dropped
     assert d.n_samples == 297 and d.meta["dropped_missing"] == 6
-    assert set(d.meta["categorical"]) == {"col2", "col6", "col10", "col12"}
-    assert d.meta["categorical"]["col2"] == ["1", "2", "3", "4"]  # chest-pain type, numeric order
+    assert set(d.meta["categorical"]) == {"cp", "restecg", "slope", "thal"}  # heart-disease.names' names
+    assert d.meta["categorical"]["cp"] == ["1", "2", "3", "4"]  # chest-pain type, numeric order
     assert "undeclared_categorical" not in d.meta
     v = load("votes")  # '?' is a third vote value here, not missing: 16 x {n, y, ?}
     assert v.X.shape == (435, 48) and v.meta["dropped_missing"] == 0

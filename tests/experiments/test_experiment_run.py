@@ -121,7 +121,7 @@ def test_interrupt_and_rerun_finishes_only_the_missing_tasks(tmp_path: Path) -> 
     assert n == 6
     first_two = {t["id"] for t in tasks if t["method"] == "sleep"}
     env = {**os.environ, "TREEOPT_EXPERIMENT_TEST_LOG": str(log1)}
-    proc = subprocess.Popen([*_cli(), "experiment", "run", str(grid), "--store", str(store), "--no-progress"],
+    proc = subprocess.Popen([*_cli(), "experiment", "run", str(grid), "--store", str(store), "--quiet"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.time() + 300
     done: set[str] = set()
@@ -141,7 +141,7 @@ def test_interrupt_and_rerun_finishes_only_the_missing_tasks(tmp_path: Path) -> 
     assert before == first_two  # the gated tasks cannot have ended
     gate.touch()
     env["TREEOPT_EXPERIMENT_TEST_LOG"] = str(log2)
-    res = subprocess.run([*_cli(), "experiment", "run", str(grid), "--store", str(store), "--no-progress"],
+    res = subprocess.run([*_cli(), "experiment", "run", str(grid), "--store", str(store), "--quiet"],
                          env=env, capture_output=True, timeout=300)
     assert res.returncode == 0, res.stderr.decode()
     solved_again = log2.read_text().split()
@@ -252,7 +252,7 @@ def test_a_store_that_is_not_one_is_refused_naming_store_before_any_task(tmp_pat
     log = tmp_path / "log"
     os.environ["TREEOPT_EXPERIMENT_TEST_LOG"] = str(log)
     try:
-        code = main(["experiment", "run", str(grid), "--store", str(target), "--no-progress"])
+        code = main(["experiment", "run", str(grid), "--store", str(target), "--quiet"])
     finally:
         del os.environ["TREEOPT_EXPERIMENT_TEST_LOG"]
     err = capsys.readouterr().err
@@ -287,7 +287,7 @@ def test_two_runners_on_one_store_compute_each_task_once(tmp_path: Path) -> None
     assert len(tasks) == 4
     store, log = tmp_path / "r.sqlite", tmp_path / "log"
     env = {**os.environ, "TREEOPT_EXPERIMENT_TEST_LOG": str(log)}
-    argv = [*_cli(), "experiment", "run", str(grid), "--store", str(store), "--no-progress", "--jobs", "2"]
+    argv = [*_cli(), "experiment", "run", str(grid), "--store", str(store), "--quiet", "--jobs", "2"]
     runners = [subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
     try:
         deadline = time.time() + 300

@@ -242,3 +242,38 @@ def test_beam_start_weighs_samples_as_repeated_rows():
     pw_r = _PiecewiseLoss(built.ctx["loss"], np.repeat(y, w.astype(int)), -np.inf, np.inf)
     t_r = np.repeat(t, w.astype(int), axis=1)
     assert pw_w.value(t, pw_w.best_beta(t)) == pytest.approx(pw_r.value(t_r, pw_r.best_beta(t_r)), rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_best_rule_is_the_brute_force_rule(seed):
+    """The rule-by-rule start's enumeration (issue 36: it replaced a one-rule MILP under a wall-clock limit that made
+    the start depend on the machine's load) against a loop over every feature, distinct value and points."""
+    from treeopt_dsl.blocks import TangentLogisticLoss
+    from treeopt_dsl.starts.rules import best_rule
+
+    rng = np.random.default_rng(seed)
+    n, p, eps = 25, 3, 1e-4
+    X = np.round(rng.random((n, p)), 1)
+    X[:, 2] = rng.integers(0, 2, n)  # a binary feature: its threshold is 0.5 (4.15)
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    w, offset, beta = rng.random(n) + 0.5, rng.integers(-2, 3, n).astype(float), float(rng.normal())
+    A, loss = np.arange(-3, 4).astype(float), TangentLogisticLoss("V1", on="score")
+    exclude = [0] if seed % 2 else []
+    best = None
+    for j in range(p):
+        if j in exclude:
+            continue
+        for v in np.unique(X[:, j])[1:]:  # the rule holds on x >= v; the lowest value would hold everywhere
+            b = 0.5 if set(np.unique(X[:, j])) <= {0.0, 1.0} else v
+            fires = X[:, j] >= v
+            for s in A[A != 0]:  # a rule of 0 points is no rule
+                value = float(np.sum(w * loss.surrogate(y * (offset + s * fires + beta))))
+                if best is None or value < best[3] - 1e-12:
+                    best = (j, b, s, value)
+    found = best_rule(X, y, w, offset, beta, A, loss, eps, exclude)
+    assert found is not None and found[3] == pytest.approx(best[3], rel=1e-12, abs=1e-12)
+    j, b, s, _ = found
+    assert j not in exclude
+    fires = X[:, j] >= b - eps / 2
+    assert 0 < fires.sum() < n  # (4.12): both sides non-empty
+    assert float(np.sum(w * loss.surrogate(y * (offset + s * fires + beta)))) == pytest.approx(best[3])

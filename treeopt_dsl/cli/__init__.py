@@ -7,7 +7,7 @@
     treeopt fit     FORMULATION --data D [...] [--test-size 0.2] [--seed S] [--json]
     treeopt path    FORMULATION --data D [...] --lambda-l GRID [--lambda-g GRID] [--n-starts K] [--plot F.png]
     treeopt born-again FOREST.txt|MODEL.joblib [--objective depth|leaves|depth-leaves] [--heuristic]
-                                [--prune --data TRAIN.csv] [--test TEST.csv] [--output TREE.txt] [--json]
+                                [--prune --train TRAIN.csv] [--test TEST.csv] [--output TREE.txt] [--json]
     treeopt experiment run|tasks|report ...
     treeopt completion bash|zsh                 # a shell completion script
 

@@ -2,13 +2,13 @@
 
     treeopt born-again FOREST.txt --objective depth                        # a BA-Trees forest file
     treeopt born-again forest.joblib --objective leaves --heuristic         # a pickled scikit-learn forest
-    treeopt born-again FOREST.txt --prune --data TRAIN.csv --test TEST.csv --output tree.txt --json
-    treeopt born-again FOREST.txt --objective leaves --data TRAIN.csv --plot tree.png   # names from the header
+    treeopt born-again FOREST.txt --prune --train TRAIN.csv --test TEST.csv --output tree.txt --json
+    treeopt born-again FOREST.txt --objective leaves --train TRAIN.csv --plot tree.png   # names from the header
 
 The model is a forest in the BA-Trees text format (``.txt``) or a pickled scikit-learn ``RandomForestClassifier``
 / ``ExtraTreesClassifier`` / ``DecisionTreeClassifier`` (``.pkl``, ``.pickle``, ``.joblib``: unpickling runs
-code, so only load your own files). Data files are CSV with a header; the label is ``--label`` (default: a
-column named ``Class``, else the last one), the other columns are the features in the forest's order.
+code, so only load your own files). Data files are CSV with a header; the label is ``--label`` (default: the
+column named ``Class``, as every command reads a CSV file), the other columns are the features in the forest's order.
 """
 
 from __future__ import annotations
@@ -30,7 +30,12 @@ from treeopt_dsl.bornagain.faithful import check_faithful
 from treeopt_dsl.bornagain.heuristic import born_again_heuristic
 from treeopt_dsl.bornagain.prune import prune_empty_splits
 from treeopt_dsl.cli.common import EXIT_NO_SOLUTION, EXIT_OK, EXIT_UNCERTIFIED, check_writable_options
+from treeopt_dsl.datasets.csvfile import default_label
+from treeopt_dsl.defaults import SOLVER
 from treeopt_dsl.errors import DataError, TreeoptError
+
+#: the MILP solver of the heuristic's homogeneity proofs under ``--solver auto`` (small MILPs: HiGHS)
+HEURISTIC_SOLVER = "highs"
 
 __all__ = ["load_ensemble", "read_csv", "run", "scores"]
 
@@ -62,7 +67,7 @@ def read_csv(path: str | Path, label: str | None, n_features: int) -> tuple[np.n
         with p.open(encoding="utf-8") as fh:
             header = [h.strip() for h in fh.readline().strip().split(",")]
         if label is None:
-            label = "Class" if "Class" in header else header[-1]
+            label = default_label(header, str(p))
         if label not in header:
             raise DataError(f"{p}: no column {label!r} (columns: {', '.join(header)})")
         with warnings.catch_warnings():  # a header-only file: refused below in one line, not warned about
@@ -93,17 +98,18 @@ def scores(y: np.ndarray, pred: np.ndarray) -> dict[str, float]:
 
 def run(args: argparse.Namespace) -> int:
     """The ``born-again`` command; returns the exit status."""
-    if args.prune and not args.data:
-        raise TreeoptError("--prune needs --data TRAIN.csv (the training samples that decide empty splits)")
+    if args.prune and not args.train:
+        raise TreeoptError("--prune needs --train TRAIN.csv (the training samples that decide empty splits)")
     if args.objective not in OBJECTIVES:  # checked before the forest is read
         raise TreeoptError(f"--objective must be one of {', '.join(OBJECTIVES)}, got {args.objective!r}")
     check_writable_options(args, output="the tree", plot="the plot")
     ens = load_ensemble(args.model)
     # the data files are read before the dynamic program: a bad file is refused before the work, not after it
-    train = read_csv(args.data, args.label, ens.n_features) if args.data else None
+    train = read_csv(args.train, args.label, ens.n_features) if args.train else None
     test = read_csv(args.test, args.label, ens.n_features) if args.test else None
     if args.heuristic:
-        tree, stats = born_again_heuristic(ens, n_cells=args.n_cells, seed=args.seed, solver=args.solver)
+        tree, stats = born_again_heuristic(ens, n_cells=args.n_cells, seed=args.seed,
+                                             solver=HEURISTIC_SOLVER if args.solver == SOLVER else args.solver)
         out: dict[str, Any] = {"method": "heuristic", "status": "faithful", "time_s": round(stats["time_s"], 4),
                                "proofs": stats["proofs"], "counterexamples": stats["counterexamples"]}
     else:
@@ -136,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
         final.plot(max_leaves=max(64, final.n_leaves)).savefig(args.plot, dpi=110)
         out["plot"] = args.plot
     if args.output:
-        write_ba_forest(final, args.output, dataset_name=Path(args.data).name if args.data else "")
+        write_ba_forest(final, args.output, dataset_name=Path(args.train).name if args.train else "")
         out["output"] = args.output
     if args.json:
         print(json.dumps(out, indent=2))

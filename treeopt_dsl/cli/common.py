@@ -5,6 +5,7 @@ its summary or JSON document. Public, so that each subcommand's module (:mod:`tr
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import io
 import json
 import math
@@ -166,6 +167,7 @@ def load_data(args: argparse.Namespace, spec: Any = None) -> Any:
     multiclass = bool(getattr(spec, "multiclass", False)) and args.positive is None
     d = load(args.data, data_dir=args.data_dir, label=args.label, positive=args.positive, variant=args.variant,
              multiclass=multiclass)
+    d = dataclasses.replace(d, meta={**d.meta, "n_rows_loaded": d.n_samples})  # before --sample: rows_report
     if args.sample is not None:
         if args.sample < 4:
             raise UsageError("--sample needs at least 4 rows")
@@ -174,7 +176,60 @@ def load_data(args: argparse.Namespace, spec: Any = None) -> Any:
 
 
 def data_info(d: Any) -> dict[str, Any]:
-    return {"name": d.name, "n_samples": d.n_samples, "n_features": d.n_features, "classes": list(d.classes)}
+    """The JSON document's ``data``: name, size, classes, the column each feature comes from and where the rows went
+    (:func:`rows_report`)."""
+    return {"name": d.name, "n_samples": d.n_samples, "n_features": d.n_features, "classes": list(d.classes),
+            "feature_names": [str(f) for f in d.feature_names], "rows": rows_report(d)}
+
+
+def rows_report(d: Any) -> dict[str, Any]:
+    """Where the rows of the files went, from the loader's record (``Dataset.meta``): ``read`` (rows in the files),
+    ``dropped_missing`` (a missing value in a used column: the formulations need complete rows; by class where the
+    label is known), ``filtered_out`` (the manifest's filter), ``loaded`` (what is left), ``sampled`` (``--sample``,
+    stratified) and ``used`` (the rows the command works on, before a train/test split).
+
+    >>> import numpy as np
+    >>> from treeopt_dsl.data import Dataset
+    >>> d = Dataset.from_arrays(np.zeros((5, 1)), [0, 1, 0, 1, 0])
+    >>> d = dataclasses.replace(d, meta={"n_rows_read": 8, "dropped_missing": 3})
+    >>> rows_report(d)
+    {'read': 8, 'dropped_missing': 3, 'filtered_out': 0, 'loaded': 5, 'sampled': None, 'used': 5}
+    """
+    meta = d.meta or {}
+    loaded = int(meta.get("n_rows_loaded", d.n_samples))
+    dropped, filtered = int(meta.get("dropped_missing", 0) or 0), int(meta.get("filtered_out", 0) or 0)
+    out: dict[str, Any] = {"read": int(meta.get("n_rows_read", loaded + dropped)), "dropped_missing": dropped,
+                           "filtered_out": filtered, "loaded": loaded,
+                           "sampled": d.n_samples if d.n_samples != loaded else None, "used": d.n_samples}
+    if meta.get("dropped_missing_by_class"):
+        out["dropped_missing_by_class"] = dict(meta["dropped_missing_by_class"])
+    return out
+
+
+def rows_line(d: Any) -> str:
+    """:func:`rows_report` as the text output's ``data`` line.
+
+    >>> import numpy as np
+    >>> from treeopt_dsl.data import Dataset
+    >>> d = Dataset.from_arrays(np.zeros((5, 1)), [0, 1, 0, 1, 0], name="t")
+    >>> d = dataclasses.replace(d, meta={"n_rows_read": 8, "dropped_missing": 3,
+    ...                                  "dropped_missing_by_class": {"+1": 1, "-1": 2}})
+    >>> rows_line(d)
+    'data        t: 5 of 8 rows used, 1 feature; 3 dropped: a missing value in a used column (+1: 1, -1: 2)'
+    """
+    r = rows_report(d)
+    text = (f"data        {d.name}: {r['used']:,} of {r['read']:,} rows used, {d.n_features:,} "
+            f"feature{'s' if d.n_features != 1 else ''}")
+    why = []
+    if r["dropped_missing"]:
+        by = r.get("dropped_missing_by_class")
+        why.append(f"{r['dropped_missing']:,} dropped: a missing value in a used column"
+                   + (f" ({', '.join(f'{k}: {v:,}' for k, v in by.items())})" if by else ""))
+    if r["filtered_out"]:
+        why.append(f"{r['filtered_out']:,} left out by the manifest's filter")
+    if r["sampled"] is not None:
+        why.append(f"--sample drew {r['sampled']:,} of the {r['loaded']:,} complete rows (stratified)")
+    return text + ("; " + "; ".join(why) if why else "")
 
 
 #: the formulations whose model is a score card (``--card-out``)
@@ -300,6 +355,8 @@ def summary(res: Any) -> list[str]:
         lines.append(f"refined     last layer (thesis Remark 1), after the certificate's tree: exact objective "
                      f"{ref['exact_objective_before']:.6g} -> {ref['exact_objective']:.6g}, {ref['nodes_refitted']} "
                      f"of {ref['nodes']} nodes refitted")
+    if res.status.value in ("time_limit", "feasible", "interrupted") and res.message:  # why it is not a proof
+        lines.append(f"note        {res.message}")
     lines.extend(notes(res))
     return lines
 

@@ -31,6 +31,7 @@ import numpy as np
 from treeopt_dsl.cli.common import check_writable_options, parse_param_items
 from treeopt_dsl.contextual.estimator import ContextualTreeClassifier, ContextualTreeRegressor
 from treeopt_dsl.datasets import load
+from treeopt_dsl.defaults import SOLVER
 from treeopt_dsl.errors import DataError, OptionError
 from treeopt_dsl.numeric import jsonable
 
@@ -159,8 +160,10 @@ def _metrics_regression(model: Any, X: np.ndarray, y: np.ndarray) -> dict[str, f
 # ---------------------------------------------------------------------------------------------- command
 def _reject_solver_options(args: argparse.Namespace) -> None:
     name = args.formulation
-    for opt, value in (("--solver", getattr(args, "solver", None)), ("--backend", getattr(args, "backend", None)),
-                       ("--gap", getattr(args, "gap", None)), ("--log", getattr(args, "log", None))):
+    solver = getattr(args, "solver", None)
+    for opt, value in (("--solver", None if solver == SOLVER else solver),
+                       ("--backend", getattr(args, "backend", None)), ("--gap", getattr(args, "gap", None)),
+                       ("--log", getattr(args, "log", None))):
         if value is not None:
             raise OptionError(f"{name} has no solver: {opt} does not apply (a forest and a policy network are "
                               "trained; see `treeopt fit {name} --help` and --param)".replace("{name}", name))

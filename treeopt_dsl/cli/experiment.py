@@ -37,10 +37,10 @@ __all__ = ["run"]
 def _run(args: argparse.Namespace) -> int:
     grid = load_grid(args.grid)
     tasks = expand(grid)
-    if args.time_limit is not None or args.memory_mb is not None:
-        if args.time_limit is not None and args.time_limit <= 0:
-            raise OptionError(f"--time-limit must be positive, got {args.time_limit}")
-        tasks = apply_overrides(tasks, time_limit=args.time_limit, memory_mb=args.memory_mb)
+    if args.solve_time_limit is not None or args.memory_mb is not None:
+        if args.solve_time_limit is not None and args.solve_time_limit <= 0:
+            raise OptionError(f"--solve-time-limit must be positive, got {args.solve_time_limit}")
+        tasks = apply_overrides(tasks, time_limit=args.solve_time_limit, memory_mb=args.memory_mb)
     if args.only:
         tasks = [t for t in tasks if any(o in t["id"] for o in args.only)]
     store_path = Path(args.store or f"{grid.name}.sqlite")
@@ -53,7 +53,7 @@ def _run(args: argparse.Namespace) -> int:
     with opened as store:
         print(f"{grid.name}: {len(tasks)} task(s) -> {store_path}", file=sys.stderr)
         summary = run_tasks(tasks, store, executor=args.executor, jobs=args.jobs, scheduler=args.scheduler,
-                            retries=args.retries, retry_failed=args.retry_failed, progress=not args.no_progress)
+                            retries=args.retries, retry_failed=args.retry_failed, progress=not args.quiet)
     print(summary.line())
     for f in summary.failures[:20]:
         print(f"  failed {f['id']}: {f['reason']}")

@@ -26,6 +26,7 @@ from treeopt_dsl.cli.common import (
     parse_param_items,
     print_json,
 )
+from treeopt_dsl.defaults import SOLVER
 from treeopt_dsl.estimator.memetic import TAOClassifier, TMOClassifier
 from treeopt_dsl.models.metrics import metrics
 
@@ -44,8 +45,10 @@ def _params(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _refuse_solver_options(args: argparse.Namespace) -> None:
-    given = [f"--{k.replace('_', '-')}" for k in ("solver", "backend", "gap", "threads", "output")
+    given = [f"--{k.replace('_', '-')}" for k in ("backend", "gap", "threads", "output")
              if getattr(args, k, None) is not None]
+    if getattr(args, "solver", SOLVER) not in (None, SOLVER):
+        given.insert(0, "--solver")
     if getattr(args, "warm_start", "auto") not in ("auto", "none"):
         given.append("--warm-start")
     if getattr(args, "refine", False):
@@ -103,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"{name[args.formulation]} on {data.name} ({train.n_samples} training samples), depth "
               f"{est.tree_.depth}, {est.tree_.n_leaves} leaves, {fit_s:.2f} s" +
               ("" if stopped == "completed" else f" (stopped: {stopped}, best tree so far)"))
-        print(est.tree_.text())
+        if not args.quiet:
+            print(est.tree_.text())
         print(f"{'':<8} {'accuracy':>9} {'balanced':>9} {'AUC':>7}")
         for part in ("train", "test"):
             m = out["metrics"][part]

@@ -25,13 +25,13 @@ def run(args: argparse.Namespace) -> int:
         out.update(relaxation_bound(sf).to_dict())
     if args.json:
         print_json(out)
-    elif not args.quiet:
+    else:  # --quiet: the summary line alone (compile prints no progress and no model text)
         print(f"{spec.name} on {data.name} ({data.n_samples} x {data.n_features}): {sf.n_cols} variables "
               f"({out['n_integer']} integer), {sf.n_rows} constraints, {sf.nnz} nonzeros, {sf.problem_class}; "
               f"built and compiled in {compile_s:.3f} s")
-        if args.output:
+        if args.output and not args.quiet:
             print(f"wrote {out['output']} in {out['write_s']:.3f} s")
-        if args.lp_bound:
+        if args.lp_bound and not args.quiet:
             print(f"{'LP' if sf.problem_class.endswith('LP') else 'QP'} relaxation bound {out['lp_bound']:.6g} "
                   f"({out['lp_bound_status']}, HiGHS, {out['lp_bound_s']:.2f} s)")
     return 0

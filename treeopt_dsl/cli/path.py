@@ -15,6 +15,7 @@ from treeopt_dsl.cli.common import (
     load_data,
     print_json,
 )
+from treeopt_dsl.defaults import SOLVER
 from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.formulations.sorct import run_path
 from treeopt_dsl.starts.multistart import plot_path
@@ -58,8 +59,8 @@ def run(args: argparse.Namespace) -> int:
 
     path, train, test = run_path(spec.name, data, lam_l, lam_g, params=params, test_size=args.test_size,
                                  seed=args.seed, n_starts=args.n_starts, fresh=args.fresh,
-                                 solver=args.solver or spec.default_solver, backend=args.backend,
-                                 time_limit=args.time_limit,
+                                 solver=spec.default_solver if args.solver in (None, SOLVER) else args.solver,
+                                 backend=args.backend, time_limit=args.start_time_limit,
                                  on_point=show)
     out: dict[str, Any] = {"formulation": spec.name, "params": spec.values, "data": data_info(data),
                            "n_train": train.n_samples, "n_test": test.n_samples,

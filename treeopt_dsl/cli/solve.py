@@ -14,6 +14,7 @@ from treeopt_dsl.cli.common import (
     finish,
     formulation_params,
     load_data,
+    rows_line,
     run_solve,
     summary,
     write_model_file,
@@ -38,7 +39,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         extra.update(card_outputs(res.model, args.card_out))
         extra.update(calibration_outputs(res.model, {"train": data}, args.calibration_plot))
     if not args.json:
-        print("\n".join(summary(res)))
+        print("\n".join([rows_line(data), *summary(res)]))
         if res.model is not None and not args.quiet:
             print(res.model.text())
         if "card_out" in extra:
@@ -68,9 +69,12 @@ def cmd_fit(args: argparse.Namespace) -> int:
         extra.update(card_outputs(res.model, args.card_out))
         extra.update(calibration_outputs(res.model, {"train": train, "test": test}, args.calibration_plot))
     if not args.json:
-        print("\n".join(summary(res)))
+        print("\n".join([rows_line(data), f"split       {train.n_samples:,} training rows, {test.n_samples:,} test "
+                                            f"rows (stratified, --test-size {args.test_size:g}, --seed {args.seed})",
+                          *summary(res)]))
         if res.model is not None:
-            print(res.model.text())
+            if not args.quiet:
+                print(res.model.text())
             cal = extra.get("calibration")
             print(f"{'':<8} {'accuracy':>9} {'balanced':>9} {'AUC':>7}"
                   + ("" if cal is None else

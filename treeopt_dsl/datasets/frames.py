@@ -176,7 +176,9 @@ def column(df: pd.DataFrame, ref: Any, what: str = "column") -> Any:
     raise DataError(f"{what} {ref!r} is not in the file; its columns are {list(df.columns)[:40]}")
 
 
-def _looks_numeric(col: pd.Series) -> bool:
+def looks_numeric(col: pd.Series) -> bool:
+    """Whether a column reads as numbers (its dtype, or every present value parses as one): else it is text, a
+    categorical feature one-hot encoded (:class:`treeopt_dsl.estimator.text.OneHotText` does the same)."""
     if pd.api.types.is_bool_dtype(col) or pd.api.types.is_numeric_dtype(col):
         return True
     present = col.dropna()
@@ -226,7 +228,7 @@ def frame_to_dataset(df: pd.DataFrame, label: Any, spec: dict[str, Any], *, name
         raise DataError(f"dataset {name!r} has no feature column besides the label {lab!r}")
     declared = [column(df, c, "categorical column") for c in categorical]
     cat = [c for c in feat if c in declared]
-    auto = [c for c in feat if c not in cat and not _looks_numeric(df[c])]
+    auto = [c for c in feat if c not in cat and not looks_numeric(df[c])]
     sub = df[[*feat, lab]]
     na = sub.isna().to_numpy()
     bad_rows = na.any(axis=1)
@@ -260,7 +262,7 @@ def frame_to_dataset(df: pd.DataFrame, label: Any, spec: dict[str, Any], *, name
         col = sub[c]
         cname = _feature_name(c, header)
         if c in cat or c in auto:
-            numeric = c not in auto and _looks_numeric(col)
+            numeric = c not in auto and looks_numeric(col)
             M, levels = _one_hot(col, numeric)
             if c in auto and len(levels) > MAX_AUTO_LEVELS and len(levels) > sub.shape[0] / 2:
                 raise DataError(f"dataset {name!r}: column {cname!r} holds text with {len(levels)} distinct values "

@@ -80,6 +80,45 @@ KNOWN_NAMES: dict[str, dict[str, Any]] = {
                     "marginal adhesion", "single epithelial cell size", "bare nuclei", "bland chromatin",
                     "normal nucleoli", "mitoses", "class"],
         "classes": {"2": "benign", "4": "malignant"}},
+    # the column names of the UCI documentation files the manifest lists under ``docs`` (``adult.names``, ...) or,
+    # where there is none, of its PROVENANCE.txt (haberman: the header of a copy of the same rows)
+    "adult": {"columns": ["age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
+                          "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week",
+                          "native-country", "income"]},
+    "pima": {"columns": ["pregnancies", "glucose", "blood pressure", "skin thickness", "insulin", "BMI",
+                         "diabetes pedigree", "age", "class"]},
+    "haberman": {"columns": ["age", "year of operation", "positive axillary nodes", "survival status"]},
+    "heart": {"columns": ["age", "sex", "cp", "trestbps", "chol", "fbs", "restecg", "thalach", "exang", "oldpeak",
+                          "slope", "ca", "thal", "num"]},
+    "banknote": {"columns": ["variance", "skewness", "curtosis", "entropy", "class"]},
+    "seeds": {"columns": ["area", "perimeter", "compactness", "kernel length", "kernel width", "asymmetry coefficient",
+                          "kernel groove length", "class"]},
+    "mammo": {"columns": ["BI-RADS", "age", "shape", "margin", "density", "severity"]},
+    "car": {"columns": ["buying", "maint", "doors", "persons", "lug_boot", "safety", "class"]},
+    "tic-tac-toe": {"columns": [f"{row}-{col}-square" for row in ("top", "middle", "bottom")
+                                for col in ("left", "middle", "right")] + ["class"]},
+    "votes": {"columns": ["party", "handicapped-infants", "water-project-cost-sharing",
+                          "adoption-of-the-budget-resolution", "physician-fee-freeze", "el-salvador-aid",
+                          "religious-groups-in-schools", "anti-satellite-test-ban", "aid-to-nicaraguan-contras",
+                          "mx-missile", "immigration", "synfuels-corporation-cutback", "education-spending",
+                          "superfund-right-to-sue", "crime", "duty-free-exports",
+                          "export-administration-act-south-africa"]},
+    **{f"monks-{k}": {"columns": ["class", "a1", "a2", "a3", "a4", "a5", "a6", "id"]} for k in (1, 2, 3)},
+    "balance": {"columns": ["class", "left-weight", "left-distance", "right-weight", "right-distance"]},
+    "wine": {"columns": ["class", "alcohol", "malic acid", "ash", "alcalinity of ash", "magnesium", "total phenols",
+                         "flavanoids", "nonflavanoid phenols", "proanthocyanins", "color intensity", "hue",
+                         "OD280/OD315 of diluted wines", "proline"]},
+    "spambase": {"columns": [*(f"word_freq_{w}" for w in (
+        "make address all 3d our over remove internet order mail receive will people report addresses free business "
+        "email you credit your font 000 money hp hpl george 650 lab labs telnet 857 data 415 85 technology 1999 parts "
+        "pm direct cs meeting original project re edu table conference").split()),
+        *(f"char_freq_{c}" for c in ";([!$#"), "capital_run_length_average", "capital_run_length_longest",
+        "capital_run_length_total", "spam"]},
+    "credit-approval": {"columns": [f"A{k}" for k in range(1, 17)]},  # crx.names: anonymized as A1..A16
+    "spect-heart": {"columns": ["OVERALL_DIAGNOSIS", *(f"F{k}" for k in range(1, 23))]},
+    "ozone": {"columns": ["Date", *(f"WSR{h}" for h in range(24)), "WSR_PK", "WSR_AV", *(f"T{h}" for h in range(24)),
+                          "T_PK", "T_AV", *(f"{v}{p}" for p in (85, 70, 50) for v in ("T", "RH", "U", "V", "HT")),
+                          "KI", "TT", "SLP", "SLP_", "Precp", "ozone day"]},
 }
 
 

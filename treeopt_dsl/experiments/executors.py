@@ -136,7 +136,7 @@ class DaskExecutor:
             return future.result()
         except Exception as exc:  # KilledWorker: the Dask worker died (with the task) too often
             task_id = str(future.key).rsplit("-a", 1)[0]
-            return {"id": task_id, "ok": False, "status": "failed", "retryable": True,
+            return {"id": task_id, "ok": False, "status": "failed", "retryable": True, "host": _worker_host(exc),
                     "reason": f"dask: {type(exc).__name__}: {exc}"}
 
     def n_running(self, futures: list[Any]) -> int:
@@ -149,6 +149,16 @@ class DaskExecutor:
         self.client.close()
         if self.cluster is not None:
             self.cluster.close()
+
+
+def _worker_host(exc: BaseException) -> str | None:
+    """The host of the Dask worker a failed future last ran on, when the error names it (``KilledWorker``'s
+    ``last_worker``); ``None`` when no worker is known (the row's ``reason`` says what happened)."""
+    worker = getattr(exc, "last_worker", None)
+    address = getattr(worker, "address", worker)
+    if not isinstance(address, str) or "://" not in address:
+        return None
+    return address.split("://", 1)[1].rsplit(":", 1)[0] or None
 
 
 def make_executor(kind: str = "local", *, jobs: int = 1, scheduler: str | None = None) -> Any:

@@ -39,7 +39,7 @@ __all__ = ["FORMATS", "export_rows", "flat_rows"]
 FORMATS = (".csv", ".parquet")
 #: the columns that name a row, first in the table (the rest follow in the order the rows give them)
 KEY_COLUMNS = ("id", "experiment", "method", "dataset", "seed", "fold", "ok", "status", "objective", "bound", "gap",
-               "runtime_s", "test_balanced_accuracy")
+               "runtime_s", "test_balanced_accuracy", "host")
 
 
 def flat_rows(rows: list[dict[str, Any]]) -> pd.DataFrame:

@@ -84,7 +84,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 __all__ = ["ESTIMATORS", "METRICS", "SCALES", "DataSpec", "Grid", "GridError", "MethodSpec", "load_grid", "parse_grid",
-           "toml_value"]
+           "resolve_path", "toml_value"]
 
 #: what ``estimator = ...`` may name (``sleep`` is a diagnostic task that only waits: the runner's overhead; its
 #: params: ``seconds``, ``until_file`` (end early once that file exists), ``allocate_mb``)
@@ -191,6 +191,9 @@ class Grid:
     path: str | None = None
     paper: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
+    #: the directory relative CSV paths and ``data_dir`` are read against (the grid file's; ``None``: the working
+    #: directory of whoever loads the data). Not part of a task's id: the same grid elsewhere gives the same ids
+    base_dir: str | None = None
 
 
 class _Lines:
@@ -250,8 +253,23 @@ class _Checker:
         return value
 
 
-def parse_grid(text: str, source: str = "<grid>") -> Grid:
+def resolve_path(path: str | Path, base_dir: str | Path | None) -> Path:
+    """``path`` as the runner reads it: ``~`` expanded; a relative path is taken relative to ``base_dir`` (the grid
+    file's directory), or to the working directory when there is none.
+
+    >>> str(resolve_path("data/my.csv", "/exp")), str(resolve_path("/abs/my.csv", "/exp"))
+    ('/exp/data/my.csv', '/abs/my.csv')
+    """
+    p = Path(path).expanduser()
+    return p if p.is_absolute() or base_dir is None else Path(base_dir) / p
+
+
+def parse_grid(text: str, source: str = "<grid>", base_dir: str | Path | None = None) -> Grid:
     """Validate TOML text as a grid; raises :class:`GridError` naming the line and key of the first problem.
+
+    ``base_dir``: the directory relative paths of the grid (CSV files of ``datasets``, ``data_dir``) are read
+    against; :func:`load_grid` gives the grid file's directory, text grids default to the working directory. Every
+    such path is checked here, before anything runs.
 
     Example:
 
@@ -334,6 +352,13 @@ def parse_grid(text: str, source: str = "<grid>") -> Grid:
     sample = ck.number("data", "sample", data.get("sample", 0), lo=0, integer=True)
     train_sample = ck.number("data", "train_sample", data.get("train_sample", 0), lo=0, integer=True)
     data_dir = data.get("data_dir")
+    base = None if base_dir is None else str(Path(base_dir).expanduser().resolve())
+    if data_dir is not None:
+        if not isinstance(data_dir, str) or not data_dir:
+            raise ck.fail("data", "data_dir", f"expected a directory path (text), got {data_dir!r}")
+        where = resolve_path(data_dir, base)
+        if not where.is_dir():
+            raise ck.fail("data", "data_dir", f"no directory {data_dir!r}" + _relative_note(data_dir, base))
 
     ms = raw.get("method")
     if not isinstance(ms, list) or not ms:
@@ -349,11 +374,11 @@ def parse_grid(text: str, source: str = "<grid>") -> Grid:
     if dup:
         idx = len(labels) - 1 - labels[::-1].index(dup[0])
         raise ck.fail("method", "name", f"two methods are named {dup[0]!r} (names label the reports)", idx)
-    _check_datasets(ck, datasets, methods, data_dir)
+    _check_datasets(ck, datasets, methods, data_dir, base)
     return Grid(name=name, description=str(exp.get("description", "")), datasets=datasets, seeds=list(seeds),
                 test_size=float(test_size), validation_size=float(validation_size), folds=int(folds),
                 sample=int(sample), data_dir=data_dir, methods=methods, retries=int(retries), metrics=list(metrics),
-                path=None if source == "<grid>" else source, paper=exp.get("paper"), raw=raw)
+                path=None if source == "<grid>" else source, paper=exp.get("paper"), raw=raw, base_dir=base)
 
 
 def _method(ck: _Checker, m: Any, i: int, **defaults: Any) -> MethodSpec:
@@ -546,25 +571,42 @@ def _check_route(ck: _Checker, table: str, i: int, solver: Any, backend: Any, wa
         raise ck.fail(table, "warm_start", f"unknown warm start {warm_start!r} (known: {', '.join(WARM_STARTS)})", i)
 
 
-def _check_datasets(ck: _Checker, datasets: list[DataSpec], methods: list[MethodSpec], data_dir: Any) -> None:
-    """Each dataset a method loads (every method but ``sleep``) is a known name, variant or an existing file."""
+def _relative_note(path: str, base: str | None) -> str:
+    """The words that say where a relative path of the grid was looked for."""
+    if Path(path).expanduser().is_absolute():
+        return ""
+    where = str(resolve_path(path, base if base is not None else Path.cwd()))
+    return (f" (looked for at {where!r}: relative paths are read against the grid file's directory)"
+            if base is not None else f" (looked for at {where!r}: relative to the working directory)")
+
+
+def _check_datasets(ck: _Checker, datasets: list[DataSpec], methods: list[MethodSpec], data_dir: Any,
+                    base: str | None) -> None:
+    """Each dataset a method loads (every method but ``sleep``) is a known name, variant or an existing file; a
+    relative CSV path and ``data_dir`` are read against ``base`` (:func:`resolve_path`)."""
+    directory = None if data_dir is None else resolve_path(data_dir, base)
     for k, d in enumerate(datasets):
         if all(m.estimator == "sleep" or (m.datasets is not None and d.name not in m.datasets) for m in methods):
             continue
+        if d.path is not None:
+            if not resolve_path(d.path, base).is_file():
+                raise ck.fail("data", "datasets", f"entry {k + 1}: no data file {d.path!r}"
+                              + _relative_note(d.path, base))
         try:
-            check_dataset(d.path or d.name, data_dir=data_dir, variant=d.variant)
+            check_dataset(resolve_path(d.path, base) if d.path else d.name, data_dir=directory, variant=d.variant)
         except DataError as exc:
             raise ck.fail("data", "datasets", f"entry {k + 1}: {exc}") from None
 
 
 def load_grid(path: str | Path) -> Grid:
-    """Read and validate a grid file (see :func:`parse_grid`)."""
+    """Read and validate a grid file (see :func:`parse_grid`); its relative paths are read against the file's
+    directory, wherever the command runs."""
     p = Path(path)
     try:
         text = p.read_text()
     except OSError as exc:
         raise GridError(f"cannot read the grid {p}: {exc.strerror or exc}") from None
-    return parse_grid(text, source=str(p))
+    return parse_grid(text, source=str(p), base_dir=p.parent)
 
 
 def toml_value(v: Any, indent: int | None = None, width: int = 116) -> str:

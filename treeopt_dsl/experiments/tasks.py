@@ -25,8 +25,9 @@ from treeopt_dsl.experiments.grid import Grid, MethodSpec
 
 __all__ = ["expand", "task_id"]
 
-#: task fields that do not change what a task computes (left out of the id)
-_NOT_IN_ID = {"id", "experiment", "retries", "memory_mb", "task_timeout"}
+#: task fields that do not change what a task computes (left out of the id; ``base_dir``, the directory the grid's
+#: relative paths are read against, is where the grid file sits: the same grid elsewhere gives the same ids)
+_NOT_IN_ID = {"id", "experiment", "retries", "memory_mb", "task_timeout", "base_dir"}
 
 
 def task_id(task: dict[str, Any]) -> str:
@@ -68,7 +69,8 @@ def expand(grid: Grid) -> list[dict[str, Any]]:
                              "dataset": d.to_dict(), "data_dir": grid.data_dir, "seed": int(seed), "fold": fold,
                              "folds": grid.folds or None, "test_size": grid.test_size,
                              "validation_size": grid.validation_size, "sample": d.sample or grid.sample,
-                             "metrics": grid.metrics, "experiment": grid.name, "retries": grid.retries}
+                             "metrics": grid.metrics, "experiment": grid.name, "retries": grid.retries,
+                             **({"base_dir": grid.base_dir} if grid.base_dir is not None else {})}
                         t["id"] = task_id(t)
                         tasks.append(t)
     ids = [t["id"] for t in tasks]

@@ -28,6 +28,7 @@ import os
 import platform
 import re
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -39,6 +40,7 @@ from treeopt_dsl import __version__
 from treeopt_dsl.datasets import load
 from treeopt_dsl.estimator import OptimalTreeClassifier, RiskScoreClassifier
 from treeopt_dsl.estimator.memetic import TAOClassifier, TMOClassifier
+from treeopt_dsl.experiments.grid import resolve_path
 from treeopt_dsl.experiments.tasks import _combos
 from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.formulations.sorct import run_path
@@ -76,7 +78,9 @@ def _versions(solver: str | None) -> dict[str, str]:
 def _load(task: dict[str, Any]) -> Any:
     d = task["dataset"]
     kw = {k: d[k] for k in ("positive", "variant", "label", "multiclass") if d.get(k) is not None}
-    data = load(d.get("path") or d["name"], data_dir=task.get("data_dir"), **kw)
+    base = task.get("base_dir")  # relative paths of the grid are read against the grid file's directory
+    data_dir = None if task.get("data_dir") is None else resolve_path(task["data_dir"], base)
+    data = load(resolve_path(d["path"], base) if d.get("path") else d["name"], data_dir=data_dir, **kw)
     if d.get("rows"):  # the first rows (e.g. the LIBSVM training file of a set stored stacked with its test file)
         import numpy as np
 
@@ -346,7 +350,8 @@ def run_task(task: dict[str, Any], attempt: int = 1) -> dict[str, Any]:
         'done'
     """
     t0 = time.perf_counter()
-    row: dict[str, Any] = {"id": task["id"], "attempt": attempt, "ok": False, "retryable": False}
+    row: dict[str, Any] = {"id": task["id"], "attempt": attempt, "ok": False, "retryable": False,
+                           "host": socket.gethostname()}
     try:
         _test_hooks(task, attempt)
         if task.get("estimator") == "sleep":
@@ -468,7 +473,7 @@ def _died(task: dict[str, Any], attempt: int, code: int | None, t0: float, detai
     else:
         reason = f"worker exited with code {code} before reporting"
     return {"id": task["id"], "attempt": attempt, "ok": False, "status": "failed", "retryable": True,
-            "reason": reason + (f": {detail}" if detail else ""), "exitcode": code,
+            "host": socket.gethostname(), "reason": reason + (f": {detail}" if detail else ""), "exitcode": code,
             "task_s": round(time.perf_counter() - t0, 4)}
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 import numpy as np
 
 from treeopt_dsl.blocks import HingeLoss, TangentLogisticLoss, ZeroOneLoss
+from treeopt_dsl.defaults import NODE_ROWS
 from treeopt_dsl.formulation import Built
 from treeopt_dsl.models.embed import fill_constant, split_budget
 
@@ -114,11 +115,44 @@ def descend(built: Built, fit: Callable[[int, int, np.ndarray], tuple[np.ndarray
     return W, b
 
 
+def node_sample(rows: np.ndarray, y: np.ndarray, sw: np.ndarray, cap: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rows a node's problem is solved on: all of ``rows`` (a mask or indices) when at most ``cap`` reach the
+    node, else a stratified sample of ``cap`` of them (each class in its share, at least one row each; drawn with
+    ``seed``), their weights scaled so that the sample weighs what the node's rows weigh (the loss keeps its
+    balance against the penalty on ``w``). Returns ``(indices, weights)``.
+
+    >>> idx, w = node_sample(np.ones(10, bool), np.r_[np.ones(8), -np.ones(2)], np.ones(10), 5, 0)
+    >>> idx.size, float(w.sum())
+    (5, 10.0)
+    """
+    idx = np.flatnonzero(rows) if rows.dtype == bool else np.asarray(rows, dtype=np.int64)
+    if idx.size <= cap:
+        return idx, sw[idx]
+    rng = np.random.default_rng(seed)
+    labels, counts = np.unique(y[idx], return_counts=True)
+    picks = [rng.choice(idx[y[idx] == label], size=min(int(count), max(1, round(cap * count / idx.size))),
+                        replace=False) for label, count in zip(labels, counts, strict=True)]
+    pick = np.sort(np.concatenate(picks))
+    return pick, sw[pick] * (sw[idx].sum() / sw[pick].sum())
+
+
 def greedy_tree(built: Built) -> tuple[np.ndarray, np.ndarray]:
-    """Greedy top-down tree: each node's classifier fitted on the samples that reach it."""
+    """Greedy top-down tree: each node's classifier fitted on the samples that reach it, at most
+    :data:`~treeopt_dsl.defaults.NODE_ROWS` of them for a linear classifier (:func:`node_sample`, its ``C`` scaled
+    by the node's rows over the sample's: the loss keeps its weight against the penalty). A start's work is bounded
+    by rows, not seconds: MARGOT's linear SVMs on adult's 45,222 rows took 62 s of a 60 s call."""
     X, y = built.ctx.data.X, built.ctx.data.y
     kind, budget = loss_kind(built), split_budget(built)
-    return descend(built, lambda h, t, rows: fit_node(X[rows], y[rows], kind, level_weight(built, h), budget))
+    ones = np.ones(y.shape[0])
+
+    def fit(h: int, t: int, rows: np.ndarray) -> tuple[np.ndarray, float]:
+        if kind == "zero_one" or budget == 1:  # a stump: CART's exact split, fast on any number of rows
+            return fit_node(X[rows], y[rows], kind, level_weight(built, h), budget)
+        idx, w = node_sample(rows, y, ones, NODE_ROWS, seed=t)
+        scale = float(w[0]) if idx.size else 1.0  # the node's rows over the sample's
+        return fit_node(X[idx], y[idx], kind, scale * level_weight(built, h), budget)
+
+    return descend(built, fit)
 
 
 def cart_tree(built: Built) -> tuple[np.ndarray, np.ndarray]:

@@ -10,7 +10,7 @@ level ``h``, the node's part of that objective,
 
 is a linear program (``xi_i >= a_k u_i + c_k`` for every non-flat piece, the margin ``u_i = y_i (w·x_i + b)`` a
 column, ``w = w+ - w-``), solved here by HiGHS through :func:`scipy.optimize.linprog`, on at most
-:data:`~treeopt_dsl.defaults.NODE_LP_ROWS` of the node's rows (a stratified sample: a start's work is bounded by
+:data:`~treeopt_dsl.defaults.NODE_ROWS` of the node's rows (a stratified sample: a start's work is bounded by
 rows, not seconds). :func:`greedy_lp_tree` solves it from the root down, routing the samples by each solved
 split as the greedy start does (``warm_start="greedy_lp"``, a candidate of
 ``"auto"``); the root, which also routes, is tried at a few weights of its own term (:data:`ROOT_SCALES`).
@@ -27,11 +27,11 @@ import numpy as np
 from scipy import sparse
 
 from treeopt_dsl.blocks import L0, L1, LInf, SlackLoss, SquaredL2
-from treeopt_dsl.defaults import NODE_LP_ROWS
+from treeopt_dsl.defaults import NODE_ROWS
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.formulation import Built
 from treeopt_dsl.models.embed import feasible_start
-from treeopt_dsl.starts.greedy import descend, level_weight
+from treeopt_dsl.starts.greedy import descend, level_weight, node_sample
 
 
 def node_lp(X: np.ndarray, y: np.ndarray, sw: np.ndarray, a: np.ndarray, c: np.ndarray, C: float, l1: float,
@@ -68,27 +68,6 @@ def node_lp(X: np.ndarray, y: np.ndarray, sw: np.ndarray, a: np.ndarray, c: np.n
     return z[:p] - z[p:2 * p], float(z[2 * p])
 
 
-def node_sample(rows: np.ndarray, y: np.ndarray, sw: np.ndarray, cap: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """The rows a node's LP is solved on: all of ``rows`` (a mask or indices) when at most ``cap`` reach the node, else a
-    stratified sample of ``cap`` of them (each class in its share, at least one row each; drawn with ``seed``), their
-    weights scaled so that the sample weighs what the node's rows weigh (the loss keeps its balance against
-    ``||w||_1``). Returns ``(indices, weights)``.
-
-    >>> idx, w = node_sample(np.ones(10, bool), np.r_[np.ones(8), -np.ones(2)], np.ones(10), 5, 0)
-    >>> idx.size, float(w.sum())
-    (5, 10.0)
-    """
-    idx = np.flatnonzero(rows) if rows.dtype == bool else np.asarray(rows, dtype=np.int64)
-    if idx.size <= cap:
-        return idx, sw[idx]
-    rng = np.random.default_rng(seed)
-    labels, counts = np.unique(y[idx], return_counts=True)
-    picks = [rng.choice(idx[y[idx] == label], size=min(int(count), max(1, round(cap * count / idx.size))),
-                        replace=False) for label, count in zip(labels, counts, strict=True)]
-    pick = np.sort(np.concatenate(picks))
-    return pick, sw[pick] * (sw[idx].sum() / sw[pick].sum())
-
-
 #: the root's loss weight ``C_1`` is multiplied by each of these in turn (module docstring): the root is a router too
 ROOT_SCALES = (1.0, 0.5, 2.0, 4.0)
 
@@ -121,9 +100,9 @@ class NodeProblems:
         return level_weight(self.built, level)
 
     def solve(self, level: int, node: int, rows: np.ndarray, scale: float = 1.0) -> tuple[np.ndarray, float]:
-        """Node ``node``'s split minimizing its term over the samples ``rows`` (at most :data:`NODE_LP_ROWS` of
+        """Node ``node``'s split minimizing its term over the samples ``rows`` (at most :data:`NODE_ROWS` of
         them, :func:`node_sample`), the loss weighed ``scale * C_h``."""
-        idx, sw = node_sample(rows, self.y, self.sw, NODE_LP_ROWS, seed=node)
+        idx, sw = node_sample(rows, self.y, self.sw, NODE_ROWS, seed=node)
         return node_lp(self.X[idx], self.y[idx], sw, self.a, self.c, scale * self.weight(level),
                        self.l1, (self.w_lo[node], self.w_hi[node]), (float(self.b_lo[node]), float(self.b_hi[node])))
 
