@@ -21,6 +21,13 @@ puts the loss (4.4) on ``y_i (s·x_i + beta)/m``: :class:`ScaledTangentLogisticL
 the tangent pieces by ``m`` (``f(u/m) >= f(v) + f'(v)(u/m - v)``), so the points stay integers in ``A``
 while the logit they stand for is ``(s·x + beta)/m``. ``m = 1`` (the default) is the thesis' (4.5).
 
+``scale="search"`` searches FasterRisk's multiplier instead of taking it as given: after the solve, with the integer
+points fixed, the multiplier ``m`` and the intercept that minimize the true log-loss ``sum_i w_i log(1 + exp(-y_i
+(s·x_i + beta) / m))`` on the training data (convex in ``(1/m, beta/m)``:
+:func:`~treeopt_dsl.models.calibration.fit_scale`). A calibration step *after* the proof: the status, objective,
+bound and certificate are the card's at the multiplier given (optimal in the true loss at ``m = 1`` by default);
+the returned model is the scaled card, never worse in the true loss, and ``result.scale_search`` records both.
+
 ``epigraph``: (4.4) is a row per tangent (16 per sample with V3, each holding the whole score);
 ``"breakpoints"`` (default) writes the same epigraph by the loss' breakpoints, three rows per sample
 (:class:`~treeopt_dsl.blocks.SlackLoss`): the same feasible set on ``(s, a, beta, xi)`` and the same LP bound,
@@ -32,17 +39,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
 from treeopt_dsl import blocks as B
 from treeopt_dsl.data import Dataset
+from treeopt_dsl.defaults import SOLVER
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.exact.binarize import threshold_columns
 from treeopt_dsl.formulation import Formulation, Numerics
 from treeopt_dsl.formulations.olct import _tangents
 from treeopt_dsl.formulations.spec import COMPRESS, FormulationSpec, Param, boolean, floats
 from treeopt_dsl.models.risk import decode_generalized_risk_score, decode_risk_score
+from treeopt_dsl.result import SolveResult
 
 
 class ScaledTangentLogisticLoss(B.TangentLogisticLoss):
@@ -97,6 +107,37 @@ def _loss_tol(value: str | float) -> float:
     return tol
 
 
+#: how ``ors`` sets FasterRisk's multiplier: as given (``fixed``) or searched after the card is solved (``search``)
+SCALES = ("fixed", "search")
+
+
+def _scale(text: str) -> str:
+    if text not in SCALES:
+        raise FormulationError(f"scale must be one of {SCALES} (fixed: the multiplier given; search: the multiplier "
+                               f"and intercept minimizing the true log-loss once the points are fixed), got {text!r}")
+    return text
+
+
+def scale_search(res: SolveResult, data: Dataset) -> SolveResult:
+    """``res`` with its card's multiplier and intercept searched on ``data`` (the training data, raw features, its
+    sample weights) for the fixed points (:meth:`~treeopt_dsl.models.risk.RiskScoreModel.scaled`); the search and
+    what stays proven are recorded in ``res.scale_search``. ``res`` without a card is returned as it is."""
+    if res.model is None:
+        return res
+    before = res.model
+    model, fit = before.scaled(data.X, data.y, data.sample_weight)
+    proven = (f"the points (and the intercept at multiplier {before.multiplier:.6g}) as the status says; the "
+              "multiplier and intercept searched after them (a calibration step, not part of the proof)")
+    res.scale_search = {"multiplier_before": float(before.multiplier), "intercept_before": float(before.beta),
+                       **fit.as_dict(), "objective": "summed true log-loss sum_i w_i log(1 + exp(-y_i (total_i + "
+                       "intercept) / multiplier)) on the training data, points fixed", "proven": proven}
+    res.model = model
+    res.message = (f"{res.message}; then the scale searched (a calibration step after the solve, not part of its "
+                   f"proof): multiplier {fit.multiplier:.6g}, true log-loss {fit.loss_before:.6g} -> "
+                   f"{fit.loss_after:.6g}")
+    return res
+
+
 def _binarize(text: str) -> str:
     if text not in BINARIZE:
         raise FormulationError(f"binarize must be one of {BINARIZE}, got {text!r}")
@@ -137,6 +178,9 @@ class ORS(FormulationSpec):
               "(binary features stay one column): a card to score by hand"),
         Param("max_cuts", MAX_CUTS, _max_cuts, "binarize=quantile: cuts per continuous feature, at its quantiles"),
         Param("multiplier", 1.0, float, "FasterRisk's scale m > 0: the loss and P(y|x) on (s·x + beta)/m (1: (4.5))"),
+        Param("scale", "fixed", _scale, "fixed: the multiplier given | search: after the card is solved, the "
+              "multiplier and intercept minimizing the true log-loss for its fixed points (a calibration step after "
+              "the proof; result.scale_search)"),
         Param("epigraph", "breakpoints", _epigraph, "the loss' rows (4.4): breakpoints (3 rows per sample) | "
               "pieces (a row per tangent, the thesis' rows): the same model"),
         Param("loss", "true", _loss, "the loss 'optimal' is proven in: true (the logistic loss, by adding tangents "
@@ -152,6 +196,14 @@ class ORS(FormulationSpec):
         self.values["loss_tol"] = _loss_tol(self.values["loss_tol"])
         self.values["binarize"] = _binarize(self.values["binarize"])  # also values given as non-text
         self.values["max_cuts"] = _max_cuts(self.values["max_cuts"])
+        self.values["scale"] = _scale(self.values["scale"])
+
+    def solve(self, data: Dataset, solver: str = SOLVER, backend: str | None = None, warm_start: Any = None,
+              **options: Any) -> SolveResult:
+        """:meth:`FormulationSpec.solve`, then with ``scale="search"`` the scale search on ``data``
+        (:func:`scale_search`)."""
+        res = super().solve(data, solver=solver, backend=backend, warm_start=warm_start, **options)
+        return scale_search(res, data) if self.values["scale"] == "search" else res
 
     def topology(self) -> None:
         return None

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["json_default", "jsonable", "leaf_probabilities", "logistic_cdf", "one_blas_thread", "sigmoid",
+__all__ = ["cut_text", "json_default", "jsonable", "leaf_probabilities", "logistic_cdf", "one_blas_thread", "sigmoid",
            "unseparable_pairs"]
 
 
@@ -109,3 +109,19 @@ def json_default(o: Any) -> Any:
     if isinstance(o, np.ndarray):
         return o.tolist()
     return str(o)
+
+
+def cut_text(t: float, lower: float, upper: float, at_least: bool = False) -> str:
+    """The shortest text (at least 6 significant digits) of a cut ``x > c`` that keeps the training values on
+    their sides: ``lower <= c < upper``; ``at_least=True``: of a cut ``x >= c``, ``lower < c <= upper``.
+    A side without training values is ``-inf`` / ``inf``.
+
+    >>> cut_text(2.0 / 3.0, 0.5, 1.0, at_least=True), cut_text(60.50000001, 60.0, 61.0)
+    ('0.666667', '60.5')
+    """
+    for digits in range(6, 18):
+        text = f"{t:.{digits}g}"
+        c = float(text)
+        if (lower < c <= upper) if at_least else (lower <= c < upper):
+            return text
+    return repr(float(t))

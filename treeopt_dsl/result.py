@@ -150,6 +150,11 @@ class SolveResult:
     #: the solver's own iteration count (Ipopt's ``iter_count``; a multistart: the kept start's, every start's in
     #: ``starts``); ``None`` where the route does not report one (the MILP routes)
     iterations: int | None = None
+    #: the scale search after the solve (``ors scale="search"``): the multiplier and intercept that minimize the true
+    #: log-loss for the card's fixed points (``multiplier``, ``intercept``, their values before, the summed true
+    #: log-loss ``loss_before`` / ``loss_after``, ``proven``: what the status is about); ``model`` is the scaled
+    #: card, ``objective`` and the certificate the proven card's; ``None`` without it
+    scale_search: dict[str, Any] | None = None
 
     @property
     def improvement(self) -> float | None:
@@ -188,4 +193,5 @@ class SolveResult:
             **({"outer_approximation": self.outer_approximation} if self.outer_approximation is not None else {}),
             **({"starts": self.starts, "won": self.won} if self.starts else {}),
             **({"refinement": self.refinement} if self.refinement is not None else {}),
+            **({"scale_search": self.scale_search} if self.scale_search is not None else {}),
         }

@@ -84,7 +84,8 @@ def test_shared_defaults_are_the_defaults_module() -> None:
 #: options shared by the subcommands of one family, declared once in the loop that builds them (compile, solve,
 #: fit, path: the data and formulation options; solve and fit: the solver's)
 _PER_FAMILY = {"--depth", "--param", "--positive", "--variant", "--sample", "--binarize", "--max-cuts", "--refine",
-               "--gap", "--threads", "--warm-start", "--max-thresholds", "--card-out", "--verbose", "-v", "--log",
+               "--gap", "--threads", "--warm-start", "--max-thresholds", "--card-out", "--calibration-plot",
+               "--verbose", "-v", "--log",
                "--store"}
 
 

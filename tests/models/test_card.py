@@ -164,3 +164,53 @@ def test_the_risk_table_follows_the_link() -> None:
     assert card.risk(3) == pytest.approx(1 / (1 + np.exp(-(3 - 0.5) / 2)))
     assert card.predicted(np.array([0, 1])).tolist() == ["no", "yes"]
     assert "(total + intercept) / 2" in str(card)
+
+
+RULE = re.compile(r"^  (?P<feature>.+) (?P<op>>=|<) (?P<t>\S+)\s+(?P<points>[+-]\d+)$")
+
+
+def test_a_scaled_card_scores_by_hand_to_its_probabilities(capsys) -> None:
+    """``scale="search"``: the printed multiplier and table are the model's; hand-scoring still gives predict and
+    predict_proba (issue 34, item 3)."""
+    X, y = patients(seed=3)
+    clf = RiskScoreClassifier(T=3, A="-3..3", binarize="quantile", scale="search", time_limit=60).fit(X, y)
+    print(clf.card())
+    text = capsys.readouterr().out
+    assert clf.result_.scale_search["improved"] and clf.model_.multiplier != 1.0
+    assert re.search(rf"^  multiplier\s+{re.escape(f'{clf.model_.multiplier:.6g}')}$", text, re.M)
+    assert f"/ {clf.model_.multiplier:.4g})" in text.splitlines()[0]  # the link divides by it
+    rows, _, table = parse_card(text)
+    total = score_by_hand(rows, X)
+    np.testing.assert_array_equal(np.array([table[t][1] for t in total]), clf.predict(X))
+    np.testing.assert_allclose([table[t][0] for t in total], 100 * clf.predict_proba(X)[:, 1], atol=0.005 + 1e-9)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # unproven within 20 s: still a card
+def test_an_ogrs_card_prints_learned_thresholds_in_the_data_units_and_scores_by_hand(capsys) -> None:
+    """``ogrs`` learns its thresholds: the card prints each in the data's units, between the training values on
+    either side, and scoring the printed card by hand gives predict and predict_proba, on the training rows and on
+    new rows exactly at a printed threshold (issue 34, item 1)."""
+    X, y = patients(n=60, seed=1)
+    clf = RiskScoreClassifier(formulation="ogrs", T=2, A="-3..3", time_limit=20).fit(X, y)  # any card will do here
+    model = clf.model_
+    np.testing.assert_array_equal(model.rules_hold(X), model.rules_hold(model.scaler.transform(X.to_numpy()),
+                                                                         scaled=True))  # the solver's rules
+    print(clf.card())
+    text = capsys.readouterr().out
+    rules = [(m["feature"], m["op"], float(m["t"]), int(m["points"]))
+             for m in map(RULE.match, text.splitlines()) if m is not None]
+    assert len(rules) == 2 and {f for f, *_ in rules} <= set(X.columns)
+    assert all(np.isfinite(t) for _, _, t, _ in rules)
+    _, _, table = parse_card(text.replace(" < ", " >= "))  # the table and intercept only
+
+    def by_hand(D: pd.DataFrame) -> np.ndarray:
+        return sum(((D[f].to_numpy() >= t) if op == ">=" else (D[f].to_numpy() < t)) * p
+                   for f, op, t, p in rules) + np.zeros(len(D), dtype=int)
+
+    at = pd.DataFrame(np.repeat(X.median().to_numpy()[None, :], len(rules), axis=0), columns=X.columns)
+    for k, (f, _, t, _) in enumerate(rules):
+        at.loc[k, f] = t
+    for D in (X, at):
+        total = by_hand(D)
+        np.testing.assert_array_equal(np.array([table[t][1] for t in total]), clf.predict(D))
+        np.testing.assert_allclose([table[t][0] for t in total], 100 * clf.predict_proba(D)[:, 1], atol=0.005 + 1e-9)

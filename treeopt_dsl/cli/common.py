@@ -6,20 +6,26 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import io
 import json
 import math
 import sys
 import textwrap
 import time
+from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from treeopt_dsl.backends import engines
 from treeopt_dsl.datasets import load
 from treeopt_dsl.defaults import SOLVER, check_gap, check_threads, check_time_limit
 from treeopt_dsl.errors import OptionError, TreeoptError
 from treeopt_dsl.formulations import REGISTRY, get_formulation
-from treeopt_dsl.io import LAZY_EXPORT, check_writable, file_format, write_model
+from treeopt_dsl.io import LAZY_EXPORT, atomic_binary, check_writable, file_format, write_model
+from treeopt_dsl.models.calibration import plot_reliability
 from treeopt_dsl.models.card import card_format
+from treeopt_dsl.models.metrics import calibration_metrics, positive_column
 from treeopt_dsl.numeric import jsonable
 from treeopt_dsl.progress import Progress
 from treeopt_dsl.result import Status
@@ -226,6 +232,10 @@ def rows_line(d: Any) -> str:
     return text + ("; " + "; ".join(why) if why else "")
 
 
+#: the formulations whose model is a score card (``--card-out``)
+CARD_FORMULATIONS = ("ors", "ogrs")
+
+
 def check_paths(args: argparse.Namespace) -> None:
     """Refuse unwritable ``--output``, ``--log`` and ``--plot`` paths before any work (exit 2)."""
     if getattr(args, "output", None):
@@ -237,14 +247,15 @@ def check_paths(args: argparse.Namespace) -> None:
         if any(str(kv).replace(" ", "") == "routing=benders" for kv in (getattr(args, "param", None) or [])):
             raise UsageError(f"--output: {LAZY_EXPORT}")
     if getattr(args, "card_out", None):
-        if "binarize" not in (get_formulation(args.formulation).values if args.formulation else {}):
-            raise UsageError(f"--card-out writes a risk score's card (ors), not a {args.formulation} model")
+        if args.formulation not in CARD_FORMULATIONS:
+            raise UsageError(f"--card-out writes a risk score's card ({', '.join(CARD_FORMULATIONS)}), not a "
+                             f"{args.formulation} model")
         try:
             card_format(args.card_out)
         except TreeoptError as exc:
             raise UsageError(f"--card-out: {exc}") from None
         check_writable(args.card_out, "the score card (--card-out)")
-    check_writable_options(args, log="the solver log", plot="the plot")
+    check_writable_options(args, log="the solver log", plot="the plot", calibration_plot="the reliability diagram")
 
 
 def check_writable_options(args: argparse.Namespace, **what: str) -> None:
@@ -333,6 +344,12 @@ def summary(res: Any) -> list[str]:
                      f"{oa['rows_added']} tangent row(s) added")
     elif res.message.startswith("optimal in "):  # a loss proven in its surrogate (ors loss=tangent, olct)
         lines.append(f"loss        {res.message.split('; ')[0]}")
+    cal = getattr(res, "scale_search", None)
+    if cal is not None:  # ors scale=search: a calibration step after the proof, said as such
+        lines.append(f"scale       searched after the solve (a calibration step, not part of the proof): multiplier "
+                     f"{cal['multiplier_before']:.6g} -> {cal['multiplier']:.6g}, intercept "
+                     f"{cal['intercept_before']:.6g} -> {cal['intercept']:.6g}, true log-loss "
+                     f"{cal['loss_before']:.6g} -> {cal['loss_after']:.6g}; the points are the solve's")
     ref = getattr(res, "refinement", None)
     if ref is not None:
         lines.append(f"refined     last layer (thesis Remark 1), after the certificate's tree: exact objective "
@@ -385,6 +402,35 @@ def card_outputs(model: Any, path: str | None) -> dict[str, Any]:
     if path:
         out["card_out"] = str(card.save(path))
     return out
+
+
+def calibration_outputs(model: Any, parts: dict[str, Any], path: str | None) -> dict[str, Any]:
+    """The log-loss and ECE of ``model`` on each named part (``calibration`` in the JSON document) and, with
+    ``--calibration-plot``, the reliability diagram of every part written to ``path``."""
+    if model is None:
+        return {}
+    out: dict[str, Any] = {}
+    cal = {part: calibration_metrics(model, d) for part, d in parts.items()}
+    if all(v is not None for v in cal.values()):
+        out["calibration"] = cal
+    if path:
+        if "calibration" not in out:
+            raise UsageError("--calibration-plot needs a binary model with probabilities (predict_proba)")
+        curves = {part: (np.asarray(d.y) > 0, model.predict_proba(d.X)[:, positive_column(model, d)])
+                  for part, d in parts.items()}
+        fig = plot_reliability(curves, title=f"reliability of P({next(iter(parts.values())).classes[1]})")
+        out["calibration_plot"] = str(save_figure(fig, path, "the reliability diagram (--calibration-plot)"))
+    return out
+
+
+def save_figure(fig: Any, path: str | Path, what: str = "the figure") -> Path:
+    """``fig`` written to ``path`` atomically, in the format its suffix names (``.png``, ``.pdf``, ``.svg``)."""
+    p = check_writable(path, what)
+    buf = io.BytesIO()
+    fig.savefig(buf, format=p.suffix.lstrip(".").lower() or "png", dpi=110)
+    with atomic_binary(p) as fh:
+        fh.write(buf.getvalue())
+    return p
 
 
 def write_model_file(built: Any, output: str | None, names: bool = True) -> dict[str, Any]:

@@ -25,7 +25,8 @@ __all__ = ["SHELLS", "completion_script", "run", "subcommand_parsers"]
 
 SHELLS = ("bash", "zsh")
 #: the destinations of options and arguments whose value is a file (FILE) or a directory (DIR)
-FILES = {"data", "output", "log", "plot", "card_out", "test", "paper", "model", "grid", "store", "to"}
+FILES = {"data", "output", "log", "plot", "card_out", "calibration_plot", "test", "paper", "model", "grid", "store",
+         "to"}
 DIRS = {"data_dir", "out"}
 #: the dataset shipped with the package (the others are the data directory's, read when a command runs)
 BUNDLED = ("breast-cancer",)

@@ -161,8 +161,12 @@ def build_parser() -> argparse.ArgumentParser:
                             "(the memetic tree: 100 trees, 5 generations); beam (risk scores: the "
                             "beam-search score card, also what auto uses for ors)")
         add_shared(o, "output")
-        o.add_argument("--card-out", metavar="FILE", help="ors: also write the score card, FILE.json or FILE.csv "
-                                                          "(checked before the solve)")
+        o.add_argument("--card-out", metavar="FILE", help="ors, ogrs: also write the score card, FILE.json or "
+                                                          "FILE.csv (checked before the solve)")
+        if name in ("solve", "fit"):
+            o.add_argument("--calibration-plot", metavar="FILE", help="also draw the reliability diagram (observed "
+                           "frequency against predicted probability, 10 equal-mass bins, the ECE) of the fitted "
+                           "model to FILE.png (fit: train and test; matplotlib; checked before the solve)")
         v = c.add_argument_group("output")
         add_shared(v, "quiet")
         v.add_argument("--verbose", "-v", action="store_true", help="show the solver's log on stderr")

@@ -8,6 +8,7 @@ from typing import Any
 
 from treeopt_dsl.cli.common import (
     UsageError,
+    calibration_outputs,
     card_outputs,
     check_paths,
     finish,
@@ -36,12 +37,15 @@ def cmd_solve(args: argparse.Namespace) -> int:
     if res.model is not None:
         extra["metrics"] = {"train": metrics(res.model, data)}
         extra.update(card_outputs(res.model, args.card_out))
+        extra.update(calibration_outputs(res.model, {"train": data}, args.calibration_plot))
     if not args.json:
         print("\n".join([rows_line(data), *summary(res)]))
         if res.model is not None and not args.quiet:
             print(res.model.text())
         if "card_out" in extra:
             print(f"wrote the score card to {extra['card_out']}")
+        if "calibration_plot" in extra:
+            print(f"wrote the reliability diagram to {extra['calibration_plot']}")
     return finish(res, spec, data, args, extra)
 
 
@@ -63,6 +67,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     if res.model is not None:
         extra["metrics"] = {"train": metrics(res.model, train), "test": metrics(res.model, test)}
         extra.update(card_outputs(res.model, args.card_out))
+        extra.update(calibration_outputs(res.model, {"train": train, "test": test}, args.calibration_plot))
     if not args.json:
         print("\n".join([rows_line(data), f"split       {train.n_samples:,} training rows, {test.n_samples:,} test "
                                             f"rows (stratified, --test-size {args.test_size:g}, --seed {args.seed})",
@@ -70,12 +75,18 @@ def cmd_fit(args: argparse.Namespace) -> int:
         if res.model is not None:
             if not args.quiet:
                 print(res.model.text())
-            print(f"{'':<8} {'accuracy':>9} {'balanced':>9} {'AUC':>7}")
+            cal = extra.get("calibration")
+            print(f"{'':<8} {'accuracy':>9} {'balanced':>9} {'AUC':>7}"
+                  + ("" if cal is None else
+                     f" {'log-loss':>9} {'ECE':>7}  (ECE: {cal['train']['bins']} equal-mass bins)"))
             for part in ("train", "test"):
                 m = extra["metrics"][part]
-                print(f"{part:<8} {m['accuracy']:9.4f} {m['balanced_accuracy']:9.4f} {m.get('auc', float('nan')):7.4f}")
+                print(f"{part:<8} {m['accuracy']:9.4f} {m['balanced_accuracy']:9.4f} {m.get('auc', float('nan')):7.4f}"
+                      + ("" if cal is None else f" {cal[part]['log_loss']:9.4f} {cal[part]['ece']:7.4f}"))
         if "card_out" in extra:
             print(f"wrote the score card to {extra['card_out']}")
+        if "calibration_plot" in extra:
+            print(f"wrote the reliability diagram to {extra['calibration_plot']}")
     return finish(res, spec, data, args, extra)
 
 

@@ -14,6 +14,7 @@ from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.estimator.base import SolvedClassifier, finite_real
 from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.formulations.risk import MAX_CUTS
+from treeopt_dsl.models.calibration import ECE_BINS, expected_calibration_error, log_loss, plot_reliability
 from treeopt_dsl.models.card import ScoreCard
 
 
@@ -47,6 +48,11 @@ class RiskScoreClassifier(SolvedClassifier):
     multiplier : float, default=1.0
         ``ors`` only: the scale factor ``m`` of FasterRisk (Liu et al. 2022), ``P = sigmoid((points + beta) / m)``;
         the loss is fitted on that scale, so ``m > 1`` allows larger integer points for the same probabilities.
+    scale : {"fixed", "search"}, default="fixed"
+        ``ors`` only. ``"search"``: after the card is solved, its multiplier and intercept are searched for the fixed
+        points, minimizing the true log-loss on the training data (FasterRisk's scale; convex in ``(1/m, beta/m)``):
+        a calibration step after the proof, never worse in the log-loss; ``result_.scale_search`` records it and
+        what stays proven (the points, optimal at ``multiplier``).
     loss : {"true", "tangent"} or None, default=None
         ``ors`` only: the loss the card is proven optimal in. ``"true"`` (what ``None`` means for ``ors``): the
         logistic loss itself, the log-loss of :meth:`predict_proba` on the training data, to the relative gap
@@ -96,7 +102,7 @@ class RiskScoreClassifier(SolvedClassifier):
 
     def __init__(self, formulation: str = "ors", T: int = 3, A: str = "-5..5", cardinality: str = "exact",
                  tangents: Any = "V3", C: float = 1.0, scaling: str = "minmax", binarize: str = "none",
-                 max_cuts: int = MAX_CUTS, multiplier: float = 1.0, loss: str | None = None,
+                 max_cuts: int = MAX_CUTS, multiplier: float = 1.0, scale: str = "fixed", loss: str | None = None,
                  loss_tol: float = OUTER_TOL,
                  solver: str = SOLVER, backend: str | None = None, time_limit: float | None = ESTIMATOR_TIME_LIMIT,
                  gap: float | None = None, threads: int | None = None, random_state: Any = None,
@@ -112,6 +118,7 @@ class RiskScoreClassifier(SolvedClassifier):
         self.binarize = binarize
         self.max_cuts = max_cuts
         self.multiplier = multiplier
+        self.scale = scale
         self.loss = loss
         self.loss_tol = loss_tol
         self.solver = solver
@@ -146,10 +153,13 @@ class RiskScoreClassifier(SolvedClassifier):
             raise FormulationError(f"multiplier must be a finite number > 0, got {self.multiplier!r}")
         if self.formulation == "ors":
             return get_formulation("ors", T=int(self.T), cardinality=self.cardinality, binarize=self.binarize,
-                                   max_cuts=self.max_cuts, multiplier=float(self.multiplier), loss_tol=self.loss_tol,
+                                   max_cuts=self.max_cuts, multiplier=float(self.multiplier), scale=self.scale,
+                                   loss_tol=self.loss_tol,
                                    **({} if self.loss is None else {"loss": self.loss}), **common)
         if float(self.multiplier) != 1.0:
             raise FormulationError("multiplier applies to formulation='ors' only")
+        if self.scale != "fixed":
+            raise FormulationError(f"scale={self.scale!r} applies to formulation='ors' only; use scale='fixed'")
         if self.loss not in (None, "tangent"):
             raise FormulationError(f"loss={self.loss!r} applies to formulation='ors' only (ogrs is fitted in the "
                                    "tangent surrogate); use loss=None or 'tangent'")
@@ -161,12 +171,34 @@ class RiskScoreClassifier(SolvedClassifier):
     def card(self) -> ScoreCard:
         """The fitted score card (:meth:`RiskScoreModel.card <treeopt_dsl.models.risk.RiskScoreModel.card>`):
         ``print`` it, ``to_json()``, ``to_csv(path)``, ``plot()``. With ``binarize="quantile"`` every row is a
-        condition in the data's units and the card scores by hand to exactly :meth:`predict`."""
+        condition in the data's units and the card scores by hand to exactly :meth:`predict`; so does ``ogrs``' card,
+        whose rules are learned thresholds printed in the data's units."""
         check_is_fitted(self)
-        if not hasattr(self.model_, "card"):
-            raise FormulationError(f"formulation={self.formulation!r} has no card; its model prints itself: "
-                                   "print(clf.model_)")
         return self.model_.card()
+
+    def calibration(self, X: Any, y: Any, bins: int = ECE_BINS) -> dict[str, float]:
+        """The mean log-loss and the expected calibration error (``bins`` equal-mass bins,
+        :mod:`treeopt_dsl.models.calibration`) of :meth:`predict_proba` on ``(X, y)``."""
+        check_is_fitted(self)
+        p, pos = self._proba_positive(X, y)
+        return {"log_loss": log_loss(pos, p), "ece": expected_calibration_error(pos, p, bins), "bins": bins}
+
+    def plot_reliability(self, X: Any, y: Any, bins: int = ECE_BINS, ax: Any = None) -> Any:
+        """The reliability diagram of :meth:`predict_proba` on ``(X, y)``: observed frequency of ``classes_[1]``
+        against the predicted probability, per equal-mass bin, with the ECE
+        (:func:`~treeopt_dsl.models.calibration.plot_reliability`). Returns the matplotlib figure.
+
+        Example::
+
+            >>> RiskScoreClassifier(T=3, binarize="quantile", scale="search").fit(X, y).plot_reliability(
+            ...     X_test, y_test).savefig("reliability.png")  # doctest: +SKIP
+        """
+        check_is_fitted(self)
+        p, pos = self._proba_positive(X, y)
+        return plot_reliability({"data": (pos, p)}, bins, ax)
+
+    def _proba_positive(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+        return self.predict_proba(X)[:, 1], np.asarray(y) == self.classes_[1]
 
     def _decision(self, X: np.ndarray) -> np.ndarray:
         """``(points + beta) / m``: its sign is the prediction, its sigmoid ``P(classes_[1])``."""

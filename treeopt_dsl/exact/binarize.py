@@ -16,6 +16,7 @@ import numpy as np
 
 from treeopt_dsl.data import _as_features
 from treeopt_dsl.errors import DataError
+from treeopt_dsl.numeric import cut_text
 
 
 @dataclass(frozen=True)
@@ -108,17 +109,6 @@ def binarize(X: np.ndarray, max_thresholds: int | None = None, min_gap: float = 
                         np.concatenate(his) if his else np.zeros(0), False, closer)
 
 
-def _cut_text(t: float, lower: float, upper: float, at_least: bool = False) -> str:
-    """The shortest text (at least 6 significant digits) of a cut ``x > c`` that keeps the training values on
-    their sides: ``lower <= c < upper``; ``at_least=True``: of a cut ``x >= c``, ``lower < c <= upper``."""
-    for digits in range(6, 18):
-        text = f"{t:.{digits}g}"
-        c = float(text)
-        if (lower < c <= upper) if at_least else (lower <= c < upper):
-            return text
-    return repr(float(t))
-
-
 class CutScaler:
     """The "scaler" of a tree fitted on threshold columns (``oct`` with ``cuts="all"``): ``transform`` maps
     raw features to the 0/1 columns of a :class:`Binarization`, so a fitted
@@ -131,7 +121,7 @@ class CutScaler:
         self.bz = bz
         self.shift_ = np.zeros(bz.n_columns)
         self.scale_ = np.ones(bz.n_columns)
-        self.names = tuple(f"{feature_names[j]} > {_cut_text(t, lo, up)}"
+        self.names = tuple(f"{feature_names[j]} > {cut_text(t, lo, up)}"
                            for j, t, lo, up in zip(bz.feature, bz.threshold, bz.lower, bz.upper, strict=True))
 
     def transform(self, X: np.ndarray) -> np.ndarray:
@@ -186,7 +176,7 @@ def threshold_columns(X: np.ndarray, feature_names: tuple[str, ...], max_cuts: i
     """
     bz = binarize(X, max_thresholds=max_cuts)
     binary = cuts_per_feature(X) == 1
-    texts = tuple(_cut_text(up, lo, up, at_least=True) if binary[j] else _cut_text(t, lo, up, at_least=True)
+    texts = tuple(cut_text(up, lo, up, at_least=True) if binary[j] else cut_text(t, lo, up, at_least=True)
                   for j, t, lo, up in zip(bz.feature, bz.threshold, bz.lower, bz.upper, strict=True))
     return ThresholdScaler(bz.feature, np.array([float(t) for t in texts]), feature_names, texts)
 

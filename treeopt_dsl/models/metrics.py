@@ -8,8 +8,9 @@ from typing import Any
 import numpy as np
 
 from treeopt_dsl.errors import DataError
+from treeopt_dsl.models.calibration import ECE_BINS, expected_calibration_error, log_loss
 
-__all__ = ["metrics", "positive_column"]
+__all__ = ["calibration_metrics", "metrics", "positive_column"]
 
 
 def positive_column(model: Any, data: Any) -> int:
@@ -54,3 +55,21 @@ def metrics(model: Any, data: Any) -> dict[str, float]:
     elif present.size == data.n_classes > 2:  # one versus rest, averaged over classes
         out["auc"] = float(roc_auc_score(data.class_index, model.predict_proba(data.X), multi_class="ovr"))
     return out
+
+
+def calibration_metrics(model: Any, data: Any, bins: int = ECE_BINS) -> dict[str, float] | None:
+    """The mean log-loss and the expected calibration error (``bins`` equal-mass bins,
+    :mod:`treeopt_dsl.models.calibration`) of ``model``'s probability of ``data``'s positive class; ``None`` for a
+    model without ``predict_proba`` or data that is not binary.
+
+    >>> from types import SimpleNamespace
+    >>> m = SimpleNamespace(predict_proba=lambda X: np.column_stack([1 - X[:, 0], X[:, 0]]))
+    >>> d = SimpleNamespace(X=np.array([[0.2], [0.8]]), y=np.array([-1, 1]), n_classes=2, classes=(0, 1))
+    >>> {k: round(v, 4) for k, v in calibration_metrics(m, d, bins=1).items()}
+    {'log_loss': 0.2231, 'ece': 0.0, 'bins': 1}
+    """
+    if not hasattr(model, "predict_proba") or data.n_classes != 2:
+        return None
+    p = np.asarray(model.predict_proba(data.X), dtype=float)[:, positive_column(model, data)]
+    pos = np.asarray(data.y) > 0
+    return {"log_loss": log_loss(pos, p), "ece": expected_calibration_error(pos, p, bins), "bins": bins}

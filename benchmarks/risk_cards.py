@@ -1,0 +1,209 @@
+"""Hand-scorable risk score cards: ``ors`` proven optimal in the true logistic loss vs FasterRisk (Liu et al.,
+NeurIPS 2022) on the same binarized features, in one run (issue 34, build item 4).
+
+    .venv/bin/python benchmarks/risk_cards.py                                  # 7 data sets, T = 5 then T = 10
+    .venv/bin/python benchmarks/risk_cards.py --T 5 --datasets heart compas    # a part of the grid
+
+Features: every data set is binarized as ``ors binarize="quantile"`` does (the library's
+:func:`~treeopt_dsl.exact.binarize.threshold_columns`): a binary feature is one 0/1 column, every other feature
+at most ``--max-cuts`` (default 3, the library's default: the quartiles) cuts ``x >= t`` at its training
+quantiles. Neither paper's binarization: RiskSLIM's and FasterRisk's data sets come binarized by their
+authors, so both sides here read the same columns. adult and spambase are subsampled to ``--sample`` rows
+(2000, stratified by class, seed 0), as ``risk_peers.py`` does; the other sets are used whole.
+
+Ours: ``ors`` with ``loss="true"`` (the card proven optimal in the true logistic loss at multiplier 1, to relative
+gap 1e-4, by outer approximation), T points in A = -5..5, the default beam start, HiGHS one thread,
+``--time-limit`` (120 s) for the whole call; then the scale search (``scale="search"``: the multiplier and the
+intercept minimizing the true log-loss for the fixed integer points, a calibration step after the proof).
+FasterRisk 0.1.10 with its defaults (``lb=-5, ub=5``, its own multiplier search), in its own environment
+(``.venv-fasterrisk``, benchmarks/peer_envs.py), on the same 0/1 matrix; of the models it returns, the one with
+the smallest logistic loss.
+
+Reported per (data set, T), all on the training data (the objective both minimize): the true log-loss (summed,
+of the card at multiplier 1 and after the scale search, and FasterRisk's at its multiplier), AUC, expected
+calibration error (10 equal-mass bins, :mod:`treeopt_dsl.models.calibration`), time to the first card (ours:
+preparing and building the model and the start; FasterRisk: its whole run), time to the proof (ours; a heuristic
+proves nothing), and the ratios; the CPU seconds of each side's run (``time.process_time``: all threads of the
+process, HiGHS' included) and the 1-minute load average, so that a run on a shared machine says how much of the
+wall time it really had. A row per (data set, T) is appended to ``--json-out`` as it ends.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from peer_envs import peer_python
+
+DATASETS = ("breast-wisconsin-original", "heart", "spambase", "adult", "mushrooms", "compas", "fico-heloc")
+#: the data sets subsampled (stratified) to ``--sample`` rows, as risk_peers.py does
+SUBSAMPLED = ("spambase", "adult")
+
+PEER = r"""
+import json, sys, time
+import numpy as np
+from fasterrisk.fasterrisk import RiskScoreOptimizer
+d = np.load(sys.argv[1])
+X, y, k = d["X"], d["y"], int(d["k"])
+t, c = time.perf_counter(), time.process_time()
+opt = RiskScoreOptimizer(X=X, y=y, k=k, lb=-5, ub=5)
+opt.optimize()
+multipliers, beta0s, betas = opt.get_models()
+secs, cpu = time.perf_counter() - t, time.process_time() - c
+losses = [float(np.sum(np.logaddexp(0.0, -y * (X @ b + b0) / m))) for m, b0, b in zip(multipliers, beta0s, betas)]
+i = int(np.argmin(losses))
+print(json.dumps({"time_s": secs, "cpu_s": cpu, "loss": losses[i], "multiplier": float(multipliers[i]),
+                  "intercept": float(beta0s[i]), "points": np.asarray(betas[i], dtype=float).tolist()}))
+"""
+
+
+def card_metrics(total: np.ndarray, intercept: float, multiplier: float, y: np.ndarray) -> dict[str, float]:
+    """Summed true log-loss, AUC and ECE (10 equal-mass bins) of ``sigmoid((total + intercept) / multiplier)``."""
+    from sklearn.metrics import roc_auc_score
+
+    from treeopt_dsl.models.calibration import expected_calibration_error
+    from treeopt_dsl.numeric import sigmoid
+
+    z = (total + intercept) / multiplier
+    p = sigmoid(z)
+    return {"loss": float(np.sum(np.logaddexp(0.0, -y * z))), "auc": float(roc_auc_score(y > 0, p)),
+            "ece": expected_calibration_error(y, p)}
+
+
+def fasterrisk(X: np.ndarray, y: np.ndarray, T: int) -> dict[str, object]:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "data.npz"
+        np.savez(path, X=X, y=y, k=T)
+        out = subprocess.run([str(peer_python("fasterrisk")), "-c", PEER, str(path)], capture_output=True, text=True)
+    if out.returncode != 0:
+        return {"fr_error": out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "failed"}
+    peer = json.loads(out.stdout.strip().splitlines()[-1])
+    m = card_metrics(X @ np.asarray(peer["points"]), peer["intercept"], peer["multiplier"], y)
+    return {"fr_time_s": peer["time_s"], "fr_cpu_s": peer["cpu_s"], "fr_loss": m["loss"], "fr_loss_own": peer["loss"],
+            "fr_auc": m["auc"],
+            "fr_ece": m["ece"], "fr_multiplier": peer["multiplier"],
+            "fr_nonzeros": int(np.count_nonzero(peer["points"]))}
+
+
+def run(dataset: str, T: int, time_limit: float, max_cuts: int, sample: int) -> dict[str, object]:
+    from treeopt_dsl.datasets import load
+    from treeopt_dsl.formulations import get_formulation
+
+    data = load(dataset)
+    if dataset in SUBSAMPLED and data.n_samples > sample:
+        data = data.subsample(sample, seed=0)
+    kw = dict(T=T, binarize="quantile", max_cuts=max_cuts, loss="true")
+    cols = get_formulation("ors", compress=False, **kw).prepare(data)  # every row, the 0/1 threshold columns
+    X, y = np.asarray(cols.X, dtype=float), np.asarray(cols.y, dtype=float)
+    row: dict[str, object] = {"dataset": dataset, "n": data.n_samples, "p": data.n_features, "columns": X.shape[1],
+                              "T": T, "max_cuts": max_cuts, "time_limit": time_limit}
+    row.update(fasterrisk(X, y, T))
+    t, c = time.perf_counter(), time.process_time()
+    res = get_formulation("ors", scale="search", **kw).solve(data, time_limit=time_limit, threads=1,
+                                                             warm_start="auto")
+    wall, cpu = time.perf_counter() - t, time.process_time() - c
+    card = res.model
+    total = card.total_score(X, scaled=True)
+    cal = res.scale_search or {}
+    at1 = card_metrics(total, cal.get("intercept_before", card.beta), cal.get("multiplier_before", 1.0), y)
+    scaled = card_metrics(total, card.beta, card.multiplier, y)
+    oa = res.outer_approximation or {}
+    timing = res.timing or {}
+    row.update(status=res.status.value, time_s=wall, cpu_s=cpu, load=os.getloadavg()[0], gap=oa.get("gap"),
+               iterations=oa.get("iterations"),
+               rows_added=oa.get("rows_added"),
+               first_card_s=timing.get("prepare_build", 0.0) + timing.get("start", 0.0),
+               start=(res.start or {}).get("chosen"), start_loss=(res.start or {}).get("objective"),
+               proof_s=wall if res.status.value == "optimal" else None,
+               loss=at1["loss"], auc=at1["auc"], ece=at1["ece"], loss_scaled=scaled["loss"], auc_scaled=scaled["auc"],
+               ece_scaled=scaled["ece"], multiplier=card.multiplier, nonzeros=int(np.count_nonzero(card.s)))
+    return row
+
+
+def warm_up() -> None:
+    """One small solve first: the first solve of a process pays for imports (FasterRisk's time excludes them)."""
+    from treeopt_dsl.datasets import load
+    from treeopt_dsl.formulations import get_formulation
+
+    get_formulation("ors", T=2, binarize="quantile").solve(load("breast-wisconsin-original").subsample(40, seed=0),
+                                                           time_limit=10, threads=1)
+
+
+def fmt(v: object, spec: str) -> str:
+    return "-" if v is None else format(v, spec)
+
+
+def ratio(a: object, b: object) -> float | None:
+    return None if a is None or not b else float(a) / float(b)
+
+
+def line(r: dict[str, object]) -> str:
+    fr_t, fr_l = r.get("fr_time_s"), r.get("fr_loss")
+    return (f"{r['dataset']:<26} {r['T']:>2} {r['n']:>5} {r['columns']:>4} | {r['status']:<10} "
+            f"{fmt(r['gap'], '.1e'):>7} "
+            f"{r['loss']:10.4f} {r['loss_scaled']:10.4f} {r['auc']:.4f} {r['ece']:.4f} {r['ece_scaled']:.4f} "
+            f"{r['first_card_s']:6.2f} {fmt(r['proof_s'], '7.1f'):>7} | {fmt(fr_l, '10.4f'):>10} "
+            f"{fmt(r.get('fr_auc'), '.4f'):>6} {fmt(r.get('fr_ece'), '.4f'):>6} {fmt(fr_t, '6.2f'):>6} | "
+            f"{fmt(ratio(r['loss'], fr_l), '.5f'):>7} {fmt(ratio(r['loss_scaled'], fr_l), '.5f'):>7} "
+            f"{fmt(ratio(r['first_card_s'], fr_t), '6.2f'):>6} {fmt(ratio(r['proof_s'], fr_t), '7.1f'):>7}"
+            + (f"  [{r['fr_error']}]" if "fr_error" in r else ""))
+
+
+HEADER = (f"{'dataset':<26} {'T':>2} {'n':>5} {'cols':>4} | {'status':<10} {'gap':>7} {'loss m=1':>10} "
+          f"{'loss scal':>10} {'AUC':>6} {'ECE':>6} {'ECE sc':>6} {'1st s':>6} {'proof s':>7} | {'FR loss':>10} "
+          f"{'FR AUC':>6} {'FR ECE':>6} {'FR s':>6} | {'L/FR':>7} {'Lsc/FR':>7} {'1st/FR':>6} {'prf/FR':>7}")
+
+
+def markdown(rows: list[dict[str, object]]) -> str:
+    """The rows as the table of docs/benchmarks.md (``--table FILE.jsonl ...``)."""
+    out = ["| data | T | n | columns | ours: status (gap) | ours: loss m=1 | ours: loss scaled (m) "
+           "| FasterRisk: loss (m) | loss ours/FR (scaled/FR) | AUC ours / FR | ECE ours m=1 / scaled / FR "
+           "| first card s: ours / FR (ratio) "
+           "| proof s (/ FR) | CPU s: ours / FR (load) |", "|" + "---|" * 14]
+    for r in rows:
+        fr = r.get("fr_loss")
+        gap = "no bound" if r["gap"] is None else f"{r['gap']:.2g}"
+        out.append(
+            f"| {r['dataset']} | {r['T']} | {r['n']} | {r['columns']} | {r['status']} ({gap}) | {r['loss']:.4f} | "
+            f"{r['loss_scaled']:.4f} ({r['multiplier']:.3f}) | {fmt(fr, '.4f')} ({fmt(r.get('fr_multiplier'), '.3f')}) "
+            f"| {fmt(ratio(r['loss'], fr), '.4f')} ({fmt(ratio(r['loss_scaled'], fr), '.4f')}) | "
+            f"{r['auc']:.4f} / {fmt(r.get('fr_auc'), '.4f')} | {r['ece']:.4f} / {r['ece_scaled']:.4f} / "
+            f"{fmt(r.get('fr_ece'), '.4f')} | {r['first_card_s']:.2f} / {fmt(r.get('fr_time_s'), '.2f')} "
+            f"({fmt(ratio(r['first_card_s'], r.get('fr_time_s')), '.2f')}) | "
+            + ("-" if r["proof_s"] is None else f"{r['proof_s']:.1f} ({ratio(r['proof_s'], r.get('fr_time_s')):.1f})")
+            + f" | {fmt(r.get('cpu_s'), '.1f')} / {fmt(r.get('fr_cpu_s'), '.1f')} ({fmt(r.get('load'), '.1f')}) |")
+    return "\n".join(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--datasets", nargs="+", default=list(DATASETS))
+    ap.add_argument("--T", type=int, nargs="+", default=[5, 10])
+    ap.add_argument("--time-limit", type=float, default=120.0)
+    ap.add_argument("--max-cuts", type=int, default=3)
+    ap.add_argument("--sample", type=int, default=2000, help=f"rows of {' and '.join(SUBSAMPLED)} (stratified)")
+    ap.add_argument("--json-out", type=Path)
+    ap.add_argument("--table", type=Path, nargs="+", help="only print these result files as a markdown table")
+    a = ap.parse_args()
+    if a.table:
+        print(markdown([json.loads(t) for f in a.table for t in f.read_text().splitlines() if t.strip()]))
+        return
+    warm_up()
+    print(HEADER, flush=True)
+    for T in a.T:
+        for ds in a.datasets:
+            r = run(ds, T, a.time_limit, a.max_cuts, a.sample)
+            print(line(r), flush=True)
+            if a.json_out:
+                with a.json_out.open("a") as fh:
+                    fh.write(json.dumps(r) + "\n")
+
+
+if __name__ == "__main__":
+    main()
