@@ -187,11 +187,11 @@ class FormulationSpec:
         return self.formulation().build(self.prepare(data), self.topology())
 
     def build_bytes(self, data: Dataset, depth: int | None = None) -> float | None:
-        """The memory a build of this tree MILP on ``data`` is estimated to hold (``None``: not a tree MILP):
+        """The memory a build of this tree model on ``data`` is estimated to hold (``None``: not a tree):
         :data:`~treeopt_dsl.defaults.BUILD_BYTES_PER_CELL` per sample, feature and branch node (the routing rows
         carry each sample's features at each branch node)."""
         depth = int(self.values["depth"]) if depth is None and "depth" in self.values else depth
-        if depth is None or self.default_solver == "ipopt":
+        if depth is None:
             return None
         return BUILD_BYTES_PER_CELL * data.n_samples * data.n_features * (2 ** depth - 1)
 

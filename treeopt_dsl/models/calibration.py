@@ -24,7 +24,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from treeopt_dsl.errors import DataError, ModelError
-from treeopt_dsl.models.pictures import _pyplot
+from treeopt_dsl.models.pictures import pyplot
 from treeopt_dsl.numeric import sigmoid
 
 #: the default number of equal-mass bins of the expected calibration error and the reliability diagram
@@ -210,7 +210,7 @@ def plot_reliability(curves: dict[str, tuple[Any, Any]], bins: int = ECE_BINS, a
 
         >>> plot_reliability({"train": (y, p)}).savefig("reliability.png")  # doctest: +SKIP
     """
-    plt = _pyplot()  # matplotlib: an optional dependency, imported when drawing
+    plt = pyplot()  # matplotlib: an optional dependency, imported when drawing
     if ax is None:
         fig, ax = plt.subplots(figsize=(5.0, 5.0))
     else:
