@@ -3,6 +3,9 @@
     .venv/bin/python benchmarks/contextual.py                           # 5 datasets x 5 seeds, Friedman, speed, figures
     .venv/bin/python benchmarks/contextual.py --seeds 2 --datasets heart biodeg --no-friedman --no-speed
     .venv/bin/python benchmarks/contextual.py --json-out /tmp/cct.jsonl --figures /tmp/figs
+    nice -n 5 .venv/bin/python benchmarks/contextual.py --no-friedman --no-speed --no-figures --no-supervised
+                                                                    # the robustness table (CCT as fitted, the
+                                                                    # policy alone, CART, forest; + heart-failure)
 
 Protocol (seed 000 lines 1649-1655): each dataset split 64/16/20 (stratified, ``train_test_split`` with the
 seed); CART's depth grid-searched over {2, 3, 4} on the validation part; a random forest of 50 trees of that
@@ -24,6 +27,12 @@ PyTorch thread: wall time, time per epoch, and the one-off cost of the forest's 
 once before training, never per epoch). Figures: the Figure 5.2-like training plot of seed 0 on spambase, digits
 (all ten classes) and a2a (the thesis' panels (a), (b), (c)), and a 1000-epoch spambase run without early
 stopping.
+
+Robustness (issue 33): every classification row also records the policy alone (what CCT predicts without
+its fallback), what the fitted estimator selected (``policy`` / ``cart`` / ``tree``), the validation scores
+and the paired gain behind that choice; ``heart-failure`` (299 x 12, the thesis' Table 4.2 set, not in Table
+5.3) is the held-out set, never used to choose a default. The robustness table: CCT (default), the policy
+alone, CART of the same validated depth, CCT - CART (target >= -0.01), the forest, the thesis' CCT, fallbacks.
 
 Writes one JSON line per run and per summary row to ``benchmarks/results/contextual_<date>.jsonl`` and prints
 markdown tables.

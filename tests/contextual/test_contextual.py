@@ -235,6 +235,7 @@ def test_early_stopping_time_limit_and_eval_set() -> None:
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.SkipTestWarning")  # check_array_api_input: no SCIPY_ARRAY_API
+@pytest.mark.filterwarnings("ignore::treeopt_dsl.errors.FallbackWarning")  # 5-epoch policies on tiny data
 def test_check_estimator() -> None:
     pytest.importorskip("torch")
     from sklearn.utils.estimator_checks import check_estimator
