@@ -134,7 +134,7 @@ def test_the_chosen_trees_are_warm_starts_of_the_exact_formulations() -> None:
     from treeopt_dsl.starts.resolver import start_point
 
     X, y = _halves(120, 5)
-    clf = ContextualTreeClassifier(n_trees=5, max_depth=2, epochs=5, hidden=8, random_state=0).fit(X, y)
+    clf = ContextualTreeClassifier(n_trees=5, max_depth=2, epochs=5, hidden=8, fallback=False, random_state=0).fit(X, y)
     tree = clf.tree(int(np.bincount(clf.select(X)).argmax()))  # the tree the policy picks most
     data = Dataset.from_arrays(X, y)
     built = get_formulation("oct", depth=2).build(data)
