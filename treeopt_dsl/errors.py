@@ -62,3 +62,11 @@ class UncertifiedWarning(UserWarning):
 
     Make it an error with ``warnings.simplefilter("error", UncertifiedWarning)``.
     """
+
+
+class FallbackWarning(UserWarning):
+    """A learned model was replaced by a simpler one that did as well on validation (e.g. a contextual tree whose
+    policy did not beat its best single tree); the estimator's attributes say which model predicts.
+
+    Silence it with ``warnings.simplefilter("ignore", FallbackWarning)``.
+    """

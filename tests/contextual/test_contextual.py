@@ -134,7 +134,7 @@ def test_the_chosen_trees_are_warm_starts_of_the_exact_formulations() -> None:
     from treeopt_dsl.starts.resolver import start_point
 
     X, y = _halves(120, 5)
-    clf = ContextualTreeClassifier(n_trees=5, max_depth=2, epochs=5, hidden=8, random_state=0).fit(X, y)
+    clf = ContextualTreeClassifier(n_trees=5, max_depth=2, epochs=5, hidden=8, fallback=False, random_state=0).fit(X, y)
     tree = clf.tree(int(np.bincount(clf.select(X)).argmax()))  # the tree the policy picks most
     data = Dataset.from_arrays(X, y)
     built = get_formulation("oct", depth=2).build(data)
@@ -178,7 +178,7 @@ def test_regressor_rewards_route_and_predict() -> None:
 def test_explain_tree_and_histogram_agree_with_predict() -> None:
     pytest.importorskip("torch")
     X, y = _halves(400, 3)
-    clf = ContextualTreeClassifier(n_trees=6, max_depth=3, epochs=20, random_state=0).fit(X, y)
+    clf = ContextualTreeClassifier(n_trees=6, max_depth=3, epochs=20, fallback=False, random_state=0).fit(X, y)
     Xs = X[:40]
     expl = clf.explain(Xs)
     pred, sel = clf.predict(Xs), clf.select(Xs)
@@ -235,6 +235,7 @@ def test_early_stopping_time_limit_and_eval_set() -> None:
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.SkipTestWarning")  # check_array_api_input: no SCIPY_ARRAY_API
+@pytest.mark.filterwarnings("ignore::treeopt_dsl.errors.FallbackWarning")  # 5-epoch policies on tiny data
 def test_check_estimator() -> None:
     pytest.importorskip("torch")
     from sklearn.utils.estimator_checks import check_estimator
@@ -268,7 +269,10 @@ def test_cli_fit_cct_json(capsys: pytest.CaptureFixture[str], tmp_path) -> None:
         assert 0.5 < doc["metrics"][part]["accuracy"] <= 1.0
         assert 0.5 < doc["baselines"]["cart"][part]["accuracy"] <= 1.0
     hist = doc["selection_histogram"]["test"]
-    assert len(hist) == 6 and sum(hist) == doc["n_test"]
+    assert doc["selected"] in ("policy", "cart", "tree")  # index 6 is CART after a fallback to it
+    assert len(hist) == 6 + (doc["selected"] == "cart") and sum(hist) == doc["n_test"]
+    if doc["selected"] != "policy":
+        assert doc["trees_used"] == [doc["fallback_stats"]["single_tree"]]
     assert doc["trees_used"] == [k for k, v in enumerate(hist) if v]
     written = json.loads(out_file.read_text())
     assert sorted(written["trees"]) == sorted(str(k) for k in doc["trees_used"])
@@ -302,3 +306,100 @@ def test_cli_bad_input_exits_2(argv: list[str], message: str, capsys: pytest.Cap
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("treeopt: error:") and message in err
+
+
+# ---------------------------------------------------------------- determinism across environments and the fallback
+
+_FIT_IN_SUBPROCESS = """
+import json, sys
+import numpy as np
+from treeopt_dsl.contextual import ContextualTreeClassifier
+rng = np.random.default_rng(7); X = rng.random((400, 6))
+y = (np.where(X[:, 0] < 0.5, X[:, 1] + 0.3 * X[:, 3], X[:, 2] - 0.2 * X[:, 4]) > 0.4).astype(int)
+m = ContextualTreeClassifier(n_trees=12, epochs=40, patience=40, fallback=False, random_state=5,
+                             n_threads=int(sys.argv[1])).fit(X, y)
+Xt = np.random.default_rng(8).random((500, 6))
+print(json.dumps({"select": m.select(Xt).tolist(), "predict": m.predict(Xt).tolist(),
+                  "selection": m.history_["selection"].tolist(), "val": m.history_["val_score"].tolist(),
+                  "weights": [a.ravel().tolist() for wb in m.policy_.weights for a in wb]}))
+"""
+
+
+def test_same_seed_same_model_under_other_threads_and_cpu_kernels() -> None:
+    """Two fits in two fresh processes, one with one thread and the default CPU kernels, the other with two
+    PyTorch / OpenMP / MKL / OpenBLAS threads and PyTorch's and MKL's AVX2 kernels instead of AVX-512 (what
+    another machine runs): the same training (sampled actions per epoch, validation scores), the same
+    predictions, and the same parameters to 1e-9 (float32 training differed in its sampled actions here)."""
+    pytest.importorskip("torch")
+    import os
+
+    runs = []
+    for threads, extra in ((1, {}), (2, {"ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2",
+                                         "OPENBLAS_CORETYPE": "Haswell"})):
+        env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads),
+               "OPENBLAS_NUM_THREADS": str(threads), **extra}
+        out = subprocess.run([sys.executable, "-c", _FIT_IN_SUBPROCESS, str(threads)], capture_output=True,
+                             text=True, check=True, env=env)
+        runs.append(json.loads(out.stdout))
+    a, b = runs
+    assert a["selection"] == b["selection"] and a["val"] == b["val"]
+    assert a["select"] == b["select"] and a["predict"] == b["predict"]
+    assert len(set(a["select"])) > 1  # a real policy, not a constant
+    for wa, wb in zip(a["weights"], b["weights"], strict=True):
+        np.testing.assert_allclose(wa, wb, rtol=1e-9, atol=1e-12)
+
+
+def _one_feature_task(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """y = [x0 > 0.5] among 8 features: a CART stump is exact; most stumps of a forest with max_features =
+    sqrt(8) = 2 never see x0 and are near chance."""
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, 8))
+    return X, (X[:, 0] > 0.5).astype(int)
+
+
+def test_fallback_to_cart_when_the_policy_is_worse_on_validation() -> None:
+    """A policy trained for one epoch at a tiny learning rate picks trees almost at random; CART's stump is exact.
+    The estimator must notice on validation (recomputed here by hand), predict with CART, warn, and say so."""
+    pytest.importorskip("torch")
+    from treeopt_dsl.errors import FallbackWarning
+
+    X, y = _one_feature_task(400, 0)
+    X_val, y_val = _one_feature_task(200, 1)
+    X_te, y_te = _one_feature_task(300, 2)
+    kw = {"n_trees": 20, "max_depth": 1, "epochs": 1, "patience": 1, "learning_rate": 1e-6, "random_state": 0}
+    with pytest.warns(FallbackWarning, match="does not beat its best single tree"):
+        clf = ContextualTreeClassifier(**kw).fit(X, y, eval_set=(X_val, y_val))
+    raw = ContextualTreeClassifier(fallback=False, **kw).fit(X, y, eval_set=(X_val, y_val))
+    # the premise, independently: the policy's own choices are worse than CART on validation
+    pol = raw.predict(X_val)
+    assert raw.selected_ == "policy" and np.mean(pol == y_val) < raw.cart_.score(X_val, y_val) - 0.1
+    assert clf.selected_ == "cart" and clf.fallback_tree_ == clf.n_trees_
+    assert not clf.fallback_stats_["policy_beats_single"]
+    assert clf.fallback_stats_["policy_val"] == pytest.approx(np.mean(pol == y_val))
+    assert clf.fallback_stats_["single_val"] == pytest.approx(clf.cart_.score(X_val, y_val))
+    np.testing.assert_array_equal(clf.predict(X_te), clf.cart_.predict(X_te))
+    np.testing.assert_allclose(clf.predict_proba(X_te), clf.cart_.predict_proba(X_te))
+    assert clf.score(X_te, y_te) > raw.score(X_te, y_te) + 0.1
+    assert set(clf.select(X_te).tolist()) == {clf.n_trees_}
+    e = clf.explain(X_te[:3])
+    assert all(x.tree == clf.n_trees_ for x in e) and e[0].path.splitlines()[0].lstrip("|- ").startswith("x")
+    np.testing.assert_array_equal(clf.tree(clf.n_trees_).predict(X_te), clf.cart_.predict(X_te))
+    with pytest.raises(IndexError):
+        raw.tree(raw.n_trees_)  # no CART index without a fallback to it
+
+
+def test_no_fallback_when_the_policy_beats_every_single_tree() -> None:
+    """The synthetic halves: the policy routes each half to its stump and beats every stump and CART on
+    validation by far more than the noise, so it is kept; the recorded statistics agree with a recount."""
+    pytest.importorskip("torch")
+    X, y = _halves(1500, 0)
+    X_val, y_val = _halves(400, 3)
+    clf = ContextualTreeClassifier(n_trees=12, max_depth=1, epochs=120, patience=40, hidden=32,
+                                   random_state=0).fit(X, y, eval_set=(X_val, y_val))
+    fs = clf.fallback_stats_
+    assert clf.selected_ == "policy" and fs["policy_beats_single"]
+    assert fs["policy_val"] == pytest.approx(clf.score(X_val, y_val))
+    trees = [float(np.mean(t.predict(X_val).astype(int) == y_val)) for t in clf.forest_.estimators_]
+    single = clf.cart_.score(X_val, y_val) if fs["single"] == "cart" else trees[fs["single_tree"]]
+    assert fs["single_val"] == pytest.approx(single) and fs["policy_val"] > max(trees + [single]) + 0.1
+    assert fs["mean_gain"] == pytest.approx(fs["policy_val"] - fs["single_val"]) and fs["mean_gain"] > fs["margin"]

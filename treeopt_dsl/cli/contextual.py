@@ -49,6 +49,13 @@ def _float(text: str) -> float:
     return v
 
 
+def _bool(text: str) -> bool:
+    v = text.strip().lower()
+    if v not in ("true", "false", "1", "0", "yes", "no"):
+        raise ValueError("must be true or false")
+    return v in ("true", "1", "yes")
+
+
 def _optional(parse: Callable[[str], Any]) -> Callable[[str], Any]:
     def inner(text: str) -> Any:
         return None if text.strip().lower() in ("none", "") else parse(text)
@@ -72,7 +79,8 @@ PARAMS: dict[str, Callable[[str], Any]] = {
     "n_trees": _int, "max_depth": _optional(_int), "depths": _ints, "method": _choice("reinforce", "supervised"),
     "hidden": _int, "dropout": _float, "learning_rate": _float, "entropy_weight": _float,
     "entropy": _choice("sampled", "full"), "epochs": _int, "batch_size": _int, "patience": _int,
-    "validation_fraction": _float, "time_limit": _optional(_float), "n_threads": _int,
+    "validation_fraction": _float, "time_limit": _optional(_float), "n_threads": _int, "fallback": _bool,
+    "fallback_z": _float,
 }
 
 
@@ -246,7 +254,8 @@ def run(args: argparse.Namespace) -> int:
         "n_train": int(X_tr.shape[0]), "n_val": int(X_val.shape[0]), "n_test": int(X_te.shape[0]),
         "n_trees": model.n_trees_, "depth": model.depth_, "depth_scores": model.depth_scores_,
         "method": model.method, "epochs": model.n_epochs_, "best_epoch": model.best_epoch_ + 1,
-        "stopped": model.stopped_, "time_s": round(model.fit_time_, 4), "train_time_s": round(model.train_time_, 4),
+        "stopped": model.stopped_, "selected": model.selected_, "fallback_stats": model.fallback_stats_,
+        "time_s": round(model.fit_time_, 4), "train_time_s": round(model.train_time_, 4),
         "time_per_epoch_s": round(model.time_per_epoch_, 6), "precompute_s": round(model.precompute_time_, 6),
         "metrics": metrics, "baselines": baselines,
         "selection_histogram": {"train": model.selection_histogram(), "test": hist_test}, "trees_used": used,
@@ -279,6 +288,10 @@ def _print_text(model: Any, out: dict[str, Any], regression: bool, X_te: np.ndar
     print(f"policy      {out['method']}, {out['epochs']} epochs (best {out['best_epoch']}, {out['stopped']}), "
           f"{out['train_time_s']:.2f} s ({1000 * out['time_per_epoch_s']:.1f} ms per epoch); the forest's "
           f"predictions computed once in {out['precompute_s']:.3f} s")
+    fs = out["fallback_stats"]
+    single = "CART" if fs["single"] == "cart" else f"tree {fs['single_tree']}"
+    print(f"predicts    {'the policy' if out['selected'] == 'policy' else single + ' (fallback)'}: on validation "
+          f"the policy {fs['policy_val']:.4f}, its best single tree ({single}) {fs['single_val']:.4f}")
     key = "rmse" if regression else "accuracy"
     print(f"{'':<11} {out['formulation'].upper() + ' ' + what:>16} {'CART':>8} {'forest':>8}")
     for part in ("train", "validation", "test"):

@@ -25,6 +25,7 @@ Example::
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +51,7 @@ from treeopt_dsl.contextual.rewards import (
     supervised_labels_classification,
     supervised_labels_regression,
 )
+from treeopt_dsl.errors import FallbackWarning
 from treeopt_dsl.models.decision_tree import DecisionTree
 
 __all__ = ["ContextualTreeClassifier", "ContextualTreeRegressor", "Explanation"]
@@ -80,7 +82,8 @@ class _ContextualTree(BaseEstimator):
                  method: str = "reinforce", hidden: int = 128, dropout: float = 0.2, learning_rate: float = 1e-3,
                  entropy_weight: float = 1e-4, entropy: str = "sampled", epochs: int = 1000, batch_size: int = 256,
                  patience: int = 100, validation_fraction: float = 0.2, time_limit: float | None = None,
-                 n_threads: int = 1, random_state: int | None = 0, verbose: bool = False) -> None:
+                 fallback: bool = True, fallback_z: float = 2.0, n_threads: int = 1, random_state: int | None = 0,
+                 verbose: bool = False) -> None:
         self.n_trees = n_trees
         self.max_depth = max_depth
         self.depths = depths
@@ -95,6 +98,8 @@ class _ContextualTree(BaseEstimator):
         self.patience = patience
         self.validation_fraction = validation_fraction
         self.time_limit = time_limit
+        self.fallback = fallback
+        self.fallback_z = fallback_z
         self.n_threads = n_threads
         self.random_state = random_state
         self.verbose = verbose
@@ -122,6 +127,10 @@ class _ContextualTree(BaseEstimator):
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout!r}")
         if float(self.learning_rate) <= 0 or float(self.entropy_weight) < 0:
             raise ValueError("learning_rate must be > 0 and entropy_weight >= 0")
+        if not isinstance(self.fallback, (bool, np.bool_)):
+            raise ValueError(f"fallback must be True or False, got {self.fallback!r}")
+        if not np.isfinite(float(self.fallback_z)) or float(self.fallback_z) < 0:
+            raise ValueError(f"fallback_z must be a finite number >= 0, got {self.fallback_z!r}")
         if self.time_limit is not None and float(self.time_limit) < 0:
             raise ValueError(f"time_limit must be >= 0 or None, got {self.time_limit!r}")
 
@@ -224,9 +233,66 @@ class _ContextualTree(BaseEstimator):
         self.train_time_ = fit.train_time
         self.time_per_epoch_ = fit.train_time / max(1, fit.n_epochs)
         self.best_val_score_ = float(fit.history["val_score"][fit.best_epoch])
-        self.train_selection_ = np.bincount(policy_logits(fit, X_tr).argmax(axis=1), minlength=self.n_trees_)
+        self._decide_fallback(X_tr, y_tr, X_val, y_val, P_val, t_val, policy_logits(fit, X_val).argmax(axis=1))
+        self.train_selection_ = np.bincount(self._select_checked(X_tr), minlength=self.n_trees_)
         self.fit_time_ = time.perf_counter() - t_start
         return self
+
+    def _decide_fallback(self, X_tr: np.ndarray, y_tr: np.ndarray, X_val: np.ndarray, y_val: np.ndarray,
+                         P_val: np.ndarray, t_val: np.ndarray, sel_val: np.ndarray) -> None:
+        """The supervised fallback: keep the policy only if it beats its best single tree on the validation part.
+
+        Per validation row, losses ``l`` (0/1 error, or squared error for a regressor); model A *beats* model B
+        when the paired gain ``d = l_B - l_A`` has ``mean(d) > fallback_z * std(d) / sqrt(n_val)`` (a paired test:
+        on a small validation part the winner of many tries -- the best of the epochs, the best of the trees --
+        must win by more than the noise). The *single tree* is the depth-validated CART tree (the thesis'
+        baseline), or the forest's best tree on validation if that beats CART. The policy is kept if it beats the
+        single tree; otherwise the single tree predicts every row (``selected_``) and a :class:`FallbackWarning`
+        says so.
+        """
+        rows = np.arange(P_val.shape[0])
+        if self._regression:
+            L_val = (P_val - t_val[:, None]) ** 2
+            cart_loss = (self.cart_.predict(X_val) - t_val) ** 2
+        else:
+            L_val = (P_val != t_val[:, None]).astype(np.float64)
+            cart_loss = (self.cart_.predict(X_val) != y_val).astype(np.float64)
+        z = float(self.fallback_z)
+
+        def gain(worse: np.ndarray, better: np.ndarray) -> tuple[float, float]:
+            # mean paired gain of `better` over `worse` and the margin it must exceed (z standard errors)
+            d = worse - better
+            return float(d.mean()), z * (float(d.std(ddof=1)) if d.size > 1 else 0.0) / np.sqrt(max(d.size, 1))
+
+        k = int(L_val.mean(axis=0).argmin())
+        g, m = gain(cart_loss, L_val[:, k])
+        if g > m:  # the forest's best tree beats CART by more than the noise (it is the best of many: a margin)
+            single, single_loss, single_name = k, L_val[:, k], "tree"
+        else:
+            single, single_loss, single_name = self.n_trees_, cart_loss, "cart"
+        mean_gain, margin = gain(single_loss, L_val[rows, sel_val])
+        n = int(sel_val.size)
+        beats = bool(n > 0 and mean_gain > margin)
+        self.fallback_stats_ = {"policy_val": float(1.0 - L_val[rows, sel_val].mean()) if not self._regression
+                                else float(L_val[rows, sel_val].mean()),
+                                "single_val": float(1.0 - single_loss.mean()) if not self._regression
+                                else float(single_loss.mean()),
+                                "single": single_name, "single_tree": int(single), "mean_gain": mean_gain,
+                                "margin": margin, "n_val": int(n), "policy_beats_single": beats}
+        if beats or not self.fallback:
+            self.selected_, self.fallback_tree_ = "policy", None
+            return
+        self.selected_, self.fallback_tree_ = single_name, int(single)
+        if single_name == "cart":  # CART as the forest's trees see the targets (class codes): same splits
+            from sklearn.base import clone
+
+            self.cart_codes_ = clone(self.cart_).fit(X_tr, self._encode(y_tr))
+        what = "its CART tree" if single_name == "cart" else f"tree {single} of the forest"
+        metric = "MSE" if self._regression else "accuracy"
+        warnings.warn(f"the contextual tree's policy does not beat its best single tree on the validation part "
+                      f"({metric} {self.fallback_stats_['policy_val']:.4f} vs {self.fallback_stats_['single_val']:.4f},"
+                      f" {n} rows, fallback_z={float(self.fallback_z):g}): {what} predicts every row "
+                      f"(selected_ = {single_name!r}; fallback=False keeps the policy)", FallbackWarning, stacklevel=3)
 
     # ------------------------------------------------------------------ use
     @property
@@ -235,10 +301,20 @@ class _ContextualTree(BaseEstimator):
         return len(self.forest_.estimators_)
 
     def select(self, X: Any) -> np.ndarray:
-        """The tree the policy chooses for each row: ``argmax_k pi(k | x)`` (line 1635)."""
+        """The tree that predicts each row: the policy's choice ``argmax_k pi(k | x)`` (line 1635), or, after a
+        fallback (``selected_ != "policy"``), the single tree for every row (index ``n_trees_`` = CART)."""
         check_is_fitted(self, "policy_")
         X = validate_data(self, X, reset=False)
-        return policy_logits(self.policy_, X).argmax(axis=1)
+        return self._select_checked(X)
+
+    def _select_checked(self, X: np.ndarray) -> np.ndarray:
+        if self.selected_ == "policy":
+            return policy_logits(self.policy_, X).argmax(axis=1)
+        return np.full(X.shape[0], self.fallback_tree_, dtype=np.int64)
+
+    def _estimator(self, k: int) -> Any:
+        """Tree ``k`` of the forest, or the CART fallback for ``k == n_trees_``."""
+        return self.forest_.estimators_[k] if k < self.n_trees_ else self.cart_codes_
 
     def _by_tree(self, X: np.ndarray, sel: np.ndarray, method: str) -> list[tuple[np.ndarray, np.ndarray]]:
         """``(rows, answers)`` of each chosen tree on its rows: one call per tree, none per sample."""
@@ -246,14 +322,14 @@ class _ContextualTree(BaseEstimator):
         out = []
         for k in np.unique(sel):
             rows = np.flatnonzero(sel == k)
-            out.append((rows, getattr(self.forest_.estimators_[int(k)], method)(X32[rows], check_input=False)))
+            out.append((rows, getattr(self._estimator(int(k)), method)(X32[rows], check_input=False)))
         return out
 
     def predict(self, X: Any) -> np.ndarray:
         """The answer of the tree the policy chooses for each row."""
         check_is_fitted(self, "policy_")
         X = validate_data(self, X, reset=False)
-        return self._predict_checked(X, policy_logits(self.policy_, X).argmax(axis=1))
+        return self._predict_checked(X, self._select_checked(X))
 
     def _predict_checked(self, X: np.ndarray, sel: np.ndarray) -> np.ndarray:
         if self._regression:
@@ -269,20 +345,22 @@ class _ContextualTree(BaseEstimator):
     def tree(self, k: int) -> DecisionTree:
         """Tree ``k`` of the forest as the library's :class:`~treeopt_dsl.models.decision_tree.DecisionTree`
         (classes in the user's labels; for a regressor the leaf values are its ``classes``): an ordinary fitted
-        tree, e.g. a start for the exact tree formulations."""
+        tree, e.g. a start for the exact tree formulations. After a fallback to CART (``selected_ == "cart"``),
+        ``k = n_trees_`` is the CART tree."""
         check_is_fitted(self, "forest_")
-        if not 0 <= int(k) < self.n_trees_:
-            raise IndexError(f"tree index {k} out of range 0..{self.n_trees_ - 1}")
+        top = self.n_trees_ if getattr(self, "selected_", "policy") == "cart" else self.n_trees_ - 1
+        if not 0 <= int(k) <= top:
+            raise IndexError(f"tree index k must be in 0..{top}, got {k}")
         names = getattr(self, "feature_names_in_", None)
         names = [str(s) for s in names] if names is not None else None
-        return to_decision_tree(self.forest_.estimators_[int(k)], None if self._regression else self.classes_, names)
+        return to_decision_tree(self._estimator(int(k)), None if self._regression else self.classes_, names)
 
     def explain(self, X: Any, decimals: int = 2) -> list[Explanation]:
         """Per row: the chosen tree's index, the row's path through that tree (library tree text), and the
         prediction (the leaf's class or value)."""
         check_is_fitted(self, "policy_")
         X = validate_data(self, X, reset=False)
-        sel = policy_logits(self.policy_, X).argmax(axis=1)
+        sel = self._select_checked(X)
         pred = self._predict_checked(X, sel)
         texts: list[str] = [""] * X.shape[0]
         for k in np.unique(sel):
@@ -330,14 +408,24 @@ class ContextualTreeClassifier(ClassifierMixin, _ContextualTree):
         patience: epochs without a better validation accuracy before early stopping.
         validation_fraction: the part of ``X`` held out for validation when ``fit`` gets no ``eval_set``
             (0.2 of the 80 % training data = the thesis' 16 %).
-        time_limit: seconds of policy training (``None``: no limit). n_threads: PyTorch threads during fit.
+        time_limit: seconds of policy training (``None``: no limit). n_threads: PyTorch threads during fit
+            (the model does not depend on it).
+        fallback: keep the policy only if it beats its best single tree on the validation part (a paired test
+            at ``fallback_z`` standard errors, see ``_decide_fallback``); otherwise that tree (CART, or the
+            forest's best tree if it beats CART) predicts every row and a ``FallbackWarning`` says so.
+            ``False``: always the policy (the thesis' CCT).
+        fallback_z: the test's margin in standard errors (2.0: the policy's validation score is the best of
+            its epochs, so it must win by more than the noise).
         random_state: seed of the split, CART, the forest and the policy. verbose: one line per epoch on stderr.
 
     Fitted attributes: ``forest_``, ``cart_`` (the depth-validated CART tree, the thesis' baseline),
     ``depth_``, ``depth_scores_``, ``classes_``, ``policy_``, ``history_`` (``reward``, ``loss``, ``val_score``,
     ``lr``, ``selection``, ``time`` per epoch), ``n_epochs_``, ``best_epoch_``, ``stopped_``,
     ``best_val_score_``, ``precompute_time_`` (the forest's predictions on the training and validation parts),
-    ``train_time_``, ``time_per_epoch_``, ``fit_time_``, ``n_train_``, ``n_val_``.
+    ``train_time_``, ``time_per_epoch_``, ``fit_time_``, ``n_train_``, ``n_val_``; ``selected_`` (what
+    predicts: ``"policy"``, ``"cart"`` or ``"tree"``), ``fallback_tree_`` (``None``, the forest's tree, or
+    ``n_trees_`` for CART), ``fallback_stats_`` (validation scores of the policy and the single tree, the mean
+    paired gain, the margin, ``policy_beats_single``).
     """
 
     def _encode(self, y: np.ndarray) -> np.ndarray:
@@ -349,7 +437,7 @@ class ContextualTreeClassifier(ClassifierMixin, _ContextualTree):
         """The chosen tree's class probabilities (its leaf's class frequencies) for each row."""
         check_is_fitted(self, "policy_")
         X = validate_data(self, X, reset=False)
-        sel = policy_logits(self.policy_, X).argmax(axis=1)
+        sel = self._select_checked(X)
         out = np.zeros((X.shape[0], self.classes_.size))
         for rows, ans in self._by_tree(X, sel, "predict_proba"):
             out[rows] = ans

@@ -69,8 +69,9 @@ class PolicyFit:
 
 
 def policy_logits(fit: PolicyFit, X: np.ndarray) -> np.ndarray:
-    """The network's logits on ``X`` (eval mode: no dropout), by numpy; ``argmax`` along axis 1 is the tree."""
-    h = (np.asarray(X, dtype=np.float32) - fit.mean) / fit.scale
+    """The network's logits on ``X`` (eval mode: no dropout), by numpy in float64; ``argmax`` along axis 1 is the
+    tree."""
+    h = (np.asarray(X, dtype=np.float64) - fit.mean) / fit.scale
     (W1, b1), (W2, b2), (W3, b3) = fit.weights
     h = np.maximum(h @ W1.T + b1, 0.0)
     h = np.maximum(h @ W2.T + b2, 0.0)
@@ -108,34 +109,54 @@ def train_policy(X_train: np.ndarray, rewards: np.ndarray, X_val: np.ndarray, va
         raise ValueError("method='supervised' needs labels (the target tree of every training sample)")
     torch = _torch()
     n, B = rewards.shape
-    mean = X_train.mean(axis=0).astype(np.float32)
-    scale = X_train.std(axis=0).astype(np.float32)
-    scale = np.where(scale > 1e-12, scale, 1.0).astype(np.float32)
+    X_train = np.asarray(X_train, dtype=np.float64)
+    mean = X_train.mean(axis=0)
+    scale = X_train.std(axis=0)
+    scale = np.where(scale > 1e-12, scale, 1.0)
     old_threads = torch.get_num_threads()
     torch.set_num_threads(max(1, int(config.n_threads)))
     try:
-        with torch.random.fork_rng(devices=[]):  # dropout and initialization draw from the global generator
-            torch.manual_seed(int(config.seed))
-            return _train(torch, X_train, rewards, X_val, val_score, config, method, labels, higher_is_better,
-                          mean, scale, n, B)
+        return _train(torch, X_train, rewards, np.asarray(X_val, dtype=np.float64), val_score, config, method, labels,
+                      higher_is_better, mean, scale, n, B)
     finally:
         torch.set_num_threads(old_threads)
+
+
+def _init_layer(rng: np.random.Generator, fan_in: int, fan_out: int) -> tuple[np.ndarray, np.ndarray]:
+    """PyTorch's default ``nn.Linear`` initialization (weights and biases uniform in +-1/sqrt(fan_in)), drawn
+    from numpy's PCG64 so that it is the same on every platform and PyTorch version."""
+    bound = 1.0 / np.sqrt(fan_in)
+    return rng.uniform(-bound, bound, (fan_out, fan_in)), rng.uniform(-bound, bound, fan_out)
 
 
 def _train(torch: Any, X_train: np.ndarray, rewards: np.ndarray, X_val: np.ndarray,
            val_score: Callable[[np.ndarray], float], config: PolicyConfig, method: str, labels: np.ndarray | None,
            higher_is_better: bool, mean: np.ndarray, scale: np.ndarray, n: int, B: int) -> PolicyFit:
-    nn = torch.nn
-    gen = torch.Generator().manual_seed(int(config.seed))
+    # Reproducibility (the same seed gives the same model on any machine, thread count or PyTorch version):
+    # every random draw (initialization, shuffling, dropout masks, sampled actions) comes from numpy's PCG64,
+    # whose streams numpy keeps stable across versions and platforms, never from PyTorch's generators; the
+    # arithmetic is float64, so the few-ulp differences between CPU kernels (AVX2 / AVX-512, BLAS builds, thread
+    # splits) stay at 1e-16 and never flip a sampled action or an argmax, which float32 did (2 of 5 seeds on
+    # biodeg changed with the CPU kernels).
+    rng = np.random.default_rng(int(config.seed))
     p, h = X_train.shape[1], int(config.hidden)
-    net = nn.Sequential(nn.Linear(p, h), nn.ReLU(), nn.Linear(h, h), nn.ReLU(), nn.Dropout(float(config.dropout)),
-                        nn.Linear(h, B))
-    opt = torch.optim.Adam(net.parameters(), lr=float(config.learning_rate), weight_decay=0.0)
+    params = [torch.from_numpy(np.ascontiguousarray(a)).requires_grad_()
+              for fan_in, fan_out in ((p, h), (h, h), (h, B)) for a in _init_layer(rng, fan_in, fan_out)]
+    W1, b1, W2, b2, W3, b3 = params
+    keep = 1.0 - float(config.dropout)
+
+    def forward(x: Any, mask: Any = None) -> Any:
+        z = torch.relu(torch.relu(x @ W1.T + b1) @ W2.T + b2)
+        if mask is not None:  # inverted dropout, as nn.Dropout in training mode
+            z = z * mask
+        return z @ W3.T + b3
+
+    opt = torch.optim.Adam(params, lr=float(config.learning_rate), weight_decay=0.0, foreach=False)
     epochs = max(1, int(config.epochs))
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs)
-    Xt = torch.from_numpy(((X_train - mean) / scale).astype(np.float32))
-    Xv = torch.from_numpy(((X_val - mean) / scale).astype(np.float32))
-    R = torch.from_numpy(np.ascontiguousarray(rewards, dtype=np.float32))
+    Xt = torch.from_numpy((X_train - mean) / scale)
+    Xv = torch.from_numpy((X_val - mean) / scale)
+    R = np.ascontiguousarray(rewards, dtype=np.float64)
     L = torch.from_numpy(np.asarray(labels, dtype=np.int64)) if labels is not None else None
     lam, full_entropy = float(config.entropy_weight), config.entropy == "full"
     bs = max(1, int(config.batch_size))
@@ -143,19 +164,26 @@ def _train(torch: Any, X_train: np.ndarray, rewards: np.ndarray, X_val: np.ndarr
     best_score, best_epoch, best_state = -np.inf, 0, None
     stopped = "max epochs"
     t0 = time.perf_counter()
-    net.train()
     for epoch in range(epochs):
-        perm = torch.randperm(n, generator=gen)
-        counts = torch.zeros(B, dtype=torch.int64)
+        perm = rng.permutation(n)
+        counts = np.zeros(B, dtype=np.int64)
         reward_sum, loss_sum = 0.0, 0.0
         for start in range(0, n, bs):
             idx = perm[start:start + bs]
-            logp = torch.log_softmax(net(Xt[idx]), dim=1)
+            m = idx.size
+            mask = None
+            if keep < 1.0:
+                mask = torch.from_numpy((rng.random((m, h)) < keep) / keep)
+            logp = torch.log_softmax(forward(Xt[idx], mask), dim=1)
             if method == "reinforce":
-                with torch.no_grad():
-                    a = torch.multinomial(logp.exp(), 1, generator=gen).squeeze(1)
+                # a_i ~ pi(.|x_i) by the inverse CDF of one uniform per row (numpy's stream, float64 probabilities)
+                cdf = np.cumsum(np.exp(logp.detach().numpy()), axis=1)
+                u = rng.random(m) * cdf[:, -1]
+                a_np = np.minimum((cdf <= u[:, None]).sum(axis=1), B - 1)
+                a = torch.from_numpy(a_np)
                 lpa = logp.gather(1, a[:, None]).squeeze(1)
-                r = R[idx, a]
+                r_np = R[idx, a_np]
+                r = torch.from_numpy(r_np)
                 if full_entropy:
                     H = -(logp.exp() * logp).sum(dim=1)
                 else:  # H(a|x) = -pi(a|x) log pi(a|x) of the sampled action (line 1612, Algorithm 4 line 7)
@@ -163,31 +191,29 @@ def _train(torch: Any, X_train: np.ndarray, rewards: np.ndarray, X_val: np.ndarr
                 loss = -(lpa * r + lam * H).mean()
             else:
                 assert L is not None
-                loss = torch.nn.functional.nll_loss(logp, L[idx])
-                a = logp.detach().argmax(dim=1)
-                r = R[idx, a]
+                loss = torch.nn.functional.nll_loss(logp, L[torch.from_numpy(idx)])
+                a_np = logp.detach().numpy().argmax(axis=1)
+                r_np = R[idx, a_np]
             opt.zero_grad()
             loss.backward()
             opt.step()
-            counts += torch.bincount(a, minlength=B)
-            reward_sum += float(r.sum())
-            loss_sum += float(loss.detach()) * idx.numel()
+            counts += np.bincount(a_np, minlength=B)
+            reward_sum += float(r_np.sum())
+            loss_sum += float(loss.detach()) * m
         hist["lr"].append(float(opt.param_groups[0]["lr"]))
         sched.step()
-        net.eval()
         with torch.no_grad():
-            sel = net(Xv).argmax(dim=1).numpy()
-        net.train()
+            sel = forward(Xv).numpy().argmax(axis=1)
         score = float(val_score(sel))
         signed = score if higher_is_better else -score
         hist["reward"].append(reward_sum / n)
         hist["loss"].append(loss_sum / n)
         hist["val_score"].append(score)
-        hist["selection"].append(counts.numpy().copy())
+        hist["selection"].append(counts.copy())
         hist["time"].append(time.perf_counter() - t0)
         if best_state is None or signed > best_score:
             best_score, best_epoch = signed, epoch
-            best_state = [v.detach().clone() for v in net.state_dict().values()]
+            best_state = [v.detach().numpy().copy() for v in params]
         if config.verbose:
             print(f"epoch {epoch + 1:5d}  reward {hist['reward'][-1]:+.4f}  validation {score:.4f}  "
                   f"(best {abs(best_score):.4f} at {best_epoch + 1})", file=sys.stderr)
@@ -198,7 +224,7 @@ def _train(torch: Any, X_train: np.ndarray, rewards: np.ndarray, X_val: np.ndarr
             stopped = "time limit"
             break
     assert best_state is not None
-    state = [v.numpy().astype(np.float32) for v in best_state]
+    state = best_state
     weights = [(state[0], state[1]), (state[2], state[3]), (state[4], state[5])]
     history = {k: (np.asarray(v) if k != "selection" else np.asarray(v, dtype=np.int64).reshape(-1, B))
                for k, v in hist.items()}
