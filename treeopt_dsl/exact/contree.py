@@ -102,12 +102,19 @@ def _predict(node: _Node, X: np.ndarray) -> np.ndarray:
     return out
 
 
-def fit_contree(data: Any, task: DPTask, b_cap: float = 1.0, time_limit: float | None = None) -> DPTree:
+#: ``fit_contree(reason=...)`` left out: the weights and precision are checked here
+_CHECK = "check"
+
+
+def fit_contree(data: Any, task: DPTask, b_cap: float = 1.0, time_limit: float | None = None,
+                reason: str | None = _CHECK) -> DPTree:
     """The optimal tree of ``task`` on ``data`` (scaled training data) over every distinct cut, by ConTree, in the
     library's layout (:class:`~treeopt_dsl.exact.dp.DPTree`; ``optimal`` when ConTree ended within its time
-    limit, i.e. its search finished)."""
+    limit, i.e. its search finished). ``reason``: what :func:`weights_reason` or :func:`precision_reason` said
+    of these data when the caller has asked already (``None``: nothing), else they are asked here."""
     t0 = time.perf_counter()
-    reason = weights_reason(data) or precision_reason(data.X)
+    if reason == _CHECK:
+        reason = weights_reason(data) or precision_reason(data.X)
     if reason is not None:
         raise CapabilityError(f"contree cannot solve this: {reason}")
     core = contree()

@@ -36,7 +36,9 @@ import numpy as np
 
 from treeopt_dsl.blocks import ObliqueSplit
 from treeopt_dsl.exact import depth2
-from treeopt_dsl.exact.contree import fit_contree
+from treeopt_dsl.exact.binarize import cuts_per_feature
+from treeopt_dsl.exact.contree import fit_contree, precision_reason
+from treeopt_dsl.exact.contree import weights_reason as contree_weights_reason
 from treeopt_dsl.exact.dp import (
     DPTask,
     DPTree,
@@ -64,11 +66,22 @@ class Reading:
     split: Any
     formulation: Any
 
+    @functools.cached_property
+    def cuts(self) -> np.ndarray:
+        """Distinct cuts per feature (:func:`~treeopt_dsl.exact.binarize.cuts_per_feature`), sorted once per
+        reading: every engine's estimate, the size check and the binarization's check read them."""
+        return cuts_per_feature(self.prepared.X)
+
+    @functools.cached_property
+    def contree_reason(self) -> str | None:
+        """Why ConTree cannot take these data (:func:`~treeopt_dsl.exact.contree.weights_reason`,
+        :func:`~treeopt_dsl.exact.contree.precision_reason`), computed once per reading."""
+        return contree_weights_reason(self.prepared) or precision_reason(self.prepared.X)
+
     @property
     def binary(self) -> bool:
         """Whether every feature takes at most two distinct values (the count and STreeD's home ground)."""
-        X = self.prepared.X
-        return bool(np.all([np.unique(X[:, j]).size <= 2 for j in range(X.shape[1])]))
+        return bool(np.all(self.cuts <= 1))
 
 
 #: the last reading, for the same spec and data asked again (``--solver auto`` asks every engine, then the chosen
@@ -120,10 +133,11 @@ def solve_spec(spec: Any, data: Any, time_limit: float | None = None, max_thresh
     bounds = r.split.bounds(prepared.X)
     with one_blas_thread():  # small products (treeopt_dsl.numeric)
         if engine == "contree":
-            tree = fit_contree(prepared, task, constant_b(f, prepared, bounds[1]), time_limit)
+            tree = fit_contree(prepared, task, constant_b(f, prepared, bounds[1]), time_limit,
+                               reason=r.contree_reason)
         else:
             tree = fit_tree(prepared, task, constant_b(f, prepared, bounds[1]), time_limit, max_thresholds,
-                            min_gap=0.0)
+                            min_gap=0.0, cuts=r.cuts)
         model = _model(ctx, tree)
         cert, close = tree_certificate(ctx, task, tree, model, bounds)
     res = dp_result(tree, cert, cert.ok, "the tree certificate", time_limit, max_thresholds, x=None, compile_s=0.0,

@@ -238,42 +238,62 @@ def why_not_dp(built: Built) -> str | None:
 
 # --------------------------------------------------------------------------- the DP
 def streed() -> Any:
+    """pystreed's compiled core (``pystreed.cstreed``: ``ParameterHandler``, ``RandomEngine`` and
+    ``initialize_streed_solver``), or :class:`~treeopt_dsl.errors.SolverNotAvailable` with the install hint. The core
+    is called directly (:func:`_run`), as :func:`treeopt_dsl.exact.contree.contree` does for ConTree: the
+    scikit-learn wrapper ``STreeDClassifier.fit`` validates its parameters, binarizes and validates the data again
+    on every call (measured: 9 ms of a 17 ms fit on monks-3 at depth 3, docs/benchmarks.md), which
+    :func:`fit_tree` has already done."""
     try:
-        from pystreed import STreeDClassifier
+        from pystreed import cstreed  # optional: the dp extra; imported only when STreeD runs
     except ImportError:
         raise SolverNotAvailable(f"the streed solver needs pystreed: {INSTALL_HINT}") from None
-    return STreeDClassifier
+    return cstreed
+
+
+#: STreeD's parameters as ``STreeDClassifier(optimization_task="accuracy", random_seed=0)`` sets them (the core's
+#: own defaults differ: feature ordering "in-order", a one-hour limit); depth, nodes, time limit and the terminal
+#: solver are set per run
+_STREED_PARAMS: dict[str, Any] = {
+    "optimization_task": "accuracy", "hyper_tune": False, "all_trees": False, "min_leaf_node_size": 1,
+    "cost_complexity": 0.0, "feature_ordering": "gini", "verbose": False, "print_intermediates": False,
+    "random_seed": 0, "num_hyper_params": 10, "num_hyper_runs": 5, "use_branch_caching": False,
+    "use_dataset_caching": True, "use_similarity_lower_bound": True, "use_upper_bound": True,
+    "use_lower_bound": True, "upper_bound": float(2**31 - 1), "confidence_coefficient": 0.25,
+    "accuracy_objective": "misclassification-score", "tune_method": "tree-size", "use_task_lower_bound": True,
+}
 
 
 def _run(Z: np.ndarray, y01: np.ndarray, depth: int, nodes: int, time_limit: float) -> tuple[Any, bool]:
-    """One STreeD fit: the tree (pystreed's node object) and whether it proved optimality."""
-    import warnings
-
-    cls = streed()
+    """One STreeD fit on 0/1 columns ``Z`` and class codes ``y01``: the tree (pystreed's node objects) and whether
+    it proved optimality."""
+    core = streed()
+    params = core.ParameterHandler()
+    for key, value in _STREED_PARAMS.items():
+        setattr(params, key, value)
     # pystreed 1.4's specialised depth-2 ("terminal") solver can miss the optimum under a node limit below the
     # full tree (seen: max_depth=2, max_num_nodes=2 reports 1 error, proven, where a 2-split tree has 0; the
     # brute-force test finds such cases): node-limited runs use the general recursion only.
-    full = nodes >= 2**depth - 1
-    m = cls(max_depth=depth, max_num_nodes=nodes, time_limit=max(time_limit, 1e-3), random_seed=0,
-            use_terminal_solver=full)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        m.fit(Z, y01)
-    if not m.is_fitted():
+    params.max_depth, params.max_num_nodes = int(depth), int(min(nodes, 2**depth - 1))
+    params.use_terminal_solver = nodes >= 2**depth - 1
+    params.time_limit = float(max(time_limit, 1e-3))
+    solver = core.initialize_streed_solver(params, core.RandomEngine(0))
+    result = solver._solve(np.ascontiguousarray(Z, dtype=np.intc), np.ascontiguousarray(y01, dtype=np.int32), [])
+    if not result.is_feasible():
         raise RuntimeError("STreeD found no feasible tree")
-    return m.get_tree(), bool(m.fit_result.is_optimal())
+    return solver._get_tree(result), bool(result.is_optimal())
 
 
-def check_binarized(data: Any, depth: int, max_thresholds: int | None = None) -> None:
+def check_binarized(data: Any, depth: int, max_thresholds: int | None = None, cuts: np.ndarray | None = None) -> None:
     """Refuse before binarizing a run of the count or STreeD that would not fit the memory budget
-    (:mod:`~treeopt_dsl.exact.cost`, :func:`~treeopt_dsl.defaults.memory_budget`), naming what would fit."""
-    cuts = cuts_per_feature(data.X)
-    if max_thresholds is not None:
-        cuts = np.minimum(cuts, int(max_thresholds))
+    (:mod:`~treeopt_dsl.exact.cost`, :func:`~treeopt_dsl.defaults.memory_budget`), naming what would fit.
+    ``cuts``: :func:`~treeopt_dsl.exact.binarize.cuts_per_feature` of ``data.X`` when known."""
+    every = cuts_per_feature(data.X) if cuts is None else cuts
+    cuts = every if max_thresholds is None else np.minimum(every, int(max_thresholds))
     n = int(round(float(data.weights.sum()))) if data.weighted and depth > depth2.MAX_DEPTH else data.n_samples
     need, budget = cost.binarized(n, data.n_features, int(cuts.sum()), depth)[1], memory_budget()
     if need > budget:
-        fits = cost.binarized_fits(n, cuts_per_feature(data.X), depth, budget)
+        fits = cost.binarized_fits(n, every, depth, budget)
         engine = "the count" if depth <= depth2.MAX_DEPTH else "STreeD"
         raise ModelTooLarge(
             f"{engine} over {int(cuts.sum())} threshold columns on {n} rows at depth {depth} needs "
@@ -376,12 +396,13 @@ def constant_b(f: Formulation, data: Any, B: float | None = None) -> float:
 
 def fit_tree(data: Any, task: DPTask, b_cap: float = 1.0, time_limit: float | None = None,
              max_thresholds: int | None = None, count_below: float | None = None,
-             min_gap: float | None = None) -> DPTree:
+             min_gap: float | None = None, cuts: np.ndarray | None = None) -> DPTree:
     """The optimal tree of ``task`` on ``data`` (scaled training data), in the library's layout: by
     :mod:`~treeopt_dsl.exact.depth2` at depth 1-2 (exhaustive counting, any sample weights), by STreeD deeper;
     ``b_cap``: :func:`constant_b`; ``count_below``: count the values closer than this into ``unseparable``
     (:func:`~treeopt_dsl.exact.binarize.binarize`); ``min_gap``: values closer than this are not separated (default:
-    the task's, what the MILP's margin can express; 0: every distinct cut, the exact route's)."""
+    the task's, what the MILP's margin can express; 0: every distinct cut, the exact route's); ``cuts``:
+    :func:`~treeopt_dsl.exact.binarize.cuts_per_feature` of ``data.X`` when known (the size check reads them)."""
     t0 = time.perf_counter()
     X = data.X
     reason = weights_reason(data, task.depth)
@@ -391,7 +412,7 @@ def fit_tree(data: Any, task: DPTask, b_cap: float = 1.0, time_limit: float | No
     y = data.class_index  # class codes 0..K-1 (0/1 for two classes), what STreeD labels
     w = data.weights
     limit = DP_TIME_LIMIT if time_limit is None else float(time_limit)
-    check_binarized(data, task.depth, max_thresholds)
+    check_binarized(data, task.depth, max_thresholds, cuts)
     bz = binarize(X, max_thresholds=max_thresholds, min_gap=task.min_gap if min_gap is None else min_gap,
                   count_below=count_below)
     mass = np.bincount(y, weights=w, minlength=K)
