@@ -23,7 +23,7 @@ import numpy as np
 
 from treeopt_dsl.defaults import DP_TIME_LIMIT
 from treeopt_dsl.errors import CapabilityError, SolverNotAvailable
-from treeopt_dsl.exact.dp import MAX_REPEATED_ROWS, DPTask, DPTree, embed_nodes
+from treeopt_dsl.exact.dp import MAX_REPEATED_ROWS, DPTask, DPTree, compiled_core, embed_nodes
 
 __all__ = ["INSTALL_HINT", "contree", "fit_contree", "precision_reason", "weights_reason"]
 
@@ -36,10 +36,9 @@ def contree() -> Any:
     scikit-learn wrapper ``ConTree.fit`` validates its parameters and data on every call (about 10 ms, 15x
     ConTree's own time on haberman at depth 2), which :func:`fit_contree` has already done."""
     try:
-        from pycontree import ccontree  # optional: the contree extra; imported only when the engine runs
+        return compiled_core("pycontree", "ccontree")  # without the wrapper's import of scikit-learn
     except ImportError:
         raise SolverNotAvailable(f"the contree solver needs pycontree: {INSTALL_HINT}") from None
-    return ccontree
 
 
 def precision_reason(X: np.ndarray) -> str | None:
