@@ -29,12 +29,15 @@ import numpy as np
 from treeopt_dsl.defaults import memory_text
 from treeopt_dsl.exact.depth2 import BLOCK_BYTES, MAX_DEPTH
 
-__all__ = ["binarized", "binarized_fits", "contree"]
+__all__ = ["binarized", "binarized_fits", "contree", "streed_setup"]
 
 #: seconds per ``n c`` and per ``c^2`` of the count
 COUNT_COST = (1.2e-7, 7e-9)
 #: seconds per ``n c^3`` of STreeD at depth 3
 STREED_COST = 5e-11
+#: seconds per ``n c^2`` of STreeD's setup before its search, outside its own clock (heart, 388 columns: 0.11 s;
+#: spectf, 1,843: 1.4 s; parkinsons, 3,892: 4.6 s, so 10 s under a 5 s limit; climate, 9,702: 109 s under 60 s)
+STREED_SETUP_COST = 1.6e-9
 #: seconds per ``n p^(d-1)`` of ConTree at depth 2, and the factor per level deeper
 CONTREE_COST = (2.5e-6, 4.0)
 #: a call's fixed seconds
@@ -57,6 +60,17 @@ def binarized(n: int, p: int, c: int, depth: int) -> tuple[float, float]:
         return (OVERHEAD_S + COUNT_COST[0] * n * c + COUNT_COST[1] * c * c,
                 table + COUNT_RANK_BYTES * n * p + min(2 * BLOCK_BYTES, 16 * float(c) ** 2))
     return OVERHEAD_S + STREED_COST * n * c**3 * (c / 20) ** (depth - 3), table + STREED_BYTES * float(c) ** 2
+
+
+def streed_setup(n: int, c: int) -> float:
+    """Seconds STreeD spends on ``n`` rows and ``c`` threshold columns before its clock starts (its time limit is
+    the search's): its search gets the time left less this, and a run whose setup alone exceeds the time left is
+    not started (:func:`~treeopt_dsl.exact.dp.fit_tree`).
+
+    >>> round(streed_setup(540, 9702))
+    81
+    """
+    return STREED_SETUP_COST * n * float(c) ** 2
 
 
 def contree(n: int, p: int, depth: int) -> tuple[float, float]:

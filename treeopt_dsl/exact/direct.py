@@ -28,6 +28,7 @@ routings take :func:`~treeopt_dsl.exact.dp.maybe_solve_dp`.
 from __future__ import annotations
 
 import functools
+import time
 import weakref
 from dataclasses import dataclass, replace
 from typing import Any
@@ -124,6 +125,7 @@ def solve_spec(spec: Any, data: Any, time_limit: float | None = None, max_thresh
     on the continuous features). A cut may fall between any two distinct training values: closer than the MILP's
     ``eps / w_bound`` too (the MILP's scaled rows cannot express such a cut, so this optimum may be below the built
     model's; the message says how many cuts are that close)."""
+    t0 = time.perf_counter()
     r = read(spec, data) if reading is None else reading
     if isinstance(r, str):
         return None
@@ -131,6 +133,7 @@ def solve_spec(spec: Any, data: Any, time_limit: float | None = None, max_thresh
     if engine == "dp" and task.depth > depth2.MAX_DEPTH:
         streed()  # a missing pystreed is SolverNotAvailable with the install hint (depth 1-2 count without it)
     bounds = r.split.bounds(prepared.X)
+    t1 = time.perf_counter()
     with one_blas_thread():  # small products (treeopt_dsl.numeric)
         if engine == "contree":
             tree = fit_contree(prepared, task, constant_b(f, prepared, bounds[1]), time_limit,
@@ -138,12 +141,15 @@ def solve_spec(spec: Any, data: Any, time_limit: float | None = None, max_thresh
         else:
             tree = fit_tree(prepared, task, constant_b(f, prepared, bounds[1]), time_limit, max_thresholds,
                             min_gap=0.0, cuts=r.cuts)
+        t2 = time.perf_counter()
         model = _model(ctx, tree)
         cert, close = tree_certificate(ctx, task, tree, model, bounds)
     res = dp_result(tree, cert, cert.ok, "the tree certificate", time_limit, max_thresholds, x=None, compile_s=0.0,
                     size={"problem_class": f"DP:{f.name}", "n_samples": prepared.n_samples,
                           "n_threshold_columns": tree.n_columns},
                     model=model, built=DeferredBuilt(functools.partial(spec.build, data)))
+    t3 = time.perf_counter()
+    res.timing = {"prepare": t1 - t0, "search": t2 - t1, "certify": t3 - t2, "total": t3 - t0}
     if close:
         res.message += (f"; {close} sample(s) lie within eps/2 of a cut (distinct values closer than the MILP's "
                         "eps/w_bound): the built model's rows cannot express this tree, only the exact route can")

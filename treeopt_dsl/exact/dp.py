@@ -106,6 +106,8 @@ class DPTree:
     engine: str = "streed"
     #: per feature, consecutive distinct values closer than ``count_below`` (``None``: not counted)
     unseparable: np.ndarray | None = None
+    #: what the run says besides its numbers (a run abandoned past its time limit)
+    note: str = ""
 
 
 # --------------------------------------------------------------------------- recognition
@@ -462,7 +464,7 @@ def fit_tree(data: Any, task: DPTask, b_cap: float = 1.0, time_limit: float | No
     best_node: Any | None = None
     best_pred = np.full(y.size, major_code)
     best_obj = task.C * float(np.sum(w * (best_pred != y)))
-    optimal, runs = bz.exact, 0
+    optimal, runs, note = bz.exact, 0, ""
 
     def consider(node: Any) -> None:
         nonlocal best_node, best_pred, best_obj
@@ -490,7 +492,22 @@ def fit_tree(data: Any, task: DPTask, b_cap: float = 1.0, time_limit: float | No
             if left <= 0:
                 optimal = False
                 break
-            node, proved = _run_or_explain(Zr, yr.astype(np.int32), min(task.depth, k), k, left)
+            setup = cost.streed_setup(yr.size, bz.n_columns)
+            if setup > left:  # STreeD would overrun the limit before its search reads the clock: not started
+                optimal = False
+                note = (f"STreeD not started: setting up its caches over {bz.n_columns} columns is estimated at "
+                        f"~{setup:.2g} s, above the {max(left, 0.0):.2g} s left of the time limit (it reads its clock "
+                        "only in its search); --solver contree (continuous features) or --max-thresholds K answer "
+                        "sooner")
+                if runs == 0 and task.depth > depth2.MAX_DEPTH and cost.binarized(
+                        bz.Z.shape[0], X.shape[1], bz.n_columns, depth2.MAX_DEPTH)[0] < left:
+                    note += "; the best tree known is the optimal depth-2 tree (the count)"
+                    consider(depth2.solve(bz.Z, y, depth2.MAX_DEPTH, C=task.C, alpha=task.alpha,
+                                          weights=w if data.weighted else None, n_classes=K, groups=bz.feature,
+                                          time_limit=left).node)
+                break
+            # STreeD's clock starts after its setup: its search gets what the setup leaves of the limit
+            node, proved = _run_or_explain(Zr, yr.astype(np.int32), min(task.depth, k), k, left - setup)
             runs += 1
             optimal = optimal and proved
             consider(node)
@@ -501,7 +518,7 @@ def fit_tree(data: Any, task: DPTask, b_cap: float = 1.0, time_limit: float | No
     return DPTree(W=W, b=b, errors=errors, n_splits=n_splits, objective=task.C * errors + task.alpha * n_splits,
                   optimal=optimal, runtime_s=time.perf_counter() - t0,
                   predictions=best_pred if multiclass else np.where(best_pred == 1, 1, -1),
-                  n_columns=bz.n_columns, runs=runs, engine=engine, unseparable=bz.closer)
+                  n_columns=bz.n_columns, runs=runs, engine=engine, unseparable=bz.closer, note=note)
 
 
 #: how :func:`describe` names each engine
@@ -515,6 +532,8 @@ def describe(tree: DPTree, max_thresholds: int | None = None) -> str:
     cols = "every distinct cut" if tree.engine == "contree" else f"{tree.n_columns} threshold columns"
     msg = (f"{ENGINES[tree.engine]}: {tree.errors} errors, {tree.n_splits} splits over {cols} "
            f"({tree.runs} run(s), {tree.runtime_s:.3g} s)")
+    if tree.note:
+        msg += f"; {tree.note}"
     if not tree.optimal:
         msg += "; optimality not proven (" + ("time limit" if max_thresholds is None else
                                               f"max_thresholds={max_thresholds} is an approximation") + ")"
@@ -538,6 +557,7 @@ def solve_dp(built: Built, time_limit: float | None = None, max_thresholds: int 
     size = built.model.size()
     compile_s = time.perf_counter() - t0
     tree = fit_dp(built, task, time_limit=time_limit, max_thresholds=max_thresholds)
+    t1 = time.perf_counter()
 
     flow = is_flow(built)
     x = (point_of if flow else from_decisions)(built, {"w": tree.W, "b": tree.b})
@@ -547,8 +567,11 @@ def solve_dp(built: Built, time_limit: float | None = None, max_thresholds: int 
     cert = certify(built, x, tree.objective, str(size["problem_class"]), completed=x if done else None)
     model = built.decode(x)
     agrees = cert.ok and abs(cert.objective_decoded - tree.objective) <= cert.tolerance * max(1.0, abs(tree.objective))
-    return dp_result(tree, cert, agrees, "the formulation's certificate", time_limit, max_thresholds, x=x,
-                     compile_s=compile_s, size=size, model=model, built=built)
+    res = dp_result(tree, cert, agrees, "the formulation's certificate", time_limit, max_thresholds, x=x,
+                    compile_s=compile_s, size=size, model=model, built=built)
+    t2 = time.perf_counter()
+    res.timing = {"prepare": compile_s, "search": t1 - t0 - compile_s, "certify": t2 - t1, "total": t2 - t0}
+    return res
 
 
 def dp_result(tree: DPTree, cert: Any, agrees: bool, checked_by: str, time_limit: float | None,
