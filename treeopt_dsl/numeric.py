@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["json_default", "jsonable", "leaf_probabilities", "logistic_cdf", "one_blas_thread", "sigmoid",
-           "unseparable_pairs"]
+__all__ = ["hyperplane_scores", "json_default", "jsonable", "leaf_probabilities", "logistic_cdf", "one_blas_thread",
+           "sigmoid", "unseparable_pairs"]
 
 
 def sigmoid(v: np.ndarray) -> np.ndarray:
@@ -59,6 +59,23 @@ def unseparable_pairs(X: np.ndarray, gap: float) -> np.ndarray:
         return np.zeros(X.shape[1] if X.ndim == 2 else 0, dtype=np.int64)
     d = np.diff(np.sort(X, axis=0), axis=0)
     return np.count_nonzero((d > 0) & (d < gap), axis=0)
+
+
+def hyperplane_scores(X: np.ndarray, W: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``X @ W.T + b`` (sample x hyperplane). When every row of ``W`` has at most one nonzero (axis-aligned splits,
+    constant nodes) the one column each row reads is gathered instead: the same numbers (the other terms are exact
+    zeros), without a product over every feature (mushrooms, 8,124 x 112 against three splits: 4 ms a product,
+    as long as the exact route's whole search at depth 2).
+
+    >>> X = np.array([[1.0, 2.0], [3.0, -4.0]])
+    >>> W, b = np.array([[0.0, 2.0], [0.0, 0.0]]), np.array([1.0, -1.0])
+    >>> hyperplane_scores(X, W, b).tolist() == (X @ W.T + b).tolist()
+    True
+    """
+    if W.size == 0 or np.count_nonzero(W, axis=1).max() > 1:
+        return X @ W.T + b
+    j = np.argmax(W != 0, axis=1)
+    return X[:, j] * W[np.arange(W.shape[0]), j] + b
 
 
 #: the BLAS libraries' thread controls (threadpoolctl's), found once per process

@@ -183,7 +183,7 @@ def tree_certificate(ctx: BuildContext, task: DPTask, tree: DPTree, model: Any,
     data, eps = ctx.data, float(ctx.numerics.eps)
     Wb, Bb = bounds
     W, b = model.W, model.b
-    V = data.X @ W.T + b  # sample x node, scaled space: what the rows see
+    V = model.scores(data.X, scaled=True)  # sample x node, scaled space: what the rows see
     band = np.minimum(V, eps - V)  # > 0 only strictly inside (0, eps): a cut closer than the MILP's margin
     close = int(np.count_nonzero(band.max(axis=1, initial=0.0) > 1e-3 * eps))
     viol = max(0.0, float(np.max(np.abs(W) - Wb, initial=0.0)), float(np.max(np.abs(b) - Bb, initial=0.0)))
