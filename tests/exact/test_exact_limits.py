@@ -89,3 +89,20 @@ def test_streeds_core_finds_the_trees_its_wrapper_finds() -> None:
                                  use_terminal_solver=nodes >= 2**depth - 1).fit(Z, y)
             assert proved and m.fit_result.is_optimal()
             assert ours == int(np.sum(m.predict(Z) != y)), (depth, nodes)
+
+
+def test_axis_aligned_scores_are_the_products_numbers() -> None:
+    """Gathering one column per split gives exactly ``X @ W.T + b`` (the other terms are exact zeros); an oblique
+    row takes the product."""
+    from treeopt_dsl.numeric import hyperplane_scores
+
+    rng = np.random.default_rng(4)
+    for _ in range(20):
+        X = rng.normal(size=(50, 6)) * 10 ** rng.integers(-3, 4)
+        W = np.zeros((7, 6))
+        rows = rng.random(7) < 0.7
+        W[rows, rng.integers(0, 6, size=int(rows.sum()))] = rng.normal(size=int(rows.sum()))
+        b = rng.normal(size=7)
+        assert np.array_equal(hyperplane_scores(X, W, b), X @ W.T + b)
+        W[0] = rng.normal(size=6)  # oblique
+        assert np.array_equal(hyperplane_scores(X, W, b), X @ W.T + b)
