@@ -98,7 +98,7 @@ def test_axis_aligned_scores_are_the_products_numbers() -> None:
 
     rng = np.random.default_rng(4)
     for _ in range(20):
-        X = rng.normal(size=(50, 6)) * 10 ** rng.integers(-3, 4)
+        X = rng.normal(size=(50, 6)) * 10.0 ** rng.integers(-3, 4)
         W = np.zeros((7, 6))
         rows = rng.random(7) < 0.7
         W[rows, rng.integers(0, 6, size=int(rows.sum()))] = rng.normal(size=int(rows.sum()))
