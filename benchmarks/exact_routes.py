@@ -110,6 +110,8 @@ def main() -> int:
     ap.add_argument("--time-limit", type=float, default=300.0)
     ap.add_argument("--forced-limit", type=float, default=60.0,
                     help="the time limit of the calls that force one engine (--solver streed / contree)")
+    ap.add_argument("--forced", nargs="*", default=["streed", "contree"], choices=["streed", "contree"],
+                    help="the engines forced one by one besides the default call (none: the default call only)")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--max-columns", type=int, default=4000, help="the largest binarization the binary peers get")
     ap.add_argument("--no-peers", action="store_true")
@@ -141,6 +143,9 @@ def main() -> int:
                                                                              for c in prep.X.T]))}
             row["auto"] = ours(spec, data, None, args.time_limit, args.repeats)
             for solver in ("streed", "contree"):
+                if solver not in args.forced:
+                    row[solver] = {"s": None, "errors": None, "status": "not run"}
+                    continue
                 row[solver] = ours(spec, data, solver, min(args.time_limit, args.forced_limit), args.repeats)
             row.update(first_call(name, depth, args.time_limit))
             row["peers"] = [] if args.no_peers else peers(prep.X, prep.class_index, depth, args.time_limit,

@@ -26,7 +26,7 @@ from treeopt_dsl.defaults import (
 )
 from treeopt_dsl.errors import FormulationError, ModelTooLarge
 from treeopt_dsl.formulation import Built, Formulation
-from treeopt_dsl.result import SolveResult
+from treeopt_dsl.result import SolveResult, engine_timing
 from treeopt_dsl.starts import resolve
 from treeopt_dsl.topology import Topology
 
@@ -228,6 +228,7 @@ class FormulationSpec:
         :func:`treeopt_dsl.starts.resolve` and the built model is solved (:func:`treeopt_dsl.solve.solve_built`).
         ``options``: ``time_limit``, ``gap``, ``threads``, ``seed``, ``progress``, ... and the solver's own
         option names."""
+        t_plan = time.perf_counter()
         solver, route = plan_route(solver, self, data, fallback=self.default_solver, engines=backend is None)
         engine = get_engine(solver)
         if engine is not None:
@@ -235,6 +236,7 @@ class FormulationSpec:
             if res is None:
                 res = engine.solve_built(self.build(data), **options)
             res.route = route
+            res.timing = engine_timing(res.timing, res.runtime_s, time.perf_counter() - t_plan)
             return res
         t0 = time.perf_counter()
         self.check_size(data)  # a build that would not fit is refused before it starts

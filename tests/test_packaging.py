@@ -4,6 +4,9 @@ and this test suite work: treeopt_dsl.starts was missing for two sessions)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -24,3 +27,40 @@ def test_every_package_directory_is_in_the_wheel() -> None:
             found.add(".".join([name, *rel.parts]))
     assert found <= listed, f"packages missing from pyproject.toml: {sorted(found - listed)}"
     assert listed <= found, f"pyproject.toml lists packages with no directory: {sorted(listed - found)}"
+
+
+_EXACT_ROUTE = """
+import sys
+from importlib.util import find_spec
+import numpy as np
+from treeopt_dsl.data import Dataset
+from treeopt_dsl.formulations import get_formulation
+rng = np.random.default_rng(0)
+X = np.round(rng.normal(size=(40, 3)), 2)
+y = np.where(X[:, 0] > 0, 1, -1)
+d = Dataset.from_arrays(X, y)
+solvers = [s for s, m in (("streed", "pystreed"), ("contree", "pycontree")) if find_spec(m)]
+for depth in (2, 3):
+    for solver in ["auto", *solvers]:
+        get_formulation("oct", depth=depth).solve(d, solver=solver)
+print(" ".join(sorted(m for m in ("sklearn", "pandas.io.formats.style", "matplotlib", "highspy") if m in sys.modules)))
+print(" ".join(solvers))
+import pystreed  # the package imported after its core was loaded alone: its wrapper still works
+Z, y01 = (X > 0).astype(np.int32), (y > 0).astype(np.int32)  # class codes (labels -1 crash pystreed itself)
+print(int(np.sum(pystreed.STreeDClassifier(max_depth=2).fit(Z, y01).predict(Z) != y01)))
+"""
+
+
+def test_the_exact_route_imports_only_its_engine() -> None:
+    """The first call in a fresh process pays for the engine it uses (issue 32): the exact engines' compiled cores
+    are loaded without their packages' scikit-learn wrappers, and no MILP solver or plotting library is imported.
+    The package imported afterwards reuses the core (an extension module loads once per process)."""
+    pytest.importorskip("pystreed")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-c", _EXACT_ROUTE], capture_output=True, text=True, env=env, cwd=ROOT,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    imported, solvers, errors = out.stdout.splitlines()[-3:]
+    assert imported == "", f"the exact route imported {imported}"
+    assert "streed" in solvers.split()
+    assert int(errors) == 0

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import time
 from typing import Any
 
 import numpy as np
@@ -96,6 +97,11 @@ AUTO_TMO: dict[str, Any] = {"n_trees": 20, "n_generations": 2, "time_limit": 1.0
 MEMORY_SHARE = 0.75
 #: the environment variable that sets that budget outright (``"4G"``, ``"512M"``, bytes)
 MEMORY_ENV = "TREEOPT_MEMORY_LIMIT"
+#: seconds for which a reading of the available memory is reused: one call of the exact route asks for the budget
+#: up to four times (each engine's estimate, the size check, the binarization's check) within milliseconds
+MEMORY_READ_MAX_AGE_S = 1.0
+#: the last reading of the available memory: ``(time.monotonic(), bytes)``
+_AVAILABLE: list[tuple[float, int]] = []
 
 
 #: bytes a tree MILP's build holds per (sample, feature, branch node): its routing rows carry each sample's features
@@ -108,7 +114,8 @@ def memory_budget() -> int:
     """Bytes a solve may plan to use: :data:`MEMORY_ENV` when set, else :data:`MEMORY_SHARE` of the memory
     available now (``MemAvailable`` of ``/proc/meminfo``, the address-space limit when lower; the physical memory
     where neither is readable). What an engine would need above it is refused before it starts
-    (:class:`~treeopt_dsl.errors.ModelTooLarge`, naming what would fit).
+    (:class:`~treeopt_dsl.errors.ModelTooLarge`, naming what would fit). The available memory is read at most once
+    per :data:`MEMORY_READ_MAX_AGE_S` (once per call of the exact route).
 
     >>> import os; os.environ[MEMORY_ENV] = "1.5G"; memory_budget() == int(1.5 * 2**30)
     True
@@ -120,6 +127,15 @@ def memory_budget() -> int:
         if m is None:
             raise OptionError(f"{MEMORY_ENV} must be bytes or a number with a unit (512M, 4G), got {text!r}")
         return int(float(m.group(1)) * 1024 ** " KMGT".index(m.group(2).upper() or " "))
+    now = time.monotonic()
+    if not _AVAILABLE or now - _AVAILABLE[0][0] > MEMORY_READ_MAX_AGE_S:
+        _AVAILABLE[:] = [(now, _available())]
+    return int(MEMORY_SHARE * _AVAILABLE[0][1])
+
+
+def _available() -> int:
+    """Bytes available now: ``MemAvailable`` of ``/proc/meminfo``, the address-space limit when lower, the physical
+    memory where neither is readable."""
     avail = None
     try:
         with open("/proc/meminfo") as fh:
@@ -138,7 +154,7 @@ def memory_budget() -> int:
         soft = resource.getrlimit(resource.RLIMIT_AS)[0]
         if soft not in (resource.RLIM_INFINITY, -1):
             avail = min(avail, int(soft))
-    return int(MEMORY_SHARE * avail)
+    return int(avail)
 
 
 def memory_text(n_bytes: float) -> str:

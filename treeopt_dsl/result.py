@@ -30,6 +30,19 @@ def relative_gap(objective: float | None, bound: float | None) -> float | None:
     return abs(objective - bound) / max(1e-10, abs(objective))
 
 
+def engine_timing(inner: dict[str, float] | None, runtime_s: float, total: float) -> dict[str, float]:
+    """The ``timing`` of an exact engine's answer over a whole call of ``total`` seconds: the engine's own
+    ``search`` and ``certify`` (``inner``, else its ``runtime_s`` as the search), and everything else of the call as
+    ``prepare``, so that the parts add up to the total.
+
+    >>> engine_timing({"prepare": 0.125, "search": 0.5, "certify": 0.25, "total": 0.875}, 0.5, 1.0)
+    {'prepare': 0.25, 'search': 0.5, 'certify': 0.25, 'total': 1.0}
+    """
+    search = float(inner["search"]) if inner and "search" in inner else float(runtime_s)
+    certify = float(inner.get("certify", 0.0)) if inner else 0.0
+    return {"prepare": max(0.0, total - search - certify), "search": search, "certify": certify, "total": total}
+
+
 class Status(str, Enum):
     """What a solve proved. A contract: ``optimal`` means the solver proved it *and* the decoded model's
     certificate reproduces it; a solver's claim whose certificate fails is ``uncertified``."""
@@ -138,7 +151,10 @@ class SolveResult:
     #: exact engine's estimate; ``None`` for a named solver
     route: dict[str, Any] | None = None
     #: where the call's time went, in seconds (``FormulationSpec.solve``: ``prepare_build``, ``start``, ``solve``,
-    #: ``total``); ``time_limit`` bounds the total: the solver gets what preparing, building and the starts left
+    #: ``total``); ``time_limit`` bounds the total: the solver gets what preparing, building and the starts left.
+    #: An exact engine's answer (:func:`engine_timing`): ``prepare`` (the route's choice, reading the composition,
+    #: the size checks; the model's build when the engine needs one), ``search`` (the engine, its binarization
+    #: included), ``certify`` (decoding and checking the tree) and ``total``
     timing: dict[str, float] | None = None
     #: a loss proven in its true function (``ors loss="true"``, :func:`treeopt_dsl.lazy.outer_approximation`): the
     #: true objective, the lower bound, the gap ``(UB - LB) / max(1, |UB|)`` and its ``tol``, the ``iterations``, the

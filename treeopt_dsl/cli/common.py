@@ -54,6 +54,22 @@ EXIT_CODES: dict[int, str] = {
 }
 
 
+def timing_text(timing: dict[str, float] | None) -> str:
+    """Where a call's time went, for the ``time`` line: the MILP route's build and starts, or an exact engine's
+    search and certificate (:attr:`~treeopt_dsl.result.SolveResult.timing`).
+
+    >>> timing_text({"prepare": 0.001, "search": 0.25, "certify": 0.002, "total": 0.253})
+    '; call 0.25 s (prepare 0.001 s, search 0.25 s, certify 0.002 s)'
+    """
+    if timing is None:
+        return ""
+    if "prepare_build" in timing:
+        return (f"; call {timing['total']:.2f} s (build {timing['prepare_build']:.2f} s, starts "
+                f"{timing['start']:.2f} s)")
+    return (f"; call {timing['total']:.2g} s (prepare {timing['prepare']:.2g} s, search {timing['search']:.2g} s, "
+            f"certify {timing['certify']:.2g} s)")
+
+
 def exit_codes_text() -> str:
     """:data:`EXIT_CODES` as the epilog of ``treeopt --help`` (one entry per status, wrapped at 79 columns)."""
     entries = (textwrap.fill(text, 79, initial_indent=f"  {code:<5}", subsequent_indent=" " * 7)
@@ -322,9 +338,7 @@ def summary(res: Any) -> list[str]:
                 f"; final incumbent at {res.incumbent_time_s:.2f} s, "
                 + ("proof" if res.status.value == "optimal" else "no better one in the next")  # unproven: no proof
                 + f" {max(0.0, res.runtime_s - res.incumbent_time_s):.2f} s")
-             + ("" if getattr(res, "timing", None) is None else
-                f"; call {res.timing['total']:.2f} s (build {res.timing['prepare_build']:.2f} s, starts "
-                f"{res.timing['start']:.2f} s)"),
+             + timing_text(getattr(res, "timing", None)),
              size_line(res.size)]
     if res.warm_start_accepted is not None:
         lines.append(f"warm start  {'accepted' if res.warm_start_accepted else 'NOT accepted'} by the solver")

@@ -23,7 +23,7 @@ import numpy as np
 
 from treeopt_dsl.defaults import DP_TIME_LIMIT
 from treeopt_dsl.errors import CapabilityError, SolverNotAvailable
-from treeopt_dsl.exact.dp import MAX_REPEATED_ROWS, DPTask, DPTree, embed_nodes
+from treeopt_dsl.exact.dp import MAX_REPEATED_ROWS, DPTask, DPTree, compiled_core, embed_nodes
 
 __all__ = ["INSTALL_HINT", "contree", "fit_contree", "precision_reason", "weights_reason"]
 
@@ -36,10 +36,9 @@ def contree() -> Any:
     scikit-learn wrapper ``ConTree.fit`` validates its parameters and data on every call (about 10 ms, 15x
     ConTree's own time on haberman at depth 2), which :func:`fit_contree` has already done."""
     try:
-        from pycontree import ccontree  # optional: the contree extra; imported only when the engine runs
+        return compiled_core("pycontree", "ccontree")  # without the wrapper's import of scikit-learn
     except ImportError:
         raise SolverNotAvailable(f"the contree solver needs pycontree: {INSTALL_HINT}") from None
-    return ccontree
 
 
 def precision_reason(X: np.ndarray) -> str | None:
@@ -102,12 +101,19 @@ def _predict(node: _Node, X: np.ndarray) -> np.ndarray:
     return out
 
 
-def fit_contree(data: Any, task: DPTask, b_cap: float = 1.0, time_limit: float | None = None) -> DPTree:
+#: ``fit_contree(reason=...)`` left out: the weights and precision are checked here
+_CHECK = "check"
+
+
+def fit_contree(data: Any, task: DPTask, b_cap: float = 1.0, time_limit: float | None = None,
+                reason: str | None = _CHECK) -> DPTree:
     """The optimal tree of ``task`` on ``data`` (scaled training data) over every distinct cut, by ConTree, in the
     library's layout (:class:`~treeopt_dsl.exact.dp.DPTree`; ``optimal`` when ConTree ended within its time
-    limit, i.e. its search finished)."""
+    limit, i.e. its search finished). ``reason``: what :func:`weights_reason` or :func:`precision_reason` said
+    of these data when the caller has asked already (``None``: nothing), else they are asked here."""
     t0 = time.perf_counter()
-    reason = weights_reason(data) or precision_reason(data.X)
+    if reason == _CHECK:
+        reason = weights_reason(data) or precision_reason(data.X)
     if reason is not None:
         raise CapabilityError(f"contree cannot solve this: {reason}")
     core = contree()

@@ -28,6 +28,7 @@ routings take :func:`~treeopt_dsl.exact.dp.maybe_solve_dp`.
 from __future__ import annotations
 
 import functools
+import time
 import weakref
 from dataclasses import dataclass, replace
 from typing import Any
@@ -36,7 +37,9 @@ import numpy as np
 
 from treeopt_dsl.blocks import ObliqueSplit
 from treeopt_dsl.exact import depth2
-from treeopt_dsl.exact.contree import fit_contree
+from treeopt_dsl.exact.binarize import cuts_per_feature
+from treeopt_dsl.exact.contree import fit_contree, precision_reason
+from treeopt_dsl.exact.contree import weights_reason as contree_weights_reason
 from treeopt_dsl.exact.dp import (
     DPTask,
     DPTree,
@@ -64,11 +67,22 @@ class Reading:
     split: Any
     formulation: Any
 
+    @functools.cached_property
+    def cuts(self) -> np.ndarray:
+        """Distinct cuts per feature (:func:`~treeopt_dsl.exact.binarize.cuts_per_feature`), sorted once per
+        reading: every engine's estimate, the size check and the binarization's check read them."""
+        return cuts_per_feature(self.prepared.X)
+
+    @functools.cached_property
+    def contree_reason(self) -> str | None:
+        """Why ConTree cannot take these data (:func:`~treeopt_dsl.exact.contree.weights_reason`,
+        :func:`~treeopt_dsl.exact.contree.precision_reason`), computed once per reading."""
+        return contree_weights_reason(self.prepared) or precision_reason(self.prepared.X)
+
     @property
     def binary(self) -> bool:
         """Whether every feature takes at most two distinct values (the count and STreeD's home ground)."""
-        X = self.prepared.X
-        return bool(np.all([np.unique(X[:, j]).size <= 2 for j in range(X.shape[1])]))
+        return bool(np.all(self.cuts <= 1))
 
 
 #: the last reading, for the same spec and data asked again (``--solver auto`` asks every engine, then the chosen
@@ -111,6 +125,7 @@ def solve_spec(spec: Any, data: Any, time_limit: float | None = None, max_thresh
     on the continuous features). A cut may fall between any two distinct training values: closer than the MILP's
     ``eps / w_bound`` too (the MILP's scaled rows cannot express such a cut, so this optimum may be below the built
     model's; the message says how many cuts are that close)."""
+    t0 = time.perf_counter()
     r = read(spec, data) if reading is None else reading
     if isinstance(r, str):
         return None
@@ -118,18 +133,23 @@ def solve_spec(spec: Any, data: Any, time_limit: float | None = None, max_thresh
     if engine == "dp" and task.depth > depth2.MAX_DEPTH:
         streed()  # a missing pystreed is SolverNotAvailable with the install hint (depth 1-2 count without it)
     bounds = r.split.bounds(prepared.X)
+    t1 = time.perf_counter()
     with one_blas_thread():  # small products (treeopt_dsl.numeric)
         if engine == "contree":
-            tree = fit_contree(prepared, task, constant_b(f, prepared, bounds[1]), time_limit)
+            tree = fit_contree(prepared, task, constant_b(f, prepared, bounds[1]), time_limit,
+                               reason=r.contree_reason)
         else:
             tree = fit_tree(prepared, task, constant_b(f, prepared, bounds[1]), time_limit, max_thresholds,
-                            min_gap=0.0)
+                            min_gap=0.0, cuts=r.cuts)
+        t2 = time.perf_counter()
         model = _model(ctx, tree)
         cert, close = tree_certificate(ctx, task, tree, model, bounds)
     res = dp_result(tree, cert, cert.ok, "the tree certificate", time_limit, max_thresholds, x=None, compile_s=0.0,
                     size={"problem_class": f"DP:{f.name}", "n_samples": prepared.n_samples,
                           "n_threshold_columns": tree.n_columns},
                     model=model, built=DeferredBuilt(functools.partial(spec.build, data)))
+    t3 = time.perf_counter()
+    res.timing = {"prepare": t1 - t0, "search": t2 - t1, "certify": t3 - t2, "total": t3 - t0}
     if close:
         res.message += (f"; {close} sample(s) lie within eps/2 of a cut (distinct values closer than the MILP's "
                         "eps/w_bound): the built model's rows cannot express this tree, only the exact route can")
@@ -163,7 +183,7 @@ def tree_certificate(ctx: BuildContext, task: DPTask, tree: DPTree, model: Any,
     data, eps = ctx.data, float(ctx.numerics.eps)
     Wb, Bb = bounds
     W, b = model.W, model.b
-    V = data.X @ W.T + b  # sample x node, scaled space: what the rows see
+    V = model.scores(data.X, scaled=True)  # sample x node, scaled space: what the rows see
     band = np.minimum(V, eps - V)  # > 0 only strictly inside (0, eps): a cut closer than the MILP's margin
     close = int(np.count_nonzero(band.max(axis=1, initial=0.0) > 1e-3 * eps))
     viol = max(0.0, float(np.max(np.abs(W) - Wb, initial=0.0)), float(np.max(np.abs(b) - Bb, initial=0.0)))

@@ -25,8 +25,13 @@ proved optimality, the certificate passes and the certified objective equals the
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass
+from importlib import import_module
+from importlib.machinery import EXTENSION_SUFFIXES
+from importlib.util import find_spec, module_from_spec, spec_from_file_location
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -101,6 +106,8 @@ class DPTree:
     engine: str = "streed"
     #: per feature, consecutive distinct values closer than ``count_below`` (``None``: not counted)
     unseparable: np.ndarray | None = None
+    #: what the run says besides its numbers (a run abandoned past its time limit)
+    note: str = ""
 
 
 # --------------------------------------------------------------------------- recognition
@@ -238,42 +245,97 @@ def why_not_dp(built: Built) -> str | None:
 
 # --------------------------------------------------------------------------- the DP
 def streed() -> Any:
+    """pystreed's compiled core (``pystreed.cstreed``: ``ParameterHandler``, ``RandomEngine`` and
+    ``initialize_streed_solver``), or :class:`~treeopt_dsl.errors.SolverNotAvailable` with the install hint. The core
+    is called directly (:func:`_run`), as :func:`treeopt_dsl.exact.contree.contree` does for ConTree: the
+    scikit-learn wrapper ``STreeDClassifier.fit`` validates its parameters, binarizes and validates the data again
+    on every call (measured: 9 ms of a 17 ms fit on monks-3 at depth 3, docs/benchmarks.md), which
+    :func:`fit_tree` has already done."""
     try:
-        from pystreed import STreeDClassifier
+        return compiled_core("pystreed", "cstreed")
     except ImportError:
         raise SolverNotAvailable(f"the streed solver needs pystreed: {INSTALL_HINT}") from None
-    return STreeDClassifier
+
+
+def compiled_core(package: str, name: str) -> Any:
+    """The compiled extension ``package.name`` loaded without running ``package/__init__.py``: pystreed's and
+    pycontree's import their scikit-learn wrappers, and with them scikit-learn (0.8-3 s in a fresh process, more
+    than the engine on small data; the exact route calls the cores directly). The module is registered under its
+    full name, so that importing the package later reuses it (an extension module is loaded once per process);
+    an installation laid out otherwise is imported the ordinary way. Raises ``ImportError`` when it is missing.
+
+    >>> compiled_core("pystreed", "cstreed").__name__  # doctest: +SKIP
+    'pystreed.cstreed'
+    """
+    full = f"{package}.{name}"
+    if full in sys.modules:
+        return sys.modules[full]
+    spec = find_spec(package)  # the package's location, without executing it
+    if spec is None:
+        raise ImportError(f"no module named {package!r}")
+    for folder in spec.submodule_search_locations or []:
+        for suffix in EXTENSION_SUFFIXES:
+            path = Path(folder) / f"{name}{suffix}"
+            if path.is_file():
+                core_spec = spec_from_file_location(full, path)
+                if core_spec is None or core_spec.loader is None:
+                    continue
+                module = module_from_spec(core_spec)
+                sys.modules[full] = module
+                try:
+                    core_spec.loader.exec_module(module)
+                except BaseException:
+                    del sys.modules[full]
+                    raise
+                if package in sys.modules:
+                    setattr(sys.modules[package], name, module)
+                return module
+    return import_module(full)
+
+
+#: STreeD's parameters as ``STreeDClassifier(optimization_task="accuracy", random_seed=0)`` sets them (the core's
+#: own defaults differ: feature ordering "in-order", a one-hour limit); depth, nodes, time limit and the terminal
+#: solver are set per run
+_STREED_PARAMS: dict[str, Any] = {
+    "optimization_task": "accuracy", "hyper_tune": False, "all_trees": False, "min_leaf_node_size": 1,
+    "cost_complexity": 0.0, "feature_ordering": "gini", "verbose": False, "print_intermediates": False,
+    "random_seed": 0, "num_hyper_params": 10, "num_hyper_runs": 5, "use_branch_caching": False,
+    "use_dataset_caching": True, "use_similarity_lower_bound": True, "use_upper_bound": True,
+    "use_lower_bound": True, "upper_bound": float(2**31 - 1), "confidence_coefficient": 0.25,
+    "accuracy_objective": "misclassification-score", "tune_method": "tree-size", "use_task_lower_bound": True,
+}
 
 
 def _run(Z: np.ndarray, y01: np.ndarray, depth: int, nodes: int, time_limit: float) -> tuple[Any, bool]:
-    """One STreeD fit: the tree (pystreed's node object) and whether it proved optimality."""
-    import warnings
-
-    cls = streed()
+    """One STreeD fit on 0/1 columns ``Z`` and class codes ``y01``: the tree (pystreed's node objects) and whether
+    it proved optimality."""
+    core = streed()
+    params = core.ParameterHandler()
+    for key, value in _STREED_PARAMS.items():
+        setattr(params, key, value)
     # pystreed 1.4's specialised depth-2 ("terminal") solver can miss the optimum under a node limit below the
     # full tree (seen: max_depth=2, max_num_nodes=2 reports 1 error, proven, where a 2-split tree has 0; the
     # brute-force test finds such cases): node-limited runs use the general recursion only.
-    full = nodes >= 2**depth - 1
-    m = cls(max_depth=depth, max_num_nodes=nodes, time_limit=max(time_limit, 1e-3), random_seed=0,
-            use_terminal_solver=full)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        m.fit(Z, y01)
-    if not m.is_fitted():
+    params.max_depth, params.max_num_nodes = int(depth), int(min(nodes, 2**depth - 1))
+    params.use_terminal_solver = nodes >= 2**depth - 1
+    params.time_limit = float(max(time_limit, 1e-3))
+    solver = core.initialize_streed_solver(params, core.RandomEngine(0))
+    result = solver._solve(np.ascontiguousarray(Z, dtype=np.intc), np.ascontiguousarray(y01, dtype=np.int32), [])
+    if not result.is_feasible():
         raise RuntimeError("STreeD found no feasible tree")
-    return m.get_tree(), bool(m.fit_result.is_optimal())
+    return solver._get_tree(result), bool(result.is_optimal())
 
 
-def check_binarized(data: Any, depth: int, max_thresholds: int | None = None) -> None:
+def check_binarized(data: Any, depth: int, max_thresholds: int | None = None, cuts: np.ndarray | None = None) -> None:
     """Refuse before binarizing a run of the count or STreeD that would not fit the memory budget
-    (:mod:`~treeopt_dsl.exact.cost`, :func:`~treeopt_dsl.defaults.memory_budget`), naming what would fit."""
-    cuts = cuts_per_feature(data.X)
-    if max_thresholds is not None:
-        cuts = np.minimum(cuts, int(max_thresholds))
+    (:mod:`~treeopt_dsl.exact.cost`, :func:`~treeopt_dsl.defaults.memory_budget`), naming what would fit.
+    ``cuts``: :func:`~treeopt_dsl.exact.binarize.cuts_per_feature` of ``data.X`` when known."""
+    every = cuts_per_feature(data.X) if cuts is None else cuts
+    cuts = every if max_thresholds is None else np.minimum(every, int(max_thresholds))
     n = int(round(float(data.weights.sum()))) if data.weighted and depth > depth2.MAX_DEPTH else data.n_samples
     need, budget = cost.binarized(n, data.n_features, int(cuts.sum()), depth)[1], memory_budget()
     if need > budget:
-        fits = cost.binarized_fits(n, cuts_per_feature(data.X), depth, budget)
+        fits = cost.binarized_fits(n, every, depth, budget)
         engine = "the count" if depth <= depth2.MAX_DEPTH else "STreeD"
         raise ModelTooLarge(
             f"{engine} over {int(cuts.sum())} threshold columns on {n} rows at depth {depth} needs "
@@ -376,12 +438,13 @@ def constant_b(f: Formulation, data: Any, B: float | None = None) -> float:
 
 def fit_tree(data: Any, task: DPTask, b_cap: float = 1.0, time_limit: float | None = None,
              max_thresholds: int | None = None, count_below: float | None = None,
-             min_gap: float | None = None) -> DPTree:
+             min_gap: float | None = None, cuts: np.ndarray | None = None) -> DPTree:
     """The optimal tree of ``task`` on ``data`` (scaled training data), in the library's layout: by
     :mod:`~treeopt_dsl.exact.depth2` at depth 1-2 (exhaustive counting, any sample weights), by STreeD deeper;
     ``b_cap``: :func:`constant_b`; ``count_below``: count the values closer than this into ``unseparable``
     (:func:`~treeopt_dsl.exact.binarize.binarize`); ``min_gap``: values closer than this are not separated (default:
-    the task's, what the MILP's margin can express; 0: every distinct cut, the exact route's)."""
+    the task's, what the MILP's margin can express; 0: every distinct cut, the exact route's); ``cuts``:
+    :func:`~treeopt_dsl.exact.binarize.cuts_per_feature` of ``data.X`` when known (the size check reads them)."""
     t0 = time.perf_counter()
     X = data.X
     reason = weights_reason(data, task.depth)
@@ -391,7 +454,7 @@ def fit_tree(data: Any, task: DPTask, b_cap: float = 1.0, time_limit: float | No
     y = data.class_index  # class codes 0..K-1 (0/1 for two classes), what STreeD labels
     w = data.weights
     limit = DP_TIME_LIMIT if time_limit is None else float(time_limit)
-    check_binarized(data, task.depth, max_thresholds)
+    check_binarized(data, task.depth, max_thresholds, cuts)
     bz = binarize(X, max_thresholds=max_thresholds, min_gap=task.min_gap if min_gap is None else min_gap,
                   count_below=count_below)
     mass = np.bincount(y, weights=w, minlength=K)
@@ -401,7 +464,7 @@ def fit_tree(data: Any, task: DPTask, b_cap: float = 1.0, time_limit: float | No
     best_node: Any | None = None
     best_pred = np.full(y.size, major_code)
     best_obj = task.C * float(np.sum(w * (best_pred != y)))
-    optimal, runs = bz.exact, 0
+    optimal, runs, note = bz.exact, 0, ""
 
     def consider(node: Any) -> None:
         nonlocal best_node, best_pred, best_obj
@@ -429,7 +492,22 @@ def fit_tree(data: Any, task: DPTask, b_cap: float = 1.0, time_limit: float | No
             if left <= 0:
                 optimal = False
                 break
-            node, proved = _run_or_explain(Zr, yr.astype(np.int32), min(task.depth, k), k, left)
+            setup = cost.streed_setup(yr.size, bz.n_columns)
+            if setup > left:  # STreeD would overrun the limit before its search reads the clock: not started
+                optimal = False
+                note = (f"STreeD not started: setting up its caches over {bz.n_columns} columns is estimated at "
+                        f"~{setup:.2g} s, above the {max(left, 0.0):.2g} s left of the time limit (it reads its clock "
+                        "only in its search); --solver contree (continuous features) or --max-thresholds K answer "
+                        "sooner")
+                if runs == 0 and task.depth > depth2.MAX_DEPTH and cost.binarized(
+                        bz.Z.shape[0], X.shape[1], bz.n_columns, depth2.MAX_DEPTH)[0] < left:
+                    note += "; the best tree known is the optimal depth-2 tree (the count)"
+                    consider(depth2.solve(bz.Z, y, depth2.MAX_DEPTH, C=task.C, alpha=task.alpha,
+                                          weights=w if data.weighted else None, n_classes=K, groups=bz.feature,
+                                          time_limit=left).node)
+                break
+            # STreeD's clock starts after its setup: its search gets what the setup leaves of the limit
+            node, proved = _run_or_explain(Zr, yr.astype(np.int32), min(task.depth, k), k, left - setup)
             runs += 1
             optimal = optimal and proved
             consider(node)
@@ -440,7 +518,7 @@ def fit_tree(data: Any, task: DPTask, b_cap: float = 1.0, time_limit: float | No
     return DPTree(W=W, b=b, errors=errors, n_splits=n_splits, objective=task.C * errors + task.alpha * n_splits,
                   optimal=optimal, runtime_s=time.perf_counter() - t0,
                   predictions=best_pred if multiclass else np.where(best_pred == 1, 1, -1),
-                  n_columns=bz.n_columns, runs=runs, engine=engine, unseparable=bz.closer)
+                  n_columns=bz.n_columns, runs=runs, engine=engine, unseparable=bz.closer, note=note)
 
 
 #: how :func:`describe` names each engine
@@ -454,6 +532,8 @@ def describe(tree: DPTree, max_thresholds: int | None = None) -> str:
     cols = "every distinct cut" if tree.engine == "contree" else f"{tree.n_columns} threshold columns"
     msg = (f"{ENGINES[tree.engine]}: {tree.errors} errors, {tree.n_splits} splits over {cols} "
            f"({tree.runs} run(s), {tree.runtime_s:.3g} s)")
+    if tree.note:
+        msg += f"; {tree.note}"
     if not tree.optimal:
         msg += "; optimality not proven (" + ("time limit" if max_thresholds is None else
                                               f"max_thresholds={max_thresholds} is an approximation") + ")"
@@ -477,6 +557,7 @@ def solve_dp(built: Built, time_limit: float | None = None, max_thresholds: int 
     size = built.model.size()
     compile_s = time.perf_counter() - t0
     tree = fit_dp(built, task, time_limit=time_limit, max_thresholds=max_thresholds)
+    t1 = time.perf_counter()
 
     flow = is_flow(built)
     x = (point_of if flow else from_decisions)(built, {"w": tree.W, "b": tree.b})
@@ -486,8 +567,11 @@ def solve_dp(built: Built, time_limit: float | None = None, max_thresholds: int 
     cert = certify(built, x, tree.objective, str(size["problem_class"]), completed=x if done else None)
     model = built.decode(x)
     agrees = cert.ok and abs(cert.objective_decoded - tree.objective) <= cert.tolerance * max(1.0, abs(tree.objective))
-    return dp_result(tree, cert, agrees, "the formulation's certificate", time_limit, max_thresholds, x=x,
-                     compile_s=compile_s, size=size, model=model, built=built)
+    res = dp_result(tree, cert, agrees, "the formulation's certificate", time_limit, max_thresholds, x=x,
+                    compile_s=compile_s, size=size, model=model, built=built)
+    t2 = time.perf_counter()
+    res.timing = {"prepare": compile_s, "search": t1 - t0 - compile_s, "certify": t2 - t1, "total": t2 - t0}
+    return res
 
 
 def dp_result(tree: DPTree, cert: Any, agrees: bool, checked_by: str, time_limit: float | None,

@@ -18,14 +18,13 @@ from __future__ import annotations
 from importlib.util import find_spec
 from typing import Any
 
+import numpy as np
+
 from treeopt_dsl.backends import engines
 from treeopt_dsl.backends.engine import Engine, Estimate
 from treeopt_dsl.defaults import MEMORY_ENV, memory_budget, memory_text
 from treeopt_dsl.errors import CapabilityError, ModelTooLarge
 from treeopt_dsl.exact import cost, depth2
-from treeopt_dsl.exact.binarize import cuts_per_feature, n_columns
-from treeopt_dsl.exact.contree import precision_reason
-from treeopt_dsl.exact.contree import weights_reason as contree_weights_reason
 from treeopt_dsl.exact.direct import Reading, read, solve_spec
 from treeopt_dsl.exact.dp import (
     BACKEND,
@@ -37,6 +36,19 @@ from treeopt_dsl.exact.dp import (
 from treeopt_dsl.result import SolveResult
 
 __all__ = ["ContreeEngine", "StreedEngine", "check_size"]
+
+#: the optional engines found installed in this process
+_INSTALLED: set[str] = set()
+
+
+def installed(module: str) -> bool:
+    """Whether ``module`` can be imported, without importing it (pystreed and pycontree import scikit-learn: 0.8 s).
+    A module found is remembered for the process (a lookup costs about 0.5 ms, a third of a small exact call); one
+    not found is looked up again, so that installing it in a running session is seen."""
+    if module not in _INSTALLED and find_spec(module) is not None:
+        _INSTALLED.add(module)
+    return module in _INSTALLED
+
 
 def _rows(r: Reading) -> int:
     """The rows an engine that counts rows sees (integer weights repeated)."""
@@ -59,7 +71,7 @@ class StreedEngine(Engine):
     problem_classes = ("DP:oct",)
 
     def available(self) -> bool:
-        return find_spec("pystreed") is not None  # without importing it (it imports scikit-learn: 0.8 s)
+        return installed("pystreed")
 
     def estimate(self, spec: Any, data: Any, reading: Any = None, max_thresholds: int | None = None,
                  budget: int | None = None) -> Estimate:
@@ -73,7 +85,7 @@ class StreedEngine(Engine):
         if task.depth > depth2.MAX_DEPTH and not self.available():
             return Estimate(None, "pystreed is not installed (pip install treeopt-dsl[dp])")
         n, p = _rows(r), r.prepared.n_features
-        c = n_columns(r.prepared.X, max_thresholds)
+        c = int(r.cuts.sum() if max_thresholds is None else np.minimum(r.cuts, int(max_thresholds)).sum())
         seconds, need = cost.binarized(n, p, c, task.depth)
         what = f"{'the count' if task.depth <= depth2.MAX_DEPTH else 'STreeD'} over {c} cuts"
         budget = memory_budget() if budget is None else budget
@@ -84,7 +96,7 @@ class StreedEngine(Engine):
     def fits(self, r: Reading, budget: int) -> list[str]:
         """What would fit in ``budget`` on this data when the exact binarization does not
         (:func:`~treeopt_dsl.exact.cost.binarized_fits`)."""
-        return cost.binarized_fits(_rows(r), cuts_per_feature(r.prepared.X), r.task.depth, budget)
+        return cost.binarized_fits(_rows(r), r.cuts, r.task.depth, budget)
 
     def solve_spec(self, spec: Any, data: Any, backend: str | None = None, **options: Any) -> SolveResult | None:
         if backend not in (None, self.name):
@@ -130,7 +142,7 @@ class ContreeEngine(Engine):
     problem_classes = ("DP:oct",)
 
     def available(self) -> bool:
-        return find_spec("pycontree") is not None  # without importing it (it imports scikit-learn: 0.8 s)
+        return installed("pycontree")
 
     def estimate(self, spec: Any, data: Any, reading: Any = None, budget: int | None = None) -> Estimate:
         r = read(spec, data) if reading is None else reading
@@ -138,7 +150,7 @@ class ContreeEngine(Engine):
             return Estimate(None, r)
         if not self.available():
             return Estimate(None, "pycontree is not installed (pip install treeopt-dsl[contree])")
-        reason = contree_weights_reason(r.prepared) or precision_reason(r.prepared.X)
+        reason = r.contree_reason
         if reason is not None:
             return Estimate(None, reason)
         n, p, d = _rows(r), r.prepared.n_features, r.task.depth

@@ -11,7 +11,7 @@ import numpy as np
 from treeopt_dsl.data import Scaler, pick_labels
 from treeopt_dsl.errors import DataError, FormulationError
 from treeopt_dsl.models.pictures import draw, to_dot, tree_model_graph
-from treeopt_dsl.numeric import sigmoid
+from treeopt_dsl.numeric import hyperplane_scores, sigmoid
 from treeopt_dsl.topology import Topology
 
 
@@ -59,7 +59,7 @@ class TreeModel:
     def scores(self, X: Any, scaled: bool = False) -> np.ndarray:
         """``w_t·x + b_t`` for every sample and node (sample x node)."""
         Xs = np.asarray(X, dtype=float) if scaled else self._scaled(X)
-        return Xs @ self.W.T + self.b
+        return hyperplane_scores(Xs, self.W, self.b)
 
     def apply(self, X: Any, scaled: bool = False) -> np.ndarray:
         """Index into the last layer ``T_d`` of the node each sample reaches."""
