@@ -139,7 +139,13 @@ def log_progress(progress: Callable[[ProgressEvent], Any], log_callback: Callabl
 
 
 def _in_notebook() -> bool:
-    return "ipykernel" in sys.modules
+    """Whether this process is a notebook's kernel (not merely a process that imported ``ipykernel``, as a test
+    that runs notebooks does)."""
+    if "ipykernel" not in sys.modules:
+        return False
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
+    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
 
 
 @dataclass
