@@ -37,6 +37,7 @@ Node refits:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -500,6 +501,37 @@ def tao_tree(model: TreeModel, X_raw: Any, y: Any, **kw: Any) -> TreeModel:
 
 
 # --------------------------------------------------------------------------- CART conversion
+def _cart_frame(tr: Any, topology_depth: int, n_features: int, eps: float, leaf_threshold: float | None
+                ) -> tuple[Topology, float, float, np.ndarray, np.ndarray]:
+    """The topology a CART tree ``tr`` is converted into (refused when CART is deeper), the split and leaf
+    thresholds of ``eps`` / ``leaf_threshold`` and the empty ``(W, b)``."""
+    topo = Topology(int(topology_depth))
+    if int(tr.max_depth) > topo.depth:
+        raise DataError(f"a depth-{int(tr.max_depth)} CART tree does not fit in depth {topo.depth}")
+    thr, lt = _thresholds(eps, leaf_threshold)
+    return topo, thr, lt, np.zeros((topo.n_nodes, int(n_features))), np.zeros(topo.n_nodes)
+
+
+def _walk_cart(tr: Any, topo: Topology, W: np.ndarray, b: np.ndarray, thr: float,
+               leaf: Callable[[int, int], None], last_split: Callable[[int, int, int, float], None]) -> None:
+    """CART's nodes laid onto ``topo`` from the root: a split above the last layer becomes "right iff x_j > c";
+    ``leaf(t, node)`` fills a CART leaf met at tree node ``t``, ``last_split(t, node, j, c)`` a split at the last
+    layer (the two conversions differ only there)."""
+    def visit(t: int, node: int) -> None:
+        if tr.children_left[node] == -1:
+            leaf(t, node)
+            return
+        j, c = int(tr.feature[node]), float(tr.threshold[node])
+        if topo.level[t] < topo.depth:
+            W[t, j], b[t] = 1.0, thr - c  # right iff x_j > c
+            visit(2 * t + 1, int(tr.children_left[node]))
+            visit(2 * t + 2, int(tr.children_right[node]))
+            return
+        last_split(t, node, j, c)
+
+    visit(0, 0)
+
+
 def from_sklearn(tree: Any, topology_depth: int, n_features: int, *, eps: float = 0.0,
                  leaf_threshold: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """A scikit-learn ``DecisionTreeClassifier`` (fitted on labels -1/+1, depth ``<= topology_depth``) as
@@ -512,29 +544,15 @@ def from_sklearn(tree: Any, topology_depth: int, n_features: int, *, eps: float 
     classes = np.asarray(getattr(tree, "classes_", np.array([-1, 1])))
     if not np.all(np.isin(classes, (-1, 1))):
         raise DataError(f"the CART tree must be fitted on labels -1/+1, its classes are {classes.tolist()}")
-    topo = Topology(int(topology_depth))
-    if int(tr.max_depth) > topo.depth:
-        raise DataError(f"a depth-{int(tr.max_depth)} CART tree does not fit in depth {topo.depth}")
-    thr, lt = _thresholds(eps, leaf_threshold)
-    W = np.zeros((topo.n_nodes, int(n_features)))
-    b = np.zeros(topo.n_nodes)
+    topo, thr, lt, W, b = _cart_frame(tr, topology_depth, n_features, eps, leaf_threshold)
 
     def positive(node: int) -> bool:  # scikit-learn predicts the first class of largest value
         return bool(classes[int(np.argmax(tr.value[node][0]))] > 0)
 
-    def fill(t: int, pos: bool) -> None:
-        constant_subtree(b, topo, t, pos, thr, lt)
+    def leaf(t: int, node: int) -> None:
+        constant_subtree(b, topo, t, positive(node), thr, lt)
 
-    def visit(t: int, node: int) -> None:
-        if tr.children_left[node] == -1:
-            fill(t, positive(node))
-            return
-        j, c = int(tr.feature[node]), float(tr.threshold[node])
-        if topo.level[t] < topo.depth:
-            W[t, j], b[t] = 1.0, thr - c  # right iff x_j > c
-            visit(2 * t + 1, int(tr.children_left[node]))
-            visit(2 * t + 2, int(tr.children_right[node]))
-            return
+    def last_split(t: int, node: int, j: int, c: float) -> None:
         left, right = positive(int(tr.children_left[node])), positive(int(tr.children_right[node]))
         if left == right:
             b[t] = lt + (CONSTANT_OFFSET if right else -CONSTANT_OFFSET)
@@ -545,7 +563,7 @@ def from_sklearn(tree: Any, topology_depth: int, n_features: int, *, eps: float 
             W[t, j] = -1.0
             b[t] = lt + float(np.nextafter(c, np.inf)) if lt > 0 else c
 
-    visit(0, 0)
+    _walk_cart(tr, topo, W, b, thr, leaf, last_split)
     return W, b
 
 
@@ -557,35 +575,24 @@ def from_sklearn_multiclass(tree: Any, topology_depth: int, n_features: int, *, 
     leaf below it gets its class; a split at the last layer gives its two leaves the classes of CART's children."""
     tr = getattr(tree, "tree_", tree)
     classes = np.asarray(getattr(tree, "classes_", np.arange(tr.value.shape[2]))).astype(np.intp)
-    topo = Topology(int(topology_depth))
-    if int(tr.max_depth) > topo.depth:
-        raise DataError(f"a depth-{int(tr.max_depth)} CART tree does not fit in depth {topo.depth}")
-    thr, lt = _thresholds(eps, leaf_threshold)
-    W = np.zeros((topo.n_nodes, int(n_features)))
-    b = np.zeros(topo.n_nodes)
+    topo, thr, lt, W, b = _cart_frame(tr, topology_depth, n_features, eps, leaf_threshold)
     leaves = np.zeros(topo.n_leaves, dtype=np.intp)
 
     def code(node: int) -> int:  # scikit-learn predicts the first class of largest value
         return int(classes[int(np.argmax(tr.value[node][0]))])
 
-    def visit(t: int, node: int) -> None:
-        if tr.children_left[node] == -1:
-            constant_subtree(b, topo, t, False, thr, lt)
-            js = np.flatnonzero(topo.desc[t])
-            leaves[2 * js] = leaves[2 * js + 1] = code(node)
-            return
-        j, c = int(tr.feature[node]), float(tr.threshold[node])
-        if topo.level[t] < topo.depth:
-            W[t, j], b[t] = 1.0, thr - c  # right iff x_j > c
-            visit(2 * t + 1, int(tr.children_left[node]))
-            visit(2 * t + 2, int(tr.children_right[node]))
-            return
+    def leaf(t: int, node: int) -> None:
+        constant_subtree(b, topo, t, False, thr, lt)
+        js = np.flatnonzero(topo.desc[t])
+        leaves[2 * js] = leaves[2 * js + 1] = code(node)
+
+    def last_split(t: int, node: int, j: int, c: float) -> None:
         k = t - int(topo.last[0])
         W[t, j] = 1.0  # the right leaf iff x_j > c
         b[t] = lt - c if lt > 0 else -float(np.nextafter(c, np.inf))  # "v >= 0" needs x_j >= next(c)
         leaves[2 * k], leaves[2 * k + 1] = code(int(tr.children_left[node])), code(int(tr.children_right[node]))
 
-    visit(0, 0)
+    _walk_cart(tr, topo, W, b, thr, leaf, last_split)
     return W, b, leaves
 
 
