@@ -230,3 +230,17 @@ def test_card_options_are_refused_before_any_work(capsys, argv, match):
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == ""
     assert re.search(match, err.strip()), err
+
+
+def test_an_answer_that_is_not_a_proof_says_why_on_a_note_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """A ``time_limit`` answer prints the result's message (why it is not proven) on a ``note`` line; an optimal
+    one does not."""
+    main(["fit", "oct", "--data", "breast-cancer", "--depth", "3", "--sample", "120", "--solver", "highs",
+          "--warm-start", "cart", "--time-limit", "0"])
+    out = capsys.readouterr().out
+    status = re.search(r"^status\s+(\S+)", out, re.M)
+    assert status is not None and status.group(1) == "time_limit"
+    assert re.search(r"^note\s+\S", out, re.M)
+    main(["fit", "oct", "--data", "breast-cancer", "--depth", "1", "--sample", "60", "--solver", "highs"])
+    out = capsys.readouterr().out
+    assert re.search(r"^status\s+optimal", out, re.M) and not re.search(r"^note\s", out, re.M)

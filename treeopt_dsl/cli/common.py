@@ -369,7 +369,7 @@ def summary(res: Any) -> list[str]:
         lines.append(f"refined     last layer (thesis Remark 1), after the certificate's tree: exact objective "
                      f"{ref['exact_objective_before']:.6g} -> {ref['exact_objective']:.6g}, {ref['nodes_refitted']} "
                      f"of {ref['nodes']} nodes refitted")
-    if res.status.value in ("time_limit", "feasible", "interrupted") and res.message:  # why it is not a proof
+    if res.status in (Status.TIME_LIMIT, Status.FEASIBLE, Status.INTERRUPTED) and res.message:  # why no proof
         lines.append(f"note        {res.message}")
     lines.extend(notes(res))
     return lines
