@@ -227,8 +227,26 @@ class FormulationSpec:
         ``"auto"``, ``"greedy"``, ``"cart"``; a fitted tree; values) is made into values by
         :func:`treeopt_dsl.starts.resolve` and the built model is solved (:func:`treeopt_dsl.solve.solve_built`).
         ``options``: ``time_limit``, ``gap``, ``threads``, ``seed``, ``progress``, ... and the solver's own
-        option names."""
+        option names; ``started``: the :func:`time.perf_counter` instant at which the caller's clock started (the
+        command line: the process' start, so that reading the data is inside ``time_limit``; default: now): the
+        time already spent is taken off ``time_limit`` before anything is built, and ``result.timing["before"]``
+        says how much that was."""
         t_plan = time.perf_counter()
+        started = options.pop("started", None)
+        limit_asked = check_time_limit(options.get("time_limit"))
+        before = 0.0 if started is None else max(0.0, t_plan - float(started))
+        if limit_asked is not None and before:  # one clock per call: what the caller spent is off the limit
+            options["time_limit"] = max(0.0, limit_asked - before)
+        res = self._solve(data, solver, backend, warm_start, t_plan, **options)
+        if limit_asked is not None and res.options is not None:
+            res.options["time_limit"] = limit_asked
+        if before and res.timing is not None:
+            res.timing = {"before": before, **res.timing, "total": res.timing["total"] + before}
+        return res
+
+    def _solve(self, data: Dataset, solver: str, backend: str | None, warm_start: Any, t_plan: float,
+               **options: Any) -> SolveResult:
+        """:meth:`solve` once the caller's time is taken off ``time_limit``."""
         solver, route = plan_route(solver, self, data, fallback=self.default_solver, engines=backend is None)
         engine = get_engine(solver)
         if engine is not None:

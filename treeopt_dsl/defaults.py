@@ -80,8 +80,10 @@ def finish_reserve(time_limit: float, n_samples: int, n_features: int) -> float:
 
 #: seconds the exact DP tree may take as a candidate of the automatic start
 DP_START_TIME = 5.0
-#: seconds of the risk scores' beam-search start
-RISK_START_TIME = 5.0
+#: sweeps over the support of the risk scores' coordinate descent (the beam-search start's polish) at most: its
+#: work is bounded by sweeps, not seconds, so a start is the same on any machine (measured: 1-2 sweeps on heart,
+#: breast-wisconsin-original and spambase at T = 5)
+RISK_DESCENT_SWEEPS = 100
 
 #: rows a node's problem of the ``greedy`` and ``greedy_lp`` starts is solved on at most (a stratified sample, the
 #: same for a seed on any machine: work, not seconds): on adult's 45,222 rows the root's LP ran for minutes and

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import numpy as np
 import pytest
@@ -57,6 +58,17 @@ def test_born_again_command_heuristic_text(capsys) -> None:
     assert main(["born-again", ba("forest", "RF2"), "--heuristic", "--quiet"]) == 0
     text = capsys.readouterr().out
     assert "faithful to the 10-tree forest: yes" in text and "heuristic" in text
+
+
+@needs_data
+def test_born_again_heuristic_keeps_to_the_commands_time_limit(capsys) -> None:
+    """``--heuristic`` under ``--time-limit``: the command's clock (started 5 s before the call, as reading a large
+    forest would) is spent, so every region becomes a majority leaf, said in the status, and the tree is reported
+    as not faithful (exit 3) instead of running on."""
+    code = main(["born-again", ba("forest", "RF2"), "--heuristic", "--json", "--time-limit", "4"],
+                started=time.perf_counter() - 5.0)
+    out = json.loads(capsys.readouterr().out)
+    assert code == 3 and out["status"].startswith("time_limit") and out["proofs"] == 0
 
 
 def test_born_again_command_on_a_pickled_scikit_learn_forest(tmp_path, capsys) -> None:

@@ -3,13 +3,17 @@ gets what preparing, building and the starts left, and the result says where the
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
 import treeopt_dsl.formulations.spec as spec_module
 from treeopt_dsl.data import Dataset
+from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.formulation import Built
 from treeopt_dsl.formulations import get_formulation
+from treeopt_dsl.starts.node_lp import greedy_lp_tree
 from treeopt_dsl.starts.resolver import auto_start
 
 
@@ -108,3 +112,41 @@ def test_a_tree_milp_that_would_not_fit_is_refused_before_it_is_built(monkeypatc
         spec.solve(data, solver="highs", time_limit=10)
     assert not built
     assert get_formulation("olct", depth=2).build_bytes(data) < 2 ** 20  # and depth 2 would go on to be built
+
+
+def test_the_callers_time_before_the_call_is_off_the_limit(monkeypatch) -> None:
+    """``started`` (the command line passes the process' start): reading the data counts against ``time_limit``."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(30, 3))
+    data = Dataset.from_arrays(X, np.where(X[:, 0] > 0, 1, -1))
+    clock = FakeClock()
+    seen = {}
+    real_solve = Built.solve
+
+    def spy(self, *a, **kw):
+        seen["time_limit"] = kw.get("time_limit")
+        return real_solve(self, *a, **kw)
+
+    monkeypatch.setattr(spec_module, "time", clock)
+    monkeypatch.setattr(Built, "solve", spy)
+    res = get_formulation("olct", depth=1).solve(data, solver="highs", time_limit=20, warm_start="cart",
+                                                  started=clock.now - 6.0)
+    # 6 s already spent before the call: the solver gets 20 - 6 less the certificate's reserve
+    assert seen["time_limit"] == pytest.approx(14.0 - 0.25 - 5e-7 * 90)
+    assert res.options["time_limit"] == 20  # the user's limit is reported
+    assert res.timing["before"] == 6.0 and res.timing["total"] == 6.0
+
+
+def test_greedy_lp_keeps_to_its_deadline_and_is_the_same_tree_within_it() -> None:
+    """The starts' share ends ``greedy_lp``: past its deadline it is not used (a clear reason); well inside it, the
+    tree is the one without a deadline (its work is bounded by rows, not seconds)."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(60, 4))
+    data = Dataset.from_arrays(X, np.where(X[:, 0] + 0.5 * X[:, 1] > 0, 1, -1))
+    built = get_formulation("olct", depth=2).build(data)
+    with pytest.raises(FormulationError, match="share of the time limit was spent"):
+        greedy_lp_tree(built, deadline=time.perf_counter() - 1.0)
+    W0, b0 = greedy_lp_tree(built)
+    W1, b1 = greedy_lp_tree(built, deadline=time.perf_counter() + 3600.0)
+    np.testing.assert_array_equal(W0, W1)
+    np.testing.assert_array_equal(b0, b1)

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import itertools
+import time as time_module
 
 import numpy as np
 import pytest
@@ -277,3 +278,18 @@ def test_best_rule_is_the_brute_force_rule(seed):
     fires = X[:, j] >= b - eps / 2
     assert 0 < fires.sum() < n  # (4.12): both sides non-empty
     assert float(np.sum(w * loss.surrogate(y * (offset + s * fires + beta)))) == pytest.approx(best[3])
+
+
+def test_the_beam_start_is_bounded_by_sweeps_not_seconds(monkeypatch):
+    """On a machine where every clock reading is a day later (a busy one, in the limit) the start is the same card:
+    its polish is bounded by sweeps (:data:`~treeopt_dsl.defaults.RISK_DESCENT_SWEEPS`), not by seconds; with no
+    sweep at all it is the unpolished rounding, which the polish improves on this data."""
+    built = get_formulation("ors", T=3, loss="tangent").build(_data(8, n=120, p=8))
+    quiet = risk_score_start(built)
+    unpolished = risk_score_start(built, max_sweeps=0)
+    day = iter(itertools.count(0.0, 86400.0))
+    monkeypatch.setattr(time_module, "perf_counter", lambda: next(day))
+    busy = risk_score_start(built)
+    np.testing.assert_array_equal(busy["s"], quiet["s"])
+    assert busy["beta"] == quiet["beta"]
+    assert _check_start(built, quiet) < _check_start(built, unpolished) - 1e-9

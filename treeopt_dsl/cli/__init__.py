@@ -36,9 +36,17 @@ import importlib
 import signal
 import sys
 import threading
+import time
 from typing import Any
 
-from treeopt_dsl.cli.common import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE, Terminated
+from treeopt_dsl.cli.common import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_TERMINATED,
+    EXIT_USAGE,
+    Terminated,
+    process_started,
+)
 from treeopt_dsl.cli.parsers import build_parser
 from treeopt_dsl.errors import TreeoptError
 
@@ -71,20 +79,25 @@ def console() -> None:
     """The ``treeopt`` executable: :func:`main`, then the exit; at once when a solver abandoned past its time limit
     or a stop still runs native code (:func:`treeopt_dsl.backends.base.exit_now_if_abandoned`), so the result
     printed is the end and the process is not aborted by the interpreter's shutdown."""
-    code = main()
+    code = main(started=process_started())
     backends = sys.modules.get("treeopt_dsl.backends.base")  # loaded only when a solver ran: --help stays light
     if backends is not None:
         backends.exit_now_if_abandoned(code)
     sys.exit(code)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, started: float | None = None) -> int:
     """Run the ``treeopt`` command; returns the exit status (see the module docstring).
 
     Installs a SIGTERM handler for the duration of the call (main thread only; the previous handler is
     restored): SIGTERM outside a solve exits 143 with one line; during a solve the backends return the
     incumbent as ``interrupted`` (exit 130).
+
+    ``started``: the :func:`time.perf_counter` instant at which the command's clock starts (``--time-limit``
+    bounds everything after it; the executable passes the process' start, :func:`~treeopt_dsl.cli.common.
+    process_started`); default: now.
     """
+    started = time.perf_counter() if started is None else started
     argv = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in argv
     previous = None
@@ -92,6 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         args = build_parser().parse_args(argv)
+        args.started = started
         return int(command_module(args).run(args))
     except TreeoptError as exc:
         if debug:

@@ -17,6 +17,7 @@ import argparse
 import json
 import pickle
 import sys
+import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,7 @@ from treeopt_dsl.bornagain.ensemble import Ensemble
 from treeopt_dsl.bornagain.faithful import check_faithful
 from treeopt_dsl.bornagain.heuristic import born_again_heuristic
 from treeopt_dsl.bornagain.prune import prune_empty_splits
-from treeopt_dsl.cli.common import EXIT_NO_SOLUTION, EXIT_OK, EXIT_UNCERTIFIED, check_writable_options
+from treeopt_dsl.cli.common import EXIT_NO_SOLUTION, EXIT_OK, EXIT_UNCERTIFIED, check_writable_options, time_left
 from treeopt_dsl.datasets.csvfile import default_label
 from treeopt_dsl.defaults import SOLVER
 from treeopt_dsl.errors import DataError, TreeoptError
@@ -108,12 +109,17 @@ def run(args: argparse.Namespace) -> int:
     train = read_csv(args.train, args.label, ens.n_features) if args.train else None
     test = read_csv(args.test, args.label, ens.n_features) if args.test else None
     if args.heuristic:
+        left = time_left(args, args.time_limit)  # --time-limit bounds the whole command, the heuristic included
         tree, stats = born_again_heuristic(ens, n_cells=args.n_cells, seed=args.seed,
-                                             solver=HEURISTIC_SOLVER if args.solver == SOLVER else args.solver)
-        out: dict[str, Any] = {"method": "heuristic", "status": "faithful", "time_s": round(stats["time_s"], 4),
-                               "proofs": stats["proofs"], "counterexamples": stats["counterexamples"]}
+                                           solver=HEURISTIC_SOLVER if args.solver == SOLVER else args.solver,
+                                           deadline=None if left is None else time.perf_counter() + left)
+        out: dict[str, Any] = {"method": "heuristic", "time_s": round(stats["time_s"], 4),
+                               "proofs": stats["proofs"], "counterexamples": stats["counterexamples"],
+                               "status": "faithful" if stats.get("complete", True) else
+                               f"time_limit ({stats.get('unproven_leaves', 0)} region(s) left unproven: majority "
+                               "leaves)"}
     else:
-        res = born_again(ens, args.objective, time_limit=args.time_limit)
+        res = born_again(ens, args.objective, time_limit=time_left(args, args.time_limit))
         if res.tree is None:
             print(f"treeopt: the dynamic program stopped at the time limit ({args.time_limit} s) without a tree; "
                   "try --heuristic", file=sys.stderr)

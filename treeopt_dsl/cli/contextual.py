@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from treeopt_dsl.cli.common import check_writable_options, parse_param_items
+from treeopt_dsl.cli.common import check_writable_options, parse_param_items, time_left
 from treeopt_dsl.contextual.estimator import ContextualTreeClassifier, ContextualTreeRegressor
 from treeopt_dsl.datasets import load
 from treeopt_dsl.defaults import SOLVER
@@ -202,7 +202,7 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "threads", None) is not None and "n_threads" not in params:
         params["n_threads"] = int(args.threads) or (os.cpu_count() or 1)
     if "time_limit" not in params:
-        params["time_limit"] = getattr(args, "time_limit", None)
+        params["time_limit"] = time_left(args, getattr(args, "time_limit", None))  # the command's clock
     params["random_state"] = int(args.seed)
     params["verbose"] = bool(getattr(args, "verbose", False)) and not args.json
     model = (ContextualTreeRegressor if regression else ContextualTreeClassifier)(**params)

@@ -25,6 +25,7 @@ from treeopt_dsl.cli.common import (
     load_data,
     parse_param_items,
     print_json,
+    time_left,
 )
 from treeopt_dsl.defaults import SOLVER
 from treeopt_dsl.estimator.memetic import TAOClassifier, TMOClassifier
@@ -77,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
         report: dict[str, Any] = {"cart_error": est.cart_error_, "history": est.history_}
         stopped = "completed"
     else:
-        est = TMOClassifier(random_state=args.seed, time_limit=args.time_limit, **params)
+        est = TMOClassifier(random_state=args.seed, time_limit=time_left(args, args.time_limit), **params)
 
         def show(e: dict[str, Any]) -> None:
             if not quiet:

@@ -23,6 +23,9 @@ exactly by the greedy start's linear SVM.
 
 from __future__ import annotations
 
+import time
+from typing import Any
+
 import numpy as np
 from scipy import sparse
 
@@ -112,7 +115,8 @@ class NodeProblems:
         return float(self.weight(level) * np.sum(self.sw[rows] * loss) + self.l1 * np.abs(w).sum())
 
 
-def greedy_lp_tree(built: Built, root_scales: tuple[float, ...] = ROOT_SCALES) -> tuple[np.ndarray, np.ndarray]:
+def greedy_lp_tree(built: Built, root_scales: tuple[float, ...] = ROOT_SCALES,
+                   deadline: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The greedy tree of :func:`node_lp` nodes, from the root down (module docstring); ``(W, b)`` in the layout
     of :func:`treeopt_dsl.starts.resolver.start_point`. :class:`FormulationError` when the composition is not one the
     node LP solves (it is then reported as "not used" by the automatic start).
@@ -120,17 +124,33 @@ def greedy_lp_tree(built: Built, root_scales: tuple[float, ...] = ROOT_SCALES) -
     The root's split is both a classifier (its level's loss) and the router of every sample below it, so the root
     that minimizes its own term alone is not always the best one: below depth 1 the descent is run with the root's
     ``C_1`` scaled by each of ``root_scales`` (the other nodes exact), and the tree of the lowest objective of the
-    whole model wins (each descent is a few small LPs)."""
+    whole model wins (each descent is a few small LPs).
+
+    ``deadline`` (a :func:`time.perf_counter` instant: the end of the starts' share of a call's time limit): no
+    further descent starts when the time the first one took would carry past it, and no node LP of the first
+    descent starts past it (:class:`FormulationError`: the start is then "not used"). The work of each descent is
+    bounded by rows (:data:`~treeopt_dsl.defaults.NODE_ROWS`), so within the deadline the start is the same on any
+    machine; past it, fewer root weights are tried (at least the first, ``C_1`` itself)."""
     nodes = NodeProblems(built)
 
-    def descent(root_scale: float) -> tuple[np.ndarray, np.ndarray]:  # the root's loss weighed root_scale * C_1
-        return descend(built, lambda h, t, rows: nodes.solve(h, t, rows, root_scale if h == 1 else 1.0))
+    def node(scale: float, first: bool) -> Any:
+        def solve(h: int, t: int, rows: np.ndarray) -> tuple[np.ndarray, float]:
+            if first and deadline is not None and time.perf_counter() > deadline:
+                raise FormulationError("greedy_lp: the starts' share of the time limit was spent before its first "
+                                       "tree was complete")
+            return nodes.solve(h, t, rows, scale if h == 1 else 1.0)
+        return solve
 
     scales = root_scales if built.ctx.topo.depth > 1 else (1.0,)
     best: tuple[float, np.ndarray, np.ndarray] | None = None
     failed: FormulationError | None = None
-    for scale in scales:
-        W, b = descent(scale)
+    took = 0.0
+    for k, scale in enumerate(scales):
+        if k and deadline is not None and time.perf_counter() + took > deadline:
+            break  # another descent would end past the starts' share: keep the best so far
+        t = time.perf_counter()
+        W, b = descend(built, node(scale, k == 0))  # the root's loss weighed scale * C_1
+        took = max(took, time.perf_counter() - t)
         if len(scales) == 1:
             return W, b
         try:
@@ -141,6 +161,8 @@ def greedy_lp_tree(built: Built, root_scales: tuple[float, ...] = ROOT_SCALES) -
         if best is None or obj < best[0]:
             best = (obj, W, b)
     if best is None:
-        assert failed is not None
+        if failed is None:
+            raise FormulationError("greedy_lp: the starts' share of the time limit was spent before a tree was "
+                                   "complete")
         raise failed
     return best[1], best[2]

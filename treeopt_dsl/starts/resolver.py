@@ -173,6 +173,8 @@ def _candidate(built: Built, name: str, left: float | None = None,
         return dp_candidate(built, DP_START_TIME if left is None else min(DP_START_TIME, left))
     if name == "tmo":
         return feasible_start(built, *tmo_start(built, **AUTO_TMO, seed=0 if seed is None else int(seed))), None
+    if name == "greedy_lp" and left is not None:  # root weights tried while the starts' share lasts
+        return feasible_start(built, *greedy_lp_tree(built, deadline=time.perf_counter() + left)), None
     return start_point(built, name, seed), None
 
 

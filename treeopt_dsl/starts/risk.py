@@ -32,13 +32,12 @@ a dict of the decisions ``{"s": points, "beta": intercept}``; the blocks complet
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
 
 from treeopt_dsl.blocks import L0, IntegerScores
-from treeopt_dsl.defaults import RISK_START_TIME
+from treeopt_dsl.defaults import RISK_DESCENT_SWEEPS
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.formulation import Built
 from treeopt_dsl.models.embed import from_decisions
@@ -203,15 +202,16 @@ def _round_to(A: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 
 def _descend(X: np.ndarray, feats: np.ndarray, s: np.ndarray, A: np.ndarray, pw: _PiecewiseLoss,
-             deadline: float) -> tuple[np.ndarray, float, float]:
+             max_sweeps: int = RISK_DESCENT_SWEEPS) -> tuple[np.ndarray, float, float]:
     """Discrete coordinate descent on the points of ``feats`` (FasterRisk's local search): for one feature at
-    a time every value of ``A`` with ``beta`` re-optimized; the best move is taken while it lowers the loss."""
+    a time every value of ``A`` with ``beta`` re-optimized; the best move is taken while it lowers the loss, for at
+    most ``max_sweeps`` sweeps over ``feats`` (work, not seconds: the same answer on any machine)."""
     t = X @ s
     beta = float(pw.best_beta(t)[0])
     best = float(pw.value(t, beta))
-    improved = True
-    while improved and time.perf_counter() < deadline:
-        improved = False
+    improved, sweeps = True, 0
+    while improved and sweeps < max_sweeps:
+        improved, sweeps = False, sweeps + 1
         for j in feats:
             T_ = t[None, :] + np.outer(A - s[j], X[:, j])  # every value of A for feature j
             betas = pw.best_beta(T_)
@@ -223,19 +223,18 @@ def _descend(X: np.ndarray, feats: np.ndarray, s: np.ndarray, A: np.ndarray, pw:
     return s, beta, best
 
 
-def risk_score_start(built: Built, time_limit: float = RISK_START_TIME, beam: int = 10,
+def risk_score_start(built: Built, max_sweeps: int = RISK_DESCENT_SWEEPS, beam: int = 10,
                      l2: float = 1e-3) -> dict[str, Any]:
     """The decisions ``{"s": points, "beta": intercept}`` of an ``ors`` start (thesis (4.5)) by sparse beam
     search, multiplier-grid rounding and discrete coordinate descent (module doc; FasterRisk, NeurIPS 2022).
 
-    ``time_limit`` bounds the coordinate descent (the beam search itself is a few batched Newton fits);
+    ``max_sweeps`` bounds the coordinate descent's sweeps (the beam search itself is a few batched Newton fits):
+    the start's work is bounded, not its seconds, so a seed gives the same card on any machine;
     ``beam`` is the number of supports kept per size; ``l2`` the ridge weight per sample of the continuous fits.
     Works for ``cardinality="exact"`` (``T`` indicators; features whose points round to 0 keep theirs, the
     L0 block completes the rest) and ``"at_most"``. Feasible by construction: points in ``A``, at most ``T``
     of them nonzero, ``beta`` within its bounds.
     """
-    t0 = time.perf_counter()
-    deadline = t0 + float(time_limit)
     scores, l0, loss = _blocks(built)
     data = built.ctx.data
     X, y, sw = np.asarray(data.X, dtype=float), np.asarray(data.y, dtype=float), data.weights
@@ -269,7 +268,7 @@ def risk_score_start(built: Built, time_limit: float = RISK_START_TIME, beam: in
     feats_of = [f for _, f in cands.values()]
     finals: list[tuple[np.ndarray, float]] = []
     for i in order[:POLISHED]:
-        s, beta, _ = _descend(X, feats_of[i], S[i].copy(), A, pw, deadline)
+        s, beta, _ = _descend(X, feats_of[i], S[i].copy(), A, pw, max_sweeps)
         finals.append((s, beta))
     if not finals:
         finals = [(np.zeros(p), float(pw.best_beta(np.zeros((1, X.shape[0])))[0]))]
