@@ -156,3 +156,24 @@ def cut_text(t: float, lower: float, upper: float, at_least: bool = False) -> st
         if (lower < c <= upper) if at_least else (lower <= c < upper):
             return text
     return repr(float(t))
+
+
+def node_sample(rows: np.ndarray, y: np.ndarray, sw: np.ndarray, cap: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rows a node's problem is solved on: all of ``rows`` (a mask or indices) when at most ``cap`` reach the
+    node, else a stratified sample of ``cap`` of them (each class in its share, at least one row each; drawn with
+    ``seed``), their weights scaled so that the sample weighs what the node's rows weigh (the loss keeps its
+    balance against the penalty on ``w``). Returns ``(indices, weights)``.
+
+    >>> idx, w = node_sample(np.ones(10, bool), np.r_[np.ones(8), -np.ones(2)], np.ones(10), 5, 0)
+    >>> idx.size, float(w.sum())
+    (5, 10.0)
+    """
+    idx = np.flatnonzero(rows) if rows.dtype == bool else np.asarray(rows, dtype=np.int64)
+    if idx.size <= cap:
+        return idx, sw[idx]
+    rng = np.random.default_rng(seed)
+    labels, counts = np.unique(y[idx], return_counts=True)
+    picks = [rng.choice(idx[y[idx] == label], size=min(int(count), max(1, round(cap * count / idx.size))),
+                        replace=False) for label, count in zip(labels, counts, strict=True)]
+    pick = np.sort(np.concatenate(picks))
+    return pick, sw[pick] * (sw[idx].sum() / sw[pick].sum())

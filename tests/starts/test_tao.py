@@ -253,3 +253,24 @@ def test_tao_is_a_warm_start_of_the_library() -> None:
     res = get_formulation("oct", depth=2).solve(data, warm_start="tao", time_limit=5, solver="highs")
     assert res.status.has_solution and res.start["chosen"] == "tao" and res.objective <= res.start["objective"]
     assert res.status is not Status.UNCERTIFIED
+
+
+def test_tao_keeps_to_its_deadline_and_bounds_an_oblique_refit_by_rows() -> None:
+    """The formulations' start runs TAO under the starts' share: past ``deadline`` no node is refitted (the tree
+    comes back as it went in); ``fit_rows`` fits each oblique node on a stratified sample of its care set but
+    judges it on all of it, so the training error still never increases, and a cap above the care sets changes
+    nothing."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(400, 5))
+    y = np.where(X[:, 0] - 0.7 * X[:, 1] + 0.3 * rng.normal(size=400) > 0, 1, -1)
+    W0, b0 = cart_tree(get_formulation("olct", depth=2).build(Dataset.from_arrays(X, y)))
+    W0, b0 = W0 + 0.05 * rng.normal(size=W0.shape), b0  # a worse oblique start for TAO to improve
+    W, b, hist = tao(X, y, W0, b0, 2, oblique=True, deadline=0.0)
+    np.testing.assert_array_equal(W, W0)
+    np.testing.assert_array_equal(b, b0)
+    start_error = training_error(X, y, W0, b0, 2)
+    W, b, hist = tao(X, y, W0, b0, 2, oblique=True, fit_rows=60, seed=0)
+    assert training_error(X, y, W, b, 2) <= start_error and hist == sorted(hist, reverse=True)
+    full = tao(X, y, W0, b0, 2, oblique=True, seed=0)
+    capped = tao(X, y, W0, b0, 2, oblique=True, fit_rows=10_000, seed=0)
+    np.testing.assert_array_equal(full[0], capped[0])

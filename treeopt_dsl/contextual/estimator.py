@@ -223,7 +223,9 @@ class _ContextualTree(BaseEstimator):
                               learning_rate=float(self.learning_rate), entropy_weight=float(self.entropy_weight),
                               entropy=self.entropy, epochs=int(self.epochs), batch_size=int(self.batch_size),
                               patience=int(self.patience),
-                              time_limit=None if self.time_limit is None else float(self.time_limit),
+                              # the whole fit's budget: training gets what the forest and the precompute left
+                              time_limit=None if self.time_limit is None else
+                              max(0.0, float(self.time_limit) - (time.perf_counter() - t_start)),
                               n_threads=int(self.n_threads), seed=policy_seed, verbose=bool(self.verbose))
         fit = train_policy(X_tr, R, X_val, val_score, config, method=self.method, labels=labels,
                            higher_is_better=not self._regression)
@@ -408,8 +410,9 @@ class ContextualTreeClassifier(ClassifierMixin, _ContextualTree):
         patience: epochs without a better validation accuracy before early stopping.
         validation_fraction: the part of ``X`` held out for validation when ``fit`` gets no ``eval_set``
             (0.2 of the 80 % training data = the thesis' 16 %).
-        time_limit: seconds of policy training (``None``: no limit). n_threads: PyTorch threads during fit
-            (the model does not depend on it).
+        time_limit: seconds of the whole fit (``None``: no limit): the depth validation, the forest and the
+            precompute take their part, the policy's training gets the rest and stops after the epoch that passes
+            it. n_threads: PyTorch threads during fit (the model does not depend on it).
         fallback: keep the policy only if it beats its best single tree on the validation part (a paired test
             at ``fallback_z`` standard errors, see ``_decide_fallback``); otherwise that tree (CART, or the
             forest's best tree if it beats CART) predicts every row and a ``FallbackWarning`` says so.

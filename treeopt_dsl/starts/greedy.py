@@ -19,6 +19,7 @@ from treeopt_dsl.blocks import HingeLoss, TangentLogisticLoss, ZeroOneLoss
 from treeopt_dsl.defaults import NODE_ROWS
 from treeopt_dsl.formulation import Built
 from treeopt_dsl.models.embed import fill_constant, split_budget
+from treeopt_dsl.numeric import node_sample
 
 
 def loss_kind(built: Built) -> str:
@@ -113,27 +114,6 @@ def descend(built: Built, fit: Callable[[int, int, np.ndarray], tuple[np.ndarray
             v = np.einsum("ij,ij->i", X, W[at]) + b[at]
             at = 2 * at + 1 + (v > eps / 2)
     return W, b
-
-
-def node_sample(rows: np.ndarray, y: np.ndarray, sw: np.ndarray, cap: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """The rows a node's problem is solved on: all of ``rows`` (a mask or indices) when at most ``cap`` reach the
-    node, else a stratified sample of ``cap`` of them (each class in its share, at least one row each; drawn with
-    ``seed``), their weights scaled so that the sample weighs what the node's rows weigh (the loss keeps its
-    balance against the penalty on ``w``). Returns ``(indices, weights)``.
-
-    >>> idx, w = node_sample(np.ones(10, bool), np.r_[np.ones(8), -np.ones(2)], np.ones(10), 5, 0)
-    >>> idx.size, float(w.sum())
-    (5, 10.0)
-    """
-    idx = np.flatnonzero(rows) if rows.dtype == bool else np.asarray(rows, dtype=np.int64)
-    if idx.size <= cap:
-        return idx, sw[idx]
-    rng = np.random.default_rng(seed)
-    labels, counts = np.unique(y[idx], return_counts=True)
-    picks = [rng.choice(idx[y[idx] == label], size=min(int(count), max(1, round(cap * count / idx.size))),
-                        replace=False) for label, count in zip(labels, counts, strict=True)]
-    pick = np.sort(np.concatenate(picks))
-    return pick, sw[pick] * (sw[idx].sum() / sw[pick].sum())
 
 
 def greedy_tree(built: Built) -> tuple[np.ndarray, np.ndarray]:

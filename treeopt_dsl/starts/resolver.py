@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from treeopt_dsl.defaults import AUTO_TMO, DP_START_TIME
+from treeopt_dsl.defaults import AUTO_TMO, DP_START_TIME, NODE_ROWS
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.formulation import Built
 from treeopt_dsl.models.embed import feasible_start, is_risk_score, is_tree, point_of, split_budget
@@ -104,7 +104,8 @@ def auto_start(built: Built, time_budget: float | None = None,
             continue
         try:
             left = None if time_budget is None else max(0.1, time_budget - (time.perf_counter() - t0))
-            x, proof = _candidate(built, name, left, seed) if name != "tao" else (_tao_from(built, best), None)
+            x, proof = (_candidate(built, name, left, seed) if name != "tao" else
+                        (_tao_from(built, best, None if left is None else time.perf_counter() + left), None))
         except (FormulationError, ImportError, ValueError) as exc:
             report["candidates"][name] = f"not used: {exc}"
             continue
@@ -129,15 +130,19 @@ def auto_start(built: Built, time_budget: float | None = None,
     return best, report
 
 
-def tao_start(built: Built, W: np.ndarray, b: np.ndarray, max_iter: int = 10) -> tuple[np.ndarray, np.ndarray]:
+def tao_start(built: Built, W: np.ndarray, b: np.ndarray, max_iter: int = 10,
+              deadline: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """TAO (Carreira-Perpinan & Tavallali 2018; :mod:`treeopt_dsl.starts.tao`) from ``(W, b)`` on the
     formulation's scaled training data: axis-aligned node refits when the formulation allows one feature
-    per split (an l0 budget of 1), sparse oblique ones otherwise; the training error never increases."""
+    per split (an l0 budget of 1), sparse oblique ones otherwise, each fitted on at most
+    :data:`~treeopt_dsl.defaults.NODE_ROWS` of its care set; the training error never increases; no node is
+    refitted past ``deadline``."""
     ctx = built.ctx
     loss = ctx.roles.get("loss")
     leaf = float(loss.leaf_threshold(ctx)) if hasattr(loss, "leaf_threshold") else 0.0
     W2, b2, _ = tao(ctx.data.X, np.asarray(ctx.data.y), W, b, ctx.topo, oblique=split_budget(built) != 1,
-                    max_iter=max_iter, eps=float(ctx.numerics.eps), leaf_threshold=leaf)
+                    max_iter=max_iter, eps=float(ctx.numerics.eps), leaf_threshold=leaf, deadline=deadline,
+                    fit_rows=NODE_ROWS)
     return W2, b2
 
 
@@ -158,10 +163,11 @@ def tmo_start(built: Built, **kw: Any) -> tuple[np.ndarray, np.ndarray]:
     return res.W, res.b
 
 
-def _tao_from(built: Built, x: np.ndarray) -> np.ndarray:
-    """The completed point of TAO started from the decisions of the point ``x``."""
+def _tao_from(built: Built, x: np.ndarray, deadline: float | None = None) -> np.ndarray:
+    """The completed point of TAO started from the decisions of the point ``x``; no node refitted past
+    ``deadline`` (the end of the starts' share)."""
     tree = built.decode(built.polish(x))
-    return feasible_start(built, *tao_start(built, tree.W.copy(), tree.b.copy()))
+    return feasible_start(built, *tao_start(built, tree.W.copy(), tree.b.copy(), deadline=deadline))
 
 
 def _candidate(built: Built, name: str, left: float | None = None,

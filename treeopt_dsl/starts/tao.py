@@ -37,6 +37,7 @@ Node refits:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -46,6 +47,7 @@ import numpy as np
 from treeopt_dsl.errors import DataError
 from treeopt_dsl.models.decision_tree import DecisionTree
 from treeopt_dsl.models.tree import CONSTANT_OFFSET, TreeModel, constant_subtree
+from treeopt_dsl.numeric import node_sample
 from treeopt_dsl.topology import Topology
 
 
@@ -277,16 +279,22 @@ def _clear_gap(v: np.ndarray, side: np.ndarray, node_thr: float, eps: float) -> 
 def _refit_node(X: np.ndarray, rows: np.ndarray, v_cur: np.ndarray, target: np.ndarray, care: np.ndarray,
                 wt: np.ndarray, w_cur: np.ndarray, b_cur: float, *, leaf: bool, threshold: float,
                 leaf_threshold: float, eps: float, oblique: bool, C: float, seed: int,
-                bins: AxisBins | None) -> tuple[np.ndarray, float] | None:
+                bins: AxisBins | None, fit_rows: int | None = None) -> tuple[np.ndarray, float] | None:
     """A new ``(w, b)`` for node ``t``, or ``None`` to keep the current one.
 
     ``rows``: the samples reaching ``t``; ``v_cur``: their current scores ``w_t x + b_t``. Both candidates
     are judged on their actual decisions (scores and the model's rule), so the acceptance test, not the
-    construction, guarantees that the care error does not increase."""
+    construction, guarantees that the care error does not increase. ``fit_rows``: an oblique split is fitted on at
+    most this many care-set samples (:func:`~treeopt_dsl.numeric.node_sample`; judged on all of them)."""
     node_thr = leaf_threshold if leaf else threshold
     if oblique:
         Xt = X[rows]
-        w, b = _logistic_split(Xt[care], np.where(target[care], 1, -1), wt[care], node_thr, C, seed)
+        ci = np.flatnonzero(care)
+        zc, wc = np.where(target[ci], 1, -1), wt[ci]
+        if fit_rows is not None and ci.size > fit_rows:
+            pick, wc = node_sample(np.arange(ci.size), zc, wc, fit_rows, seed)
+            ci, zc = ci[pick], zc[pick]
+        w, b = _logistic_split(Xt[ci], zc, wc, node_thr, C, seed)
         v = Xt @ w + b
         b += _clear_gap(v, _side(v, threshold, leaf, leaf_threshold), node_thr, eps)
         v = Xt @ w + b
@@ -310,8 +318,8 @@ def _refit_node(X: np.ndarray, rows: np.ndarray, v_cur: np.ndarray, target: np.n
 # --------------------------------------------------------------------------- TAO
 def tao(X: np.ndarray, y: np.ndarray, W: np.ndarray, b: np.ndarray, topology: Topology | int, *,
         oblique: bool = False, max_iter: int = 20, C: float = 1.0, sample_weight: np.ndarray | None = None,
-        eps: float = 0.0, seed: int = 0, leaf_threshold: float | None = None, bins: AxisBins | None = None
-        ) -> tuple[np.ndarray, np.ndarray, list[float]]:
+        eps: float = 0.0, seed: int = 0, leaf_threshold: float | None = None, bins: AxisBins | None = None,
+        deadline: float | None = None, fit_rows: int | None = None) -> tuple[np.ndarray, np.ndarray, list[float]]:
     """Improve the tree ``(W, b)`` by Tree Alternating Optimization (Carreira-Perpiñán & Tavallali, NeurIPS 2018).
 
     ``X`` (n x p) are the *scaled* features, ``y`` the labels in {-1, +1}; ``W`` (node x p) and ``b``
@@ -327,7 +335,12 @@ def tao(X: np.ndarray, y: np.ndarray, W: np.ndarray, b: np.ndarray, topology: To
     With ``eps > 0`` new splits keep the node's samples outside the MILP's forwarding gap ``(0, eps)``
     (axis-aligned cuts only between values more than ``eps`` apart), so the result is a feasible start.
     ``bins``: :meth:`AxisBins.of(X) <AxisBins.of>` when the caller runs TAO many times on the same ``X``
-    (built here otherwise; axis-aligned refits only).
+    (built here otherwise; axis-aligned refits only). ``deadline`` (a :func:`time.perf_counter` instant, e.g. the
+    end of the starts' share of a time limit): no node is refitted past it; the tree so far is returned (each
+    accepted refit keeps the error from increasing, so any point of a pass is as good as the pass' start).
+    ``fit_rows``: each oblique refit is fitted on at most this many of its care set's samples (a stratified
+    sample, weights scaled to the care set's; the acceptance test still counts every sample), so that a refit's
+    work is bounded by rows (the formulations' start: :data:`~treeopt_dsl.defaults.NODE_ROWS`); ``None``: all.
 
     Returns ``(W, b, history)``: the new arrays (the inputs are not modified) and the weighted training
     error after each pass (non-increasing; its length is the number of passes made).
@@ -337,7 +350,7 @@ def tao(X: np.ndarray, y: np.ndarray, W: np.ndarray, b: np.ndarray, topology: To
     binary = np.tile(np.array([0, 1], dtype=np.intp), topo.n_nodes + 1)[:topo.n_leaves]
     W, b, _, history = _tao(X, (y > 0).astype(np.intp), W, b, binary, topo, relabel=False, oblique=oblique,
                             max_iter=max_iter, C=C, sw=sw, eps=eps, seed=seed, leaf_threshold=leaf_threshold,
-                            bins=bins)
+                            bins=bins, deadline=deadline, fit_rows=fit_rows)
     return W, b, history
 
 
@@ -411,9 +424,10 @@ def _relabel(S: np.ndarray, topo: Topology, codes: np.ndarray, sw: np.ndarray, l
 
 def _tao(X: np.ndarray, codes: np.ndarray, W: np.ndarray, b: np.ndarray, leaves: np.ndarray, topo: Topology, *,
          relabel: bool, oblique: bool, max_iter: int, C: float, sw: np.ndarray, eps: float, seed: int,
-         leaf_threshold: float | None, bins: AxisBins | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[float]]:
+         leaf_threshold: float | None, bins: AxisBins | None, deadline: float | None = None,
+         fit_rows: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[float]]:
     """TAO on class codes with leaf classes ``leaves`` (relabelled each pass when ``relabel``): :func:`tao` and
-    :func:`tao_multiclass`."""
+    :func:`tao_multiclass`; past ``deadline`` no node is refitted (:func:`tao`)."""
     W = np.array(W, dtype=float, copy=True)
     b = np.array(b, dtype=float, copy=True)
     leaves = np.array(leaves, dtype=np.intp, copy=True)
@@ -433,6 +447,7 @@ def _tao(X: np.ndarray, codes: np.ndarray, W: np.ndarray, b: np.ndarray, leaves:
     # a node's care set depends only on the other nodes (its ancestors route, its descendants classify):
     # when no node has changed since its last refit, refitting it again would change nothing
     version, refitted_at = 0, np.full(topo.n_nodes, -1)
+    late = False
     for _ in range(max_iter):
         changed = False
         if relabel:  # the leaves first: each the weighted majority of the samples reaching it
@@ -446,7 +461,8 @@ def _tao(X: np.ndarray, codes: np.ndarray, W: np.ndarray, b: np.ndarray, leaves:
             Q, R = _subtree_classes(S, topo, leaves), _reach(S, topo)
             leaf = h == topo.depth
             for t in topo.nodes[topo.level == h]:
-                if refitted_at[t] == version:
+                late = late or (deadline is not None and time.perf_counter() > deadline)
+                if late or refitted_at[t] == version:
                     continue
                 refitted_at[t] = version
                 rows = np.flatnonzero(R[:, t])
@@ -464,7 +480,7 @@ def _tao(X: np.ndarray, codes: np.ndarray, W: np.ndarray, b: np.ndarray, leaves:
                     continue
                 new = _refit_node(X, rows, V[rows, t], target, care, wt, W[t], float(b[t]), leaf=leaf,
                                   threshold=thr, leaf_threshold=lt, eps=eps, oblique=oblique, C=C, seed=seed,
-                                  bins=bins)
+                                  bins=bins, fit_rows=fit_rows)
                 if new is not None:
                     W[t], b[t] = new
                     changed = True
@@ -472,7 +488,7 @@ def _tao(X: np.ndarray, codes: np.ndarray, W: np.ndarray, b: np.ndarray, leaves:
                     refitted_at[t] = version
         history.append(class_error(X, codes, W, b, leaves, topo, eps=eps, leaf_threshold=lt, sample_weight=sw))
         state = W.tobytes() + b.tobytes() + leaves.tobytes()
-        if not changed or state in seen:  # oblique ties can cycle through equally good trees
+        if late or not changed or state in seen:  # oblique ties can cycle through equally good trees
             break
         seen.add(state)
     if relabel and history:  # the splits of the last pass may have moved samples: majority leaves again
