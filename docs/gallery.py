@@ -195,6 +195,18 @@ X, y = X.iloc[::5, :10], np.where(y[::5] == 1, "benign", "malignant")
 clf = RiskScoreClassifier(T=3, binarize="quantile", time_limit=5).fit(X, y)
 fig = clf.card().plot()
 """, slow=True),
+    Entry("reliability", "Calibration: a reliability diagram", """
+How often the positive class occurs against the probability the score predicts, per equal-mass bin, with the
+expected calibration error (`plot_reliability`; `treeopt fit ors --calibration-plot FILE.png`).""", """
+from sklearn.datasets import load_breast_cancer
+from sklearn.model_selection import train_test_split
+from treeopt_dsl.estimator import RiskScoreClassifier
+
+X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+X_train, X_test, y_train, y_test = train_test_split(X.iloc[:, :10], y, test_size=0.3, stratify=y, random_state=0)
+clf = RiskScoreClassifier(T=3, binarize="quantile", time_limit=10).fit(X_train, y_train)
+fig = clf.plot_reliability(X_test, y_test)
+""", slow=True),
     Entry("path", "A regularization path (S-ORCT)", """
 Local and global sparsity and accuracy along the path of `lambda_L`, as the S-ORCT paper's Figures 2-3
 (`treeopt path --plot`).""", """

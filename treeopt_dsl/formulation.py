@@ -96,6 +96,12 @@ class Block:
     def complete(self, ctx: BuildContext, x: np.ndarray) -> None:
         """Fill this block's own columns of ``x`` from the columns earlier blocks own (in place)."""
 
+    def project(self, ctx: BuildContext, x: np.ndarray) -> None:
+        """Move a start's values of this block's own decision columns onto this block's constraints (in place), before
+        the start is handed to a solver. A local solver (Ipopt) that ends worse than its start keeps the start
+        (:func:`treeopt_dsl.solve.solve_built`), so a start must be feasible: e.g. random leaf class probabilities
+        that do not sum to one are moved onto the simplex. Columns without values (NaN) are left to :meth:`complete`."""
+
     def polish(self, ctx: BuildContext, x: np.ndarray) -> None:
         """Make a solver's point exact where this block's integer structure decides it (in place), after
         the integer columns were rounded: e.g. a weight whose l0 indicator is 0 is set to 0, so that the
@@ -177,6 +183,16 @@ class Built:
         for b in self.formulation.blocks:
             b.complete(self.ctx, x)
         return x
+
+    def project(self, x: np.ndarray) -> np.ndarray:
+        """A start moved onto the blocks' constraints (every block's :meth:`Block.project` on a copy of ``x``), its
+        other columns completed from the decisions when a block moved one; ``x`` itself (a copy) when none did."""
+        x = np.array(x, dtype=float)
+        moved = x.copy()
+        for b in self.formulation.blocks:
+            b.project(self.ctx, moved)
+        same = (moved == x) | (np.isnan(moved) & np.isnan(x))
+        return x if bool(np.all(same)) else self.completed(moved)
 
     def completed(self, x: np.ndarray) -> np.ndarray:
         """The point with ``x``'s decision columns (:attr:`Formulation.decisions`), every other column completed

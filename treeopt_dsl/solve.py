@@ -48,6 +48,8 @@ class Built(Protocol):
 
     def completed(self, x: np.ndarray) -> np.ndarray: ...
 
+    def project(self, x: np.ndarray) -> np.ndarray: ...
+
     def polish(self, x: np.ndarray) -> np.ndarray: ...
 
     def decode(self, x: np.ndarray) -> Any: ...
@@ -93,6 +95,7 @@ def as_start(built: Built, warm_start: Any) -> Start | None:
                           f"entries), got {type(warm_start).__name__}: a named start or a fitted model is made into "
                           "values by treeopt_dsl.starts.resolve(built, warm_start) (spec.solve and the estimators "
                           "do it)")
+    x = built.project(x)  # a start a block's constraints refuse is moved onto them first (Block.project)
     return Start(x if np.all(np.isfinite(x)) else built.complete(x), {"chosen": "given", "candidates": {}})
 
 

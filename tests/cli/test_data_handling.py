@@ -114,3 +114,36 @@ def test_one_label_rule_for_every_csv_reader(tmp_path) -> None:
     for reader in (lambda: load(q), lambda: read_csv(q, None, 2)):  # no 'Class': the label must be named
         with pytest.raises(DataError, match=r"give the label column .*'Class'.*\['a', 'b', 'outcome'\]"):
             reader()
+
+
+@needs_shared
+@pytest.mark.parametrize("fitter, extra", [
+    ("tao", []),
+    ("tmo", ["--param", "n_trees=6", "--param", "n_generations=1"]),
+    ("cct", ["--param", "n_trees=4", "--param", "epochs=3", "--param", "hidden=8"]),
+])
+def test_every_fit_prints_the_data_line(fitter: str, extra: list[str], capsys) -> None:
+    if fitter == "cct":
+        pytest.importorskip("torch")
+    raw = pd.read_csv(SHARED / "heart" / "processed.cleveland.data", header=None)  # the file, read independently
+    incomplete = int((raw == "?").any(axis=1).sum())
+    argv = ["fit", fitter, "--data", "heart", "--depth", "2", "--sample", "120", "--seed", "0", *extra]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    first = out.splitlines()[0]
+    complete = raw.shape[0] - incomplete
+    assert re.fullmatch(rf"data {{8}}heart: 120 of {raw.shape[0]} rows used, \d+ features; {incomplete} dropped: a "
+                        rf"missing value in a used column( \(.*\))?; --sample drew 120 of the {complete} "
+                        r"complete rows \(stratified\)", first), first
+    assert main([*argv, "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["data"]["rows"]
+    assert rows["read"] == raw.shape[0] and rows["dropped_missing"] == incomplete and rows["used"] == 120
+
+
+def test_crt_prints_the_data_line(capsys) -> None:
+    pytest.importorskip("torch")
+    argv = ["fit", "crt", "--data", "friedman", "--sample", "200", "--depth", "2", "--param", "n_trees=3",
+            "--param", "epochs=2"]
+    assert main(argv) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first == "data        friedman: 200 of 200 rows used, 20 features", first

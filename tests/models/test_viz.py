@@ -543,3 +543,27 @@ def test_every_estimator_plot_returns_a_figure_one_panel_per_class_one_vs_rest()
     fig = score.plot()
     assert isinstance(fig, Figure) and "points" in figure_texts(fig)
     plt.close(fig)
+
+
+@pytest.mark.parametrize("kind", ["standard", "minmax", "none"])
+def test_text_names_the_scaling_its_oblique_terms_use(data, kind):
+    """The note under ``text()`` says what was done to the features; the printed terms, evaluated on the features
+    transformed as the note says (computed here from the data), classify like the model."""
+    sc = Scaler(kind).fit(data)
+    m = TreeModel(Topology(1), np.array([[1.2, -0.7, 0.4]]), np.array([0.1]), ("age", "size", "dose"),
+                  ("benign", "malignant"), sc, threshold=5e-6, X_train=sc.transform(data))
+    text = m.text()
+    note = text.splitlines()[-1]
+    if kind == "standard":
+        assert "standardized features (x - mean) / sd" in note
+        Z = (data - data.mean(axis=0)) / data.std(axis=0)
+    elif kind == "minmax":
+        assert "min-max scaled to [0, 1]" in note and "standardized" not in note
+        Z = (data - data.min(axis=0)) / (data.max(axis=0) - data.min(axis=0))
+    else:
+        assert "raw features" in note and "standardized" not in note
+        Z = data
+    terms = dict((n, float(c)) for c, n in re.findall(r"([+-][\d.e+-]+)\*(\w+)", text))
+    const = float(re.search(r" ([+-][\d.e+-]+) > 0", text).group(1))
+    score = terms["age"] * Z[:, 0] + terms["size"] * Z[:, 1] + terms["dose"] * Z[:, 2] + const
+    assert np.mean((score >= 0) == (m.predict(data) == "malignant")) > 0.98  # 3-digit rounding

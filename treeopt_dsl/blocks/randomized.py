@@ -91,6 +91,85 @@ class LeafClasses(Block):
         m.add_constraints("class_on_some_leaf", C.sum(LEAF) >= 1.0)  # (3)
         ctx.provide("C", C, "LeafClasses")
 
+    def project(self, ctx: BuildContext, x: np.ndarray) -> None:
+        """A start's ``C`` made feasible for (2), (3) and (6): :func:`project_leaf_classes` (a random start draws
+        every ``C_kt`` uniformly in [0, 1], far from (2); Ipopt keeps a start it ends worse than)."""
+        fam = ctx.model.variables["C"]
+        C = fam.values(x)
+        if np.all(np.isfinite(C)):
+            x[fam.ids] = project_leaf_classes(C)
+
+
+def project_leaf_classes(C: np.ndarray, iterations: int = 500, tol: float = 1e-12) -> np.ndarray:
+    """``C`` (class x leaf) moved onto S-ORCT's constraints on the leaves' class probabilities: every column on the
+    probability simplex (2) and (6), every class with total probability at least 1 over the leaves (3).
+
+    The Euclidean projection onto the intersection, by Dykstra's alternating projections between the columns'
+    simplices (``max(c - tau, 0)``, ``tau`` from the sorted column) and the classes' rows (``min(max(c + sigma, 0),
+    1)``, the least ``sigma >= 0`` that gives the row a total of 1, by bisection): at most ``iterations`` rounds,
+    until a round moves no entry by more than ``tol``. The columns are projected last, so (2) holds to round-off;
+    a class still short of 1 by more than 1e-9 then is lifted by the least blend towards the uniform ``1/K``,
+    which keeps (2) and (6) and meets (3) as there are at least as many leaves as classes. A feasible ``C`` (within
+    1e-9) comes back unchanged.
+
+    >>> C = np.array([[0.9, 0.8, 0.7, 0.6], [0.05, 0.05, 0.05, 0.05]])   # leaves sum to 0.95 ... 0.65
+    >>> P = project_leaf_classes(C)                                       # class 1 would total 0.6 on the simplex
+    >>> np.round(P, 3).tolist()
+    [[0.825, 0.775, 0.725, 0.675], [0.175, 0.225, 0.275, 0.325]]
+    >>> np.round(P.sum(axis=0), 12).tolist(), np.round(P.sum(axis=1), 9).tolist()
+    ([1.0, 1.0, 1.0, 1.0], [3.0, 1.0])
+    """
+    C = np.asarray(C, dtype=float)
+    K, L = C.shape
+    if (C.min() >= 0.0 and C.max() <= 1.0 and np.abs(C.sum(axis=0) - 1.0).max() <= 1e-9
+            and C.sum(axis=1).min() >= 1.0 - 1e-9):
+        return C.copy()  # feasible already (a solver's point, a projected start): left as it is
+    x, p, q = C.copy(), np.zeros_like(C), np.zeros_like(C)
+    for _ in range(iterations):
+        y = _columns_on_simplex(x + p)
+        p = x + p - y
+        x_new = _rows_at_least_one(y + q)
+        q = y + q - x_new
+        done = np.max(np.abs(x_new - x)) <= tol
+        x = x_new
+        if done:
+            break
+    S = _columns_on_simplex(x)
+    rows = S.sum(axis=1)
+    short = rows < 1.0 - 1e-9  # Dykstra's round-off is left (with K = L the blend below would be the uniform C)
+    if short.any() and L >= K:
+        # (1 - theta) r_k + theta L / K >= 1 for every class k; L / K >= 1 > r_k on the short ones
+        theta = float(np.max((1.0 - rows[short]) / (L / K - rows[short])))
+        S = (1.0 - theta) * S + theta / K
+    return S
+
+
+def _columns_on_simplex(C: np.ndarray) -> np.ndarray:
+    """Every column of ``C`` projected onto the probability simplex (Euclidean)."""
+    K, L = C.shape
+    u = -np.sort(-C, axis=0)  # every column in decreasing order
+    css = np.cumsum(u, axis=0) - 1.0
+    rho = np.sum(u - css / np.arange(1, K + 1)[:, None] > 0, axis=0)  # entries kept positive, per column (>= 1)
+    tau = css[rho - 1, np.arange(L)] / rho
+    return np.maximum(C - tau, 0.0)
+
+
+def _rows_at_least_one(C: np.ndarray) -> np.ndarray:
+    """Every row of ``C`` projected onto ``{v in [0, 1]^L: sum v >= 1}`` (Euclidean): clipped to the box, and where
+    that sums below 1, shifted up by the ``sigma`` (bisection) at which the clipped row sums to 1."""
+    box = np.clip(C, 0.0, 1.0)
+    short = box.sum(axis=1) < 1.0
+    if not short.any():
+        return box
+    R = C[short]
+    lo, hi = np.zeros(R.shape[0]), 1.0 - R.min(axis=1)  # at hi every entry is 1 (and L >= 1)
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        below = np.clip(R + mid[:, None], 0.0, 1.0).sum(axis=1) < 1.0
+        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+    box[short] = np.clip(R + hi[:, None], 0.0, 1.0)
+    return box
+
 
 def cost_matrix(K: int, cost: Any = 0.5) -> np.ndarray:
     """``W`` (K x K): a number is the cost of every error (0 on the diagonal; the paper uses 0.5,

@@ -86,11 +86,15 @@ def cell_scores(ensemble: Ensemble, levels: Sequence[np.ndarray]) -> np.ndarray:
 class CellSpace:
     """The ensemble's class on every cell of a grid of split levels.
 
-    Attributes:
-        levels: per feature, the sorted split values that bound its cells (cell ``i`` is ``(t_{i-1}, t_i]``).
-        cls: class index of every cell, shape ``tuple(len(l) + 1 for l in levels)``, C order (feature 0 most
-            significant, like the ``codeBook`` of the authors' code).
-        n_classes: number of classes.
+    Attributes
+    ----------
+    levels
+        Per feature, the sorted split values that bound its cells (cell ``i`` is ``(t_{i-1}, t_i]``).
+    cls
+        Class index of every cell, shape ``tuple(len(l) + 1 for l in levels)``, C order (feature 0 most
+        significant, like the ``codeBook`` of the authors' code).
+    n_classes
+        Number of classes.
     """
 
     levels: list[np.ndarray]

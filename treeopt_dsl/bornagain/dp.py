@@ -92,18 +92,30 @@ class _TimeUp(Exception):
 class BornAgainResult:
     """The born-again tree and the run's statistics.
 
-    Attributes:
-        tree: the optimal faithful tree (``None`` if the time limit stopped the search).
-        objective: "depth", "leaves" or "depth-leaves".
-        status: "optimal" or "time_limit".
-        depth, n_leaves: of the returned tree.
-        value: the DP's optimum at the root (depth; number of splits; ``depth * 2**20 + splits``).
-        time: wall seconds of the whole construction (cells, filtering, DP, tree extraction).
-        time_dp: wall seconds of the DP alone.
-        method: "recursion" or "table".
-        n_cells, n_cells_filtered: grid sizes before / after dropping the useless levels.
-        n_regions: regions memorized (recursion) or computed (table).
-        n_calls: recursive calls (recursion only).
+    Attributes
+    ----------
+    tree
+        The optimal faithful tree (``None`` if the time limit stopped the search).
+    objective
+        "depth", "leaves" or "depth-leaves".
+    status
+        "optimal" or "time_limit".
+    depth, n_leaves
+        Of the returned tree.
+    value
+        The DP's optimum at the root (depth; number of splits; ``depth * 2**20 + splits``).
+    time
+        Wall seconds of the whole construction (cells, filtering, DP, tree extraction).
+    time_dp
+        Wall seconds of the DP alone.
+    method
+        "recursion" or "table".
+    n_cells, n_cells_filtered
+        Grid sizes before / after dropping the useless levels.
+    n_regions
+        Regions memorized (recursion) or computed (table).
+    n_calls
+        Recursive calls (recursion only).
     """
 
     tree: DecisionTree | None

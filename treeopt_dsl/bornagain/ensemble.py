@@ -45,16 +45,25 @@ __all__ = ["Ensemble"]
 class Ensemble:
     """A tree ensemble with a majority (hard) or averaged-probability (soft) vote.
 
-    Attributes:
-        trees: the member trees (their ``value`` is each leaf's majority class index).
-        n_features, n_classes: input dimension and number of classes.
-        leaf_scores: per tree, the score row each node adds (``(n_nodes, n_classes)``; int for hard votes).
-        vote: ``"hard"`` or ``"soft"``.
-        divisor: the summed scores are divided by it before the argmax (the number of trees for a soft vote,
-            as scikit-learn does; 1 for a hard vote).
-        classes: class labels (default ``0 .. n_classes - 1``).
-        feature_names: optional names, passed on to the born-again tree.
-        dtype: ``"float32"`` if the trees compare ``float32(x)`` (scikit-learn), else ``"float64"``.
+    Attributes
+    ----------
+    trees
+        The member trees (their ``value`` is each leaf's majority class index).
+    n_features, n_classes
+        Input dimension and number of classes.
+    leaf_scores
+        Per tree, the score row each node adds (``(n_nodes, n_classes)``; int for hard votes).
+    vote
+        ``"hard"`` or ``"soft"``.
+    divisor
+        The summed scores are divided by it before the argmax (the number of trees for a soft vote,
+        as scikit-learn does; 1 for a hard vote).
+    classes
+        Class labels (default ``0 .. n_classes - 1``).
+    feature_names
+        Optional names, passed on to the born-again tree.
+    dtype
+        ``"float32"`` if the trees compare ``float32(x)`` (scikit-learn), else ``"float64"``.
     """
 
     trees: list[DecisionTree]

@@ -40,28 +40,47 @@ METHODS = ("auto", "exact", "heuristic")
 class BornAgainClassifier(ClassifierMixin, BaseEstimator):
     """Fit ``estimator`` (default: the paper's random forest of 10 trees of depth 3), then the born-again tree.
 
-    Parameters:
-        estimator: a scikit-learn ``RandomForestClassifier``, ``ExtraTreesClassifier`` or
-            ``DecisionTreeClassifier``; cloned and fitted unless ``prefit``.
-        prefit: use ``estimator`` as already fitted (only the born-again step runs in :meth:`fit`).
-        objective: ``"depth"``, ``"leaves"`` or ``"depth-leaves"`` (exact dynamic program).
-        method: ``"exact"`` (the dynamic program: minimal), ``"heuristic"`` (the faithful greedy construction
-            of §4.5: not minimal) or ``"auto"`` (exact within ``time_limit`` and the cell budget, else the
-            heuristic; ``method_`` says which ran).
-        prune: remove the splits with no training sample on a side (§4.4): smaller, no longer faithful
-            everywhere, identical on the training data.
-        time_limit: seconds for the born-again step, the dynamic program and then the heuristic together (default
-            60; ``None``: no limit); a heuristic cut short by it leaves unproven regions as majority leaves, warns
-            (``UncertifiedWarning``) and sets ``faithful_.ok`` False.
-        random_state: seed of the default forest and of the heuristic's samples.
-        class_weight: ``None``, ``"balanced"`` or a dict (scikit-learn's semantics); multiplied into the
-            ``sample_weight`` of :meth:`fit`, which go to the forest's ``fit`` (the born-again tree reproduces the
-            forest, so the weights act through it; ignored with ``prefit``).
+    Parameters
+    ----------
+    estimator : RandomForestClassifier, ExtraTreesClassifier, DecisionTreeClassifier or None, default=None
+        The ensemble to reproduce (``None``: the paper's random forest of 10 trees of depth 3); cloned and fitted
+        unless ``prefit``.
+    prefit : bool, default=False
+        Use ``estimator`` as already fitted (only the born-again step runs in :meth:`fit`).
+    objective : {"depth", "leaves", "depth-leaves"}, default="depth"
+        What the exact dynamic program minimizes.
+    method : {"auto", "exact", "heuristic"}, default="auto"
+        ``"exact"``: the dynamic program (minimal); ``"heuristic"``: the faithful greedy construction of §4.5 (not
+        minimal); ``"auto"``: exact within ``time_limit`` and the cell budget, else the heuristic (``method_`` says
+        which ran).
+    prune : bool, default=False
+        Remove the splits with no training sample on a side (§4.4): smaller, no longer faithful everywhere,
+        identical on the training data.
+    time_limit : float or None, default=60
+        Seconds for the born-again step, the dynamic program and then the heuristic together (``None``: no
+        limit); a heuristic cut short by it leaves unproven regions as majority leaves, warns
+        (``UncertifiedWarning``) and sets ``faithful_.ok`` False.
+    random_state : int or None, default=0
+        Seed of the default forest and of the heuristic's samples.
+    class_weight : None, "balanced" or dict, default=None
+        scikit-learn's semantics; multiplied into the ``sample_weight`` of :meth:`fit`, which go to the forest's
+        ``fit`` (the born-again tree reproduces the forest, so the weights act through it; ignored with
+        ``prefit``).
 
-    Fitted attributes: ``forest_``, ``ensemble_`` (:class:`~treeopt_dsl.bornagain.Ensemble`), ``tree_`` (the tree
-    :meth:`predict` uses; pruned if ``prune``), ``born_again_`` (before pruning), ``faithful_`` (the check of
-    ``born_again_`` against the forest on every cell), ``method_``, ``classes_``, ``n_features_in_``,
-    ``node_weights_`` (the training samples of each class reaching each node of ``tree_``, which :meth:`plot` shows).
+    Attributes
+    ----------
+    forest_ : estimator
+        The fitted ensemble; ``ensemble_`` its :class:`~treeopt_dsl.bornagain.Ensemble`.
+    tree_ : DecisionTree
+        The tree :meth:`predict` uses (pruned if ``prune``); ``born_again_`` the tree before pruning.
+    faithful_ : object
+        The check of ``born_again_`` against the forest on every cell.
+    method_ : str
+        Which method ran.
+    node_weights_ : numpy.ndarray
+        The training samples of each class reaching each node of ``tree_`` (what :meth:`plot` shows).
+
+    ``classes_`` and ``n_features_in_`` as scikit-learn's estimators.
     """
 
     def __init__(self, estimator: Any = None, *, prefit: bool = False, objective: str = "depth",

@@ -46,12 +46,18 @@ __all__ = ["FaithfulResult", "check_faithful"]
 class FaithfulResult:
     """Outcome of :func:`check_faithful`.
 
-    Attributes:
-        ok: the tree and the ensemble agree everywhere.
-        n_cells: cells compared.
-        method: "exhaustive" or "leaf-regions".
-        counterexample: a point where they disagree (``None`` if ``ok``).
-        ensemble_class, tree_class: the two class labels at the counterexample.
+    Attributes
+    ----------
+    ok
+        The tree and the ensemble agree everywhere.
+    n_cells
+        Cells compared.
+    method
+        "exhaustive" or "leaf-regions".
+    counterexample
+        A point where they disagree (``None`` if ``ok``).
+    ensemble_class, tree_class
+        The two class labels at the counterexample.
     """
 
     ok: bool

@@ -272,9 +272,20 @@ def rows_line(d: Any) -> str:
     >>> rows_line(d)
     'data        t: 5 of 8 rows used, 1 feature; 3 dropped: a missing value in a used column (+1: 1, -1: 2)'
     """
-    r = rows_report(d)
-    text = (f"data        {d.name}: {r['used']:,} of {r['read']:,} rows used, {d.n_features:,} "
-            f"feature{'s' if d.n_features != 1 else ''}")
+    return rows_text(d.name, rows_report(d), d.n_features)
+
+
+def rows_text(name: str, r: dict[str, Any], n_features: int) -> str:
+    """The ``data`` line of a :func:`rows_report` ``r`` (also for data that is not a :class:`Dataset`: the
+    regression sets of ``treeopt fit crt``).
+
+    >>> r = {"read": 50, "dropped_missing": 0, "filtered_out": 0, "loaded": 50, "sampled": 30, "used": 30,
+    ...      "sampling": "uniform"}
+    >>> rows_text("f", r, 2)
+    'data        f: 30 of 50 rows used, 2 features; --sample drew 30 of the 50 complete rows (uniform)'
+    """
+    text = (f"data        {name}: {r['used']:,} of {r['read']:,} rows used, {n_features:,} "
+            f"feature{'s' if n_features != 1 else ''}")
     why = []
     if r["dropped_missing"]:
         by = r.get("dropped_missing_by_class")
@@ -283,7 +294,8 @@ def rows_line(d: Any) -> str:
     if r["filtered_out"]:
         why.append(f"{r['filtered_out']:,} left out by the manifest's filter")
     if r["sampled"] is not None:
-        why.append(f"--sample drew {r['sampled']:,} of the {r['loaded']:,} complete rows (stratified)")
+        why.append(f"--sample drew {r['sampled']:,} of the {r['loaded']:,} complete rows "
+                   f"({r.get('sampling', 'stratified')})")
     return text + ("; " + "; ".join(why) if why else "")
 
 

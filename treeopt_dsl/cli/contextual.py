@@ -18,6 +18,7 @@ dicts). Multiclass sets without ``--positive`` are fitted with all their classes
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
@@ -28,11 +29,12 @@ from typing import Any
 
 import numpy as np
 
-from treeopt_dsl.cli.common import check_writable_options, parse_param_items, time_left
+from treeopt_dsl.cli.common import check_writable_options, parse_param_items, rows_report, rows_text, time_left
 from treeopt_dsl.contextual.estimator import ContextualTreeClassifier, ContextualTreeRegressor
 from treeopt_dsl.datasets import load
 from treeopt_dsl.defaults import SOLVER
 from treeopt_dsl.errors import DataError, OptionError
+from treeopt_dsl.io import atomic_binary
 from treeopt_dsl.numeric import jsonable
 
 __all__ = ["PARAMS", "load_regression", "parse_params", "run"]
@@ -90,10 +92,18 @@ def parse_params(items: list[str], formulation: str) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------------- data
-def load_regression(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, list[str], str]:
+def _rows(read: int, used: int, sampling: str = "uniform") -> dict[str, Any]:
+    """:func:`~treeopt_dsl.cli.common.rows_report` of a regression set: no row is dropped (missing values are an
+    error) and ``--sample`` draws rows uniformly."""
+    return {"read": int(read), "dropped_missing": 0, "filtered_out": 0, "loaded": int(read),
+            "sampled": int(used) if used != read else None, "used": int(used), "sampling": sampling}
+
+
+def load_regression(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, list[str], str, dict[str, Any]]:
     """``--data friedman`` (scikit-learn's make_friedman1, 5000 x 20 as the thesis' Table 5.2, noise 0, seeded by
     ``--seed``; ``--sample N`` rows) or a CSV file with a numeric ``--label`` column (text feature columns are
-    one-hot encoded; missing values are an error)."""
+    one-hot encoded; missing values are an error). Returns ``X, y``, the feature names, the data's name and where
+    the rows went (:func:`~treeopt_dsl.cli.common.rows_report`)."""
     if args.data == "friedman":
         from sklearn.datasets import make_friedman1
 
@@ -101,7 +111,7 @@ def load_regression(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, l
         if n < 20:
             raise DataError("--sample needs at least 20 rows for friedman")
         X, y = make_friedman1(n_samples=n, n_features=20, random_state=args.seed)
-        return X, y, [f"x{j}" for j in range(20)], "friedman"
+        return X, y, [f"x{j}" for j in range(20)], "friedman", _rows(n, n)
     path = Path(args.data).expanduser()
     if not path.is_file():
         raise DataError(f"crt takes --data friedman or a CSV file with a numeric --label column; {args.data!r} is "
@@ -126,23 +136,26 @@ def load_regression(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, l
     X = feats.to_numpy(dtype=np.float64)
     if not np.all(np.isfinite(X)):
         raise DataError(f"{path}: the features hold missing or infinite values: drop or impute them first")
+    n_read = X.shape[0]
     if args.sample is not None:
         if args.sample < 20:
             raise DataError("--sample needs at least 20 rows")
         keep = np.sort(np.random.default_rng(args.seed).choice(X.shape[0], min(args.sample, X.shape[0]),
                                                                replace=False))
         X, y = X[keep], y[keep]
-    return X, y, [str(c) for c in feats.columns], path.stem
+    return X, y, [str(c) for c in feats.columns], path.stem, _rows(n_read, X.shape[0])
 
 
-def _load_classification(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, list[str], str, list[Any]]:
+def _load_classification(args: argparse.Namespace
+                         ) -> tuple[np.ndarray, np.ndarray, list[str], str, list[Any], dict[str, Any]]:
     d = load(args.data, data_dir=args.data_dir, label=args.label, positive=args.positive, variant=args.variant,
              multiclass=args.positive is None)
+    d = dataclasses.replace(d, meta={**d.meta, "n_rows_loaded": d.n_samples})  # before --sample: rows_report
     if args.sample is not None:
         if args.sample < 20:
             raise DataError("--sample needs at least 20 rows")
         d = d.subsample(args.sample, seed=args.seed)
-    return d.X, np.asarray(d.labels_of(d.y)), list(d.feature_names), d.name, list(d.classes)
+    return d.X, np.asarray(d.labels_of(d.y)), list(d.feature_names), d.name, list(d.classes), rows_report(d)
 
 
 # ---------------------------------------------------------------------------------------------- metrics
@@ -213,11 +226,11 @@ def run(args: argparse.Namespace) -> int:
     if regression:
         if args.positive is not None or args.variant is not None:
             raise OptionError("crt is a regression: --positive and --variant do not apply")
-        X, y, names, data_name = load_regression(args)
+        X, y, names, data_name, rows = load_regression(args)
         classes: list[Any] = []
         strat_all = None
     else:
-        X, y, names, data_name, classes = _load_classification(args)
+        X, y, names, data_name, classes, rows = _load_classification(args)
         strat_all = y
     try:
         X_rest, X_te, y_rest, y_te = train_test_split(X, y, test_size=float(args.test_size), random_state=args.seed,
@@ -250,7 +263,7 @@ def run(args: argparse.Namespace) -> int:
     out: dict[str, Any] = {
         "formulation": name, "params": {k: v for k, v in model.get_params().items() if k != "verbose"},
         "data": {"name": data_name, "n_samples": int(X.shape[0]), "n_features": int(X.shape[1]),
-                 **({"classes": classes} if not regression else {})},
+                 **({"classes": classes} if not regression else {}), "rows": rows},
         "n_train": int(X_tr.shape[0]), "n_val": int(X_val.shape[0]), "n_test": int(X_te.shape[0]),
         "n_trees": model.n_trees_, "depth": model.depth_, "depth_scores": model.depth_scores_,
         "method": model.method, "epochs": model.n_epochs_, "best_epoch": model.best_epoch_ + 1,
@@ -264,7 +277,8 @@ def run(args: argparse.Namespace) -> int:
         doc = {"formulation": name, "data": data_name, "depth": model.depth_, "selection_histogram_test": hist_test,
                "trees": {str(k): model.tree(k).to_dict() for k in used}}
         try:
-            Path(args.output).write_text(json.dumps(jsonable(doc)), encoding="utf-8")
+            with atomic_binary(Path(args.output)) as fh:  # an interrupted write keeps the old file
+                fh.write(json.dumps(jsonable(doc)).encode("utf-8"))
         except OSError as exc:
             raise OptionError(f"cannot write --output {args.output!r}: {exc.strerror or exc}") from None
         out["output"] = str(args.output)
@@ -280,6 +294,7 @@ def _print_text(model: Any, out: dict[str, Any], regression: bool, X_te: np.ndar
     d = out["data"]
     what = "RMSE" if regression else "accuracy"
     scores = ", ".join(f"{k} {v:.4f}" for k, v in out["depth_scores"].items())
+    print(rows_text(d["name"], d["rows"], d["n_features"]))
     print(f"{out['formulation']}: {d['name']}, {d['n_samples']} rows x {d['n_features']} features"
           + ("" if regression else f", {len(d['classes'])} classes")
           + f"; train {out['n_train']} / validation {out['n_val']} / test {out['n_test']}")

@@ -25,6 +25,7 @@ from treeopt_dsl.cli.common import (
     load_data,
     parse_param_items,
     print_json,
+    rows_line,
     time_left,
 )
 from treeopt_dsl.defaults import SOLVER
@@ -104,6 +105,9 @@ def run(args: argparse.Namespace) -> int:
         print_json(out)
     else:
         name = {"tao": "TAO (CART, then Tree Alternating Optimization)", "tmo": "TMO (memetic, [aldinucci-memetic])"}
+        print(rows_line(data))
+        print(f"split       {train.n_samples:,} training rows, {test.n_samples:,} test rows (stratified, --test-size "
+              f"{args.test_size:g}, --seed {args.seed})")
         print(f"{name[args.formulation]} on {data.name} ({train.n_samples} training samples), depth "
               f"{est.tree_.depth}, {est.tree_.n_leaves} leaves, {fit_s:.2f} s" +
               ("" if stopped == "completed" else f" (stopped: {stopped}, best tree so far)"))

@@ -394,41 +394,73 @@ class ContextualTreeClassifier(ClassifierMixin, _ContextualTree):
     """Contextual classification tree (CCT, thesis chapter 5): a random forest of ``n_trees`` shallow trees and a
     policy network that picks, for each input, the one tree that predicts it.
 
-    Parameters (thesis values where it gives them, [aldinucci-thesis-2024] lines 1649-1655):
-        n_trees: ``B``, trees of the forest (50).
-        max_depth: depth of the forest's trees; ``None`` validates CART's depth over ``depths`` on the
-            validation part, as the thesis does with {2, 3, 4}.
-        depths: candidate depths of that grid search.
-        method: ``"reinforce"`` (CCT: REINFORCE on the rewards (5.4), Algorithm 4) or ``"supervised"`` (the
-            baseline of §5.3: cross-entropy on the best tree of each sample).
-        hidden: width of the two hidden layers of the 3-layer ReLU network (not in the thesis).
-        dropout: the dropout layer's rate (0.2).
-        learning_rate: Adam's initial learning rate (1e-3; no weight decay; cosine schedule over ``epochs``).
-        entropy_weight: ``lambda`` of the entropy regularization of Algorithm 4 (1e-4).
-        entropy: ``"sampled"`` (Algorithm 4's ``-pi(a|x) log pi(a|x)`` of the sampled action) or ``"full"``.
-        epochs: most epochs (also the cosine schedule's period); batch_size: mini-batch (not in the thesis).
-        patience: epochs without a better validation accuracy before early stopping.
-        validation_fraction: the part of ``X`` held out for validation when ``fit`` gets no ``eval_set``
-            (0.2 of the 80 % training data = the thesis' 16 %).
-        time_limit: seconds of the whole fit (``None``: no limit): the depth validation, the forest and the
-            precompute take their part, the policy's training gets the rest and stops after the epoch that passes
-            it. n_threads: PyTorch threads during fit (the model does not depend on it).
-        fallback: keep the policy only if it beats its best single tree on the validation part (a paired test
-            at ``fallback_z`` standard errors, see ``_decide_fallback``); otherwise that tree (CART, or the
-            forest's best tree if it beats CART) predicts every row and a ``FallbackWarning`` says so.
-            ``False``: always the policy (the thesis' CCT).
-        fallback_z: the test's margin in standard errors (2.0: the policy's validation score is the best of
-            its epochs, so it must win by more than the noise).
-        random_state: seed of the split, CART, the forest and the policy. verbose: one line per epoch on stderr.
+    Parameters
+    ----------
+    n_trees : int, default=50
+        ``B``, trees of the forest (the thesis' values where it gives them, [aldinucci-thesis-2024] lines
+        1649-1655).
+    max_depth : int or None, default=None
+        Depth of the forest's trees; ``None`` validates CART's depth over ``depths`` on the validation part, as the
+        thesis does with {2, 3, 4}.
+    depths : tuple of int, default=(2, 3, 4)
+        Candidate depths of that grid search.
+    method : {"reinforce", "supervised"}, default="reinforce"
+        ``"reinforce"``: CCT, REINFORCE on the rewards (5.4), Algorithm 4; ``"supervised"``: the baseline of §5.3,
+        cross-entropy on the best tree of each sample.
+    hidden : int, default=128
+        Width of the two hidden layers of the 3-layer ReLU network (not in the thesis).
+    dropout : float, default=0.2
+        The dropout layer's rate.
+    learning_rate : float, default=1e-3
+        Adam's initial learning rate (no weight decay; cosine schedule over ``epochs``).
+    entropy_weight : float, default=1e-4
+        ``lambda`` of the entropy regularization of Algorithm 4.
+    entropy : {"sampled", "full"}, default="sampled"
+        ``"sampled"``: Algorithm 4's ``-pi(a|x) log pi(a|x)`` of the sampled action; ``"full"``: the whole entropy.
+    epochs : int, default=1000
+        Most epochs (also the cosine schedule's period).
+    batch_size : int, default=256
+        Mini-batch size (not in the thesis).
+    patience : int, default=100
+        Epochs without a better validation accuracy before early stopping.
+    validation_fraction : float, default=0.2
+        The part of ``X`` held out for validation when ``fit`` gets no ``eval_set`` (0.2 of the 80 % training
+        data = the thesis' 16 %).
+    time_limit : float or None, default=None
+        Seconds of the whole fit (``None``: no limit): the depth validation, the forest and the precompute take
+        their part; the policy's training gets the rest and stops after the epoch that passes it.
+    fallback : bool, default=True
+        Keep the policy only if it beats its best single tree on the validation part (a paired test at
+        ``fallback_z`` standard errors, see ``_decide_fallback``); otherwise that tree (CART, or the forest's best
+        tree if it beats CART) predicts every row and a ``FallbackWarning`` says so. ``False``: always the policy
+        (the thesis' CCT).
+    fallback_z : float, default=2.0
+        The test's margin in standard errors (the policy's validation score is the best of its epochs, so it must
+        win by more than the noise).
+    n_threads : int, default=1
+        PyTorch threads during fit (the model does not depend on it).
+    random_state : int or None, default=0
+        Seed of the split, CART, the forest and the policy.
+    verbose : bool, default=False
+        One line per epoch on stderr.
 
-    Fitted attributes: ``forest_``, ``cart_`` (the depth-validated CART tree, the thesis' baseline),
-    ``depth_``, ``depth_scores_``, ``classes_``, ``policy_``, ``history_`` (``reward``, ``loss``, ``val_score``,
-    ``lr``, ``selection``, ``time`` per epoch), ``n_epochs_``, ``best_epoch_``, ``stopped_``,
-    ``best_val_score_``, ``precompute_time_`` (the forest's predictions on the training and validation parts),
-    ``train_time_``, ``time_per_epoch_``, ``fit_time_``, ``n_train_``, ``n_val_``; ``selected_`` (what
-    predicts: ``"policy"``, ``"cart"`` or ``"tree"``), ``fallback_tree_`` (``None``, the forest's tree, or
-    ``n_trees_`` for CART), ``fallback_stats_`` (validation scores of the policy and the single tree, the mean
-    paired gain, the margin, ``policy_beats_single``).
+    Attributes
+    ----------
+    forest_, cart_ : estimators
+        The forest and the depth-validated CART tree (the thesis' baseline); ``depth_``, ``depth_scores_`` its depth
+        and the validation scores by depth.
+    policy_ : torch.nn.Module
+        The policy network.
+    history_ : dict
+        ``reward``, ``loss``, ``val_score``, ``lr``, ``selection``, ``time`` per epoch; ``n_epochs_``,
+        ``best_epoch_``, ``stopped_``, ``best_val_score_``.
+    selected_ : str
+        What predicts: ``"policy"``, ``"cart"`` or ``"tree"``; ``fallback_tree_`` (``None``, the forest's tree, or
+        ``n_trees_`` for CART) and ``fallback_stats_`` (validation scores of the policy and the single tree, the
+        mean paired gain, the margin, ``policy_beats_single``) say why.
+
+    Timings: ``precompute_time_`` (the forest's predictions on the training and validation parts),
+    ``train_time_``, ``time_per_epoch_``, ``fit_time_``; sizes ``n_train_``, ``n_val_``; ``classes_``.
     """
 
     def _encode(self, y: np.ndarray) -> np.ndarray:

@@ -17,6 +17,7 @@ Their number is ``meta["dropped_missing"]`` and their labels ``meta["dropped_mis
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +117,40 @@ KNOWN_NAMES: dict[str, dict[str, Any]] = {
         "capital_run_length_total", "spam"]},
     "credit-approval": {"columns": [f"A{k}" for k in range(1, 17)]},  # crx.names: anonymized as A1..A16
     "spect-heart": {"columns": ["OVERALL_DIAGNOSIS", *(f"F{k}" for k in range(1, 23))]},
+    # -- issue 35: the rest of the headerless sets. Names from the documentation where it gives them; where it
+    # documents only a structure, names from that structure (docs/datasets.md, "Feature names", says which is which)
+    "ionosphere": {"columns": [*(f"pulse{k:02d}_{j}" for k in range(1, 18) for j in (1, 2)), "class"]},
+    "sonar": {"columns": [*(f"band_{k:02d}" for k in range(1, 61)), "class"]},
+    "spectf": {"columns": [*(f"F{k}{s}" for k in range(1, 23) for s in "RS"), "OVERALL_DIAGNOSIS"]},
+    "libras": {"columns": [*(f"{a}{k}" for k in range(1, 46) for a in "xy"), "class"]},
+    "german": {"columns": [*(f"attr_{k:02d}" for k in range(1, 25)), "class"]},
+    "german[categorical]": {
+        "columns": ["checking account status", "duration in month", "credit history", "purpose", "credit amount",
+                    "savings account/bonds", "present employment since", "installment rate in % of income",
+                    "personal status and sex", "other debtors/guarantors", "present residence since", "property",
+                    "age in years", "other installment plans", "housing", "existing credits at this bank", "job",
+                    "people liable to maintain", "telephone", "foreign worker", "class"]},
+    "krkp": {"columns": [*("bkblk bknwy bkon8 bkona bkspr bkxbq bkxcr bkxwp blxwp bxqsq cntxt dsopp dwipd hdchk katri "
+                           "mulch qxmsq r2ar8 reskd reskr rimmx rkxwp rxmsq simpl skach skewr skrxp spcop stlmt thrsk "
+                           "wkcti wkna8 wknck wkovl wkpos wtoeg").split(), "class"]},
+    "thyroid": {"columns": ["age", "sex", "on thyroxine", "query on thyroxine", "on antithyroid medication", "sick",
+                            "pregnant", "thyroid surgery", "I131 treatment", "query hypothyroid", "query hyperthyroid",
+                            "lithium", "goitre", "tumor", "hypopituitary", "psych", "TSH", "T3", "TT4", "T4U", "FTI",
+                            "class"]},
+    "thyroid[new_thyroid]": {"columns": ["T3-resin uptake", "total serum thyroxin", "total serum triiodothyronine",
+                                         "basal TSH", "TSH difference after TRH", "class"]},
+    "biodeg": {"columns": ["SpMax_L", "J_Dz(e)", "nHM", "F01[N-N]", "F04[C-N]", "NssssC", "nCb-", "C%", "nCp", "nO",
+                           "F03[C-N]", "SdssC", "HyWi_B(m)", "LOC", "SM6_L", "F03[C-O]", "Me", "Mi", "nN-N", "nArNO2",
+                           "nCRX3", "SpPosA_B(p)", "nCIR", "B01[C-Br]", "B03[C-Cl]", "N-073", "SpMax_A", "Psi_i_1d",
+                           "B04[C-Br]", "SdO", "TI2_L", "nCrt", "C-026", "F02[C-N]", "nHDon", "SpMax_B(m)", "Psi_i_A",
+                           "nN", "SM6_B(m)", "nArCOOR", "nX", "class"]},
+    # agaricus-lepiota.names' 22 attributes (the risk-slim copy's header beside it names the same, veil-type dropped)
+    "mushrooms[uci_raw]": {"columns": ["class", "cap-shape", "cap-surface", "cap-color", "bruises", "odor",
+                                       "gill-attachment", "gill-spacing", "gill-size", "gill-color", "stalk-shape",
+                                       "stalk-root", "stalk-surface-above-ring", "stalk-surface-below-ring",
+                                       "stalk-color-above-ring", "stalk-color-below-ring", "veil-type", "veil-color",
+                                       "ring-number", "ring-type", "spore-print-color", "population", "habitat"]},
+    "digits": {"columns": [*(f"pixel_{r}_{c}" for r in range(8) for c in range(8)), "digit"]},
     "ozone": {"columns": ["Date", *(f"WSR{h}" for h in range(24)), "WSR_PK", "WSR_AV", *(f"T{h}" for h in range(24)),
                           "T_PK", "T_AV", *(f"{v}{p}" for p in (85, 70, 50) for v in ("T", "RH", "U", "V", "HT")),
                           "KI", "TT", "SLP", "SLP_", "Precp", "ozone day"]},
@@ -124,8 +159,8 @@ KNOWN_NAMES: dict[str, dict[str, Any]] = {
 
 def _known_names(entry: dict[str, Any], spec: dict[str, Any], variant: str | None) -> dict[str, Any]:
     """``{"columns": [...], "classes": {...}}`` for a headerless table: the spec's keys, else :data:`KNOWN_NAMES`
-    (for the entry itself, not its variants, which may be other files)."""
-    known = KNOWN_NAMES.get(entry["name"], {}) if variant is None else {}
+    (the entry's own name, or ``name[variant]`` for a variant, which may be another file)."""
+    known = KNOWN_NAMES.get(entry["name"] if variant is None else f"{entry['name']}[{variant}]", {})
     return {"columns": spec.get("column_names") or known.get("columns"),
             "classes": spec.get("class_names") or known.get("classes")}
 
@@ -134,9 +169,6 @@ def _named_classes(d: Dataset, names: dict[str, Any] | None) -> Dataset:
     """``d`` with its class labels replaced by their documented names (``{raw label: name}``)."""
     if not names:
         return d
-    from dataclasses import replace
-
-
     table = {label_key(k): v for k, v in names.items()}
     return replace(d, classes=tuple(table.get(label_key(c), c) for c in d.classes))
 

@@ -187,16 +187,31 @@ class TAOClassifier(_AxisTreeClassifier):
     :func:`~treeopt_dsl.starts.tao.tao_multiclass`: TAO's leaf step relabels each leaf with its weighted majority
     class and the decision nodes are refitted on their care sets, as the paper states TAO for ``K`` classes).
 
-    Parameters:
-        depth: the tree depth (CART's ``max_depth``).
-        max_iter: TAO passes at most (each from the deepest level to the root; stops when nothing changes).
-        random_state: CART's seed.
-        class_weight: ``None``, ``"balanced"`` or a dict (scikit-learn's semantics), multiplied into ``sample_weight``.
+    Parameters
+    ----------
+    depth : int, default=2
+        The tree depth (CART's ``max_depth``).
+    max_iter : int, default=20
+        TAO passes at most (each from the deepest level to the root; stops when nothing changes).
+    random_state : int or None, default=0
+        CART's seed.
+    class_weight : None, "balanced" or dict, default=None
+        scikit-learn's semantics, multiplied into ``sample_weight``.
 
-    Fitted attributes: ``tree_`` (:class:`~treeopt_dsl.models.decision_tree.DecisionTree`), ``W_``, ``b_`` (the
-    library's hyperplane layout), ``history_`` (training error after each pass; ``n_iter_`` passes),
-    ``cart_error_`` (CART's weighted training error), ``feature_importances_``, ``classes_``, ``n_features_in_``;
-    with more than two classes ``leaf_classes_`` (the class code of each of the ``2**depth`` leaves of ``W_``).
+    Attributes
+    ----------
+    tree_ : DecisionTree
+        The fitted tree (:class:`~treeopt_dsl.models.decision_tree.DecisionTree`).
+    W_, b_ : numpy.ndarray
+        The library's hyperplane layout of the same tree.
+    history_ : list of float
+        The training error after each pass (``n_iter_`` passes).
+    cart_error_ : float
+        CART's weighted training error.
+    leaf_classes_ : numpy.ndarray
+        With more than two classes: the class code of each of the ``2**depth`` leaves of ``W_``.
+
+    ``feature_importances_``, ``classes_`` and ``n_features_in_`` as scikit-learn's trees.
     """
 
     _multiclass = True
@@ -235,23 +250,40 @@ class TAOClassifier(_AxisTreeClassifier):
 class TMOClassifier(_AxisTreeClassifier):
     """TMO, the memetic algorithm for trees of a given depth ([aldinucci-memetic], Algorithm 1; thesis §3.3).
 
-    Parameters (the paper's values as defaults, §4):
-        depth: the maximum depth ``d``.
-        n_trees: the population size ``k`` (a random forest of ``k`` trees, each TAO-optimized); 100.
-        n_generations: ``n_gen``; 5.
-        crossover_rate: ``CR``; 0.75.
-        schedule: ``"sequential"`` (Algorithm 1 as printed) or ``"generational"`` (every child of a
-            generation from the population at its start; parallel with ``n_jobs``).
-        n_jobs: joblib workers for the children's TAO runs (``"generational"`` only).
-        time_limit: seconds; at the limit the best tree so far is kept (``result_.stopped``).
-        random_state: seed of the forest, the bootstrap samples, the partners and the crossover.
-        class_weight: ``None``, ``"balanced"`` or a dict (scikit-learn's semantics), multiplied into ``sample_weight``.
+    Parameters
+    ----------
+    depth : int, default=2
+        The maximum depth ``d``.
+    n_trees : int, default=100
+        The population size ``k`` (a random forest of ``k`` trees, each TAO-optimized; the paper's value, §4).
+    n_generations : int, default=5
+        ``n_gen`` (the paper's value).
+    crossover_rate : float, default=0.75
+        ``CR`` (the paper's value).
+    schedule : {"sequential", "generational"}, default="sequential"
+        ``"sequential"``: Algorithm 1 as printed; ``"generational"``: every child of a generation from the
+        population at its start (parallel with ``n_jobs``).
+    n_jobs : int or None, default=None
+        joblib workers for the children's TAO runs (``"generational"`` only).
+    time_limit : float or None, default=None
+        Seconds; at the limit the best tree so far is kept (``result_.stopped``).
+    random_state : int or None, default=0
+        Seed of the forest, the bootstrap samples, the partners and the crossover.
+    class_weight : None, "balanced" or dict, default=None
+        scikit-learn's semantics, multiplied into ``sample_weight``.
 
-    Fitted attributes: ``tree_``, ``W_``, ``b_``, ``result_``
-    (:class:`~treeopt_dsl.starts.memetic.tmo.TMOResult`: fitness, history per generation, TAO runs, why it
-    stopped), ``initial_score_`` (the best training accuracy of the initial TAO-optimized population; the returned
-    tree is never below it), ``feature_importances_``, ``classes_``, ``n_features_in_``; with more than two classes
-    ``leaf_classes_`` (as :class:`TAOClassifier`'s).
+    Attributes
+    ----------
+    tree_ : DecisionTree
+        The fitted tree; ``W_``, ``b_`` its hyperplane layout.
+    result_ : TMOResult
+        :class:`~treeopt_dsl.starts.memetic.tmo.TMOResult`: fitness, history per generation, TAO runs, why it stopped.
+    initial_score_ : float
+        The best training accuracy of the initial TAO-optimized population (the returned tree is never below it).
+    leaf_classes_ : numpy.ndarray
+        With more than two classes, as :class:`TAOClassifier`'s.
+
+    ``feature_importances_``, ``classes_`` and ``n_features_in_`` as scikit-learn's trees.
 
     Any number of classes: the forest is grown on the classes, a child's leaves take the weighted majority class of
     their samples (the paper's decoding rule, which does not depend on ``K``) and TAO is

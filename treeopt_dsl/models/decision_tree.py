@@ -56,16 +56,25 @@ def _int_array(values: Any, name: str) -> np.ndarray:
 class DecisionTree:
     """An axis-aligned binary classification tree as flat arrays.
 
-    Attributes:
-        feature: feature index tested at each node (``-1`` at leaves).
-        threshold: split value of each node; a sample goes left iff ``x[feature] <= threshold``.
-        left, right: child indices (``-1`` at leaves).
-        value: class index (into ``classes``) at each leaf, ``-1`` at internal nodes.
-        classes: the class labels (default ``0 .. max(value)``).
-        n_features: number of input features (default ``max(feature) + 1``).
-        feature_names: names used by :meth:`text` (default ``x0, x1, ...``).
-        dtype: the precision inputs are cast to before comparing (``"float64"``; ``"float32"`` reproduces
-            scikit-learn, which compares ``float32(x)`` with its float64 thresholds).
+    Attributes
+    ----------
+    feature
+        Feature index tested at each node (``-1`` at leaves).
+    threshold
+        Split value of each node; a sample goes left iff ``x[feature] <= threshold``.
+    left, right
+        Child indices (``-1`` at leaves).
+    value
+        Class index (into ``classes``) at each leaf, ``-1`` at internal nodes.
+    classes
+        The class labels (default ``0 .. max(value)``).
+    n_features
+        Number of input features (default ``max(feature) + 1``).
+    feature_names
+        Names used by :meth:`text` (default ``x0, x1, ...``).
+    dtype
+        The precision inputs are cast to before comparing (``"float64"``; ``"float32"`` reproduces
+        scikit-learn, which compares ``float32(x)`` with its float64 thresholds).
 
     Example::
 

@@ -46,12 +46,18 @@ ULP_WINDOW = 16
 class FlatTree:
     """The reachable nodes of a :class:`TreeModel`, depth first (scikit-learn's numbering).
 
-    Attributes:
-        node: the model's branch node ``t`` of each flat branch node, ``-1`` at leaves.
-        left, right: flat children (``-1`` at leaves); ``left`` is where ``x_j <= threshold`` goes.
-        flip: the flat left child is the model's *right* side (an axis-aligned node with ``w_tj < 0``).
-        last: the node is on the model's last level (its rule is the leaf rule of ``predict``).
-        code: class code (position in ``classes``) at leaves, ``-1`` at branch nodes.
+    Attributes
+    ----------
+    node
+        The model's branch node ``t`` of each flat branch node, ``-1`` at leaves.
+    left, right
+        Flat children (``-1`` at leaves); ``left`` is where ``x_j <= threshold`` goes.
+    flip
+        The flat left child is the model's *right* side (an axis-aligned node with ``w_tj < 0``).
+    last
+        The node is on the model's last level (its rule is the leaf rule of ``predict``).
+    code
+        Class code (position in ``classes``) at leaves, ``-1`` at branch nodes.
     """
 
     node: np.ndarray

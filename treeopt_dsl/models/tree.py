@@ -15,6 +15,27 @@ from treeopt_dsl.numeric import hyperplane_scores, sigmoid
 from treeopt_dsl.topology import Topology
 
 
+def units_note(scaler: Any) -> str:
+    """What the features of a tree's printed rules are, from the scaler the model was fitted with (its ``kind``).
+
+    >>> from treeopt_dsl.data import Scaler
+    >>> units_note(Scaler("minmax"))
+    'oblique terms use features min-max scaled to [0, 1]: (x - min) / (max - min)'
+    >>> units_note(None)
+    'oblique terms use the raw features'
+    """
+    kind = getattr(scaler, "kind", None)
+    if kind == "cuts":
+        return "splits test threshold columns [x > c] of the raw features"
+    if kind == "standard":
+        return "oblique terms use standardized features (x - mean) / sd"
+    if kind == "minmax":
+        return "oblique terms use features min-max scaled to [0, 1]: (x - min) / (max - min)"
+    if kind in (None, "none"):
+        return "oblique terms use the raw features"
+    return f"oblique terms use the features scaled by {kind!r}"
+
+
 @dataclass
 class TreeModel:
     """A balanced tree of depth ``d`` with a hyperplane ``(w_t, b_t)`` at every branch node.
@@ -181,8 +202,7 @@ class TreeModel:
                 more = f" ... ({used.size - max_terms} more)" if used.size > max_terms else ""
                 cond = f"{terms}{more} {b:+.3g} > 0"
             lines.append(f"{pad}node {t} [level {h}]: {role} {cond}")
-        units = ("splits test threshold columns [x > c] of the raw features"
-                 if getattr(self.scaler, "kind", None) == "cuts" else "oblique terms use standardized features")
+        units = units_note(self.scaler)
         if self.leaf_classes is not None:
             lines.append(f"(classes: {', '.join(repr(c) for c in self.classes)}; {units})")
         else:

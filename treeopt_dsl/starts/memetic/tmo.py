@@ -58,17 +58,27 @@ SCHEDULES = ("sequential", "generational")
 class TMOResult:
     """What :func:`tmo` returns.
 
-    Attributes:
-        W, b: the best tree in the library layout (:class:`~treeopt_dsl.models.tree.TreeModel`'s).
-        fitness: its training accuracy (weighted when ``sample_weight`` was given).
-        initial_best: the best training accuracy of the initial TAO-optimized population.
-        history: one entry per generation run: ``{"generation", "best", "mean", "replaced", "time_s"}``.
-        population: the training accuracy of every individual at the end.
-        n_tao: TAO runs made (initial population and children).
-        stopped: ``"completed"``, ``"time_limit"`` or ``"interrupted"`` (Ctrl-C: the best so far is kept).
-        time_s: wall time.
-        leaf_classes: ``multiclass=True``: the class code of each of the ``2**depth`` leaves
-            (:func:`~treeopt_dsl.starts.tao.tao_multiclass`'s layout); ``None`` for the binary layout.
+    Attributes
+    ----------
+    W, b
+        The best tree in the library layout (:class:`~treeopt_dsl.models.tree.TreeModel`'s).
+    fitness
+        Its training accuracy (weighted when ``sample_weight`` was given).
+    initial_best
+        The best training accuracy of the initial TAO-optimized population.
+    history
+        One entry per generation run: ``{"generation", "best", "mean", "replaced", "time_s"}``.
+    population
+        The training accuracy of every individual at the end.
+    n_tao
+        TAO runs made (initial population and children).
+    stopped
+        ``"completed"``, ``"time_limit"`` or ``"interrupted"`` (Ctrl-C: the best so far is kept).
+    time_s
+        Wall time.
+    leaf_classes
+        ``multiclass=True``: the class code of each of the ``2**depth`` leaves
+        (:func:`~treeopt_dsl.starts.tao.tao_multiclass`'s layout); ``None`` for the binary layout.
     """
 
     W: np.ndarray
