@@ -27,7 +27,9 @@ Exit status and stderr (always one line ``treeopt: ...``; ``--debug`` shows the 
 * 143: SIGTERM outside a solve.
 
 ``solve`` and ``fit`` stop after ``--time-limit`` seconds (default :data:`treeopt_dsl.defaults.TIME_LIMIT`, 300 s;
-``--time-limit none`` means no limit). With ``--json`` stdout holds exactly one JSON document;
+``--time-limit none`` means no limit), counted from the process' start: Python's start, the imports and reading
+the data are part of it (the ``time`` line says how much), and so are the starts, the solve, decoding and the
+certificate. With ``--json`` stdout holds exactly one JSON document;
 progress and messages go to stderr.
 """
 from __future__ import annotations
