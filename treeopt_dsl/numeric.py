@@ -177,3 +177,22 @@ def node_sample(rows: np.ndarray, y: np.ndarray, sw: np.ndarray, cap: int, seed:
                         replace=False) for label, count in zip(labels, counts, strict=True)]
     pick = np.sort(np.concatenate(picks))
     return pick, sw[pick] * (sw[idx].sum() / sw[pick].sum())
+
+
+def clear_gap(v: np.ndarray, side: np.ndarray, node_thr: float, eps: float) -> float:
+    """A bias shift that keeps every sample of the node on its side and outside the band
+    ``(node_thr - eps/2, node_thr + eps/2)`` that the MILP formulations keep empty, when one exists (else 0).
+
+    >>> round(clear_gap(np.array([-1.0, 4e-6, 6e-5]), np.array([False, False, True]), 5e-6, 1e-5), 12)
+    -2.7e-05
+    """
+    if eps <= 0 or v.size == 0:
+        return 0.0
+    lo_band, hi_band = node_thr - eps / 2, node_thr + eps / 2
+    lo = float(v[~side].max()) if (~side).any() else -np.inf
+    hi = float(v[side].min()) if side.any() else np.inf
+    if lo <= lo_band and hi >= hi_band:
+        return 0.0
+    if np.isfinite(lo) and np.isfinite(hi):
+        return node_thr - 0.5 * (lo + hi) if hi - lo > eps else 0.0
+    return hi_band - hi if np.isfinite(hi) else lo_band - lo

@@ -13,6 +13,7 @@ import pytest
 from treeopt_dsl import Dataset
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.formulations import get_formulation
+from treeopt_dsl.models.embed import feasible_start
 from treeopt_dsl.starts import resolve
 from treeopt_dsl.starts.resolver import start_point
 
@@ -303,3 +304,30 @@ def test_greedy_fits_a_large_node_on_a_sample_with_its_weight(monkeypatch):
     assert b[0] == pytest.approx(b_ref)
     w_all, _ = mod.fit_node(Xs, ys, "hinge", mod.level_weight(built, 1), None)
     assert not np.allclose(w_all, w_ref)  # the sample is what was fitted, not the whole node
+
+
+def test_a_greedy_split_a_hair_above_zero_is_shifted_out_of_the_gap_not_refused() -> None:
+    """A start whose root leaves a sample inside the band ``(0, eps)`` of the forwarding rows on its left and the
+    nearest sample on its right only 1.6 eps up (more than eps apart: room to clear the band): the intercept is
+    shifted, the routing unchanged, and the start feasible. Before, halving ``(w, b)`` moved the right sample below
+    eps/2 before the left one's violation fell under the tolerance, and the start was refused (adult: greedy and
+    greedy_lp, OLCT, the warm start 30,738 where the repaired greedy_lp gives 17,645)."""
+    rng = np.random.default_rng(5)
+    X = np.sort(rng.normal(size=40))[:, None] * np.ones((1, 2))
+    X[:, 1] = rng.normal(size=40)
+    y = np.where(np.arange(40) >= 20, 1, -1)
+    first = get_formulation("olct", depth=2).build(Dataset.from_arrays(X, y))
+    eps = float(first.ctx.numerics.eps)
+    factor = (first.ctx.data.X[39, 0] - first.ctx.data.X[0, 0]) / (X[39, 0] - X[0, 0])  # scaled per raw unit
+    X[20:, 0] += (X[19, 0] + 1.2 * eps / factor) - X[20, 0]  # rows 19 and 20: 1.2 eps apart once scaled
+    built = get_formulation("olct", depth=2).build(Dataset.from_arrays(X, y))
+    Xs = built.ctx.data.X
+    W = np.zeros((3, Xs.shape[1]))
+    W[:, 0] = 1.0
+    b = np.full(3, -Xs[19, 0] - 0.6 * eps)
+    b[0] = 0.4 * eps - Xs[19, 0]  # row 19 scores 0.4 eps (left, inside the band), row 20 1.6 eps (right)
+    x = feasible_start(built, W, b)
+    assert built.model.max_violation(x) <= 1e-6
+    decoded = built.decode(x)
+    v = Xs @ decoded.W[0] + decoded.b[0]
+    assert np.array_equal(v > eps / 2, Xs @ W[0] + b[0] > eps / 2)  # the root routes every sample as given

@@ -47,7 +47,7 @@ import numpy as np
 from treeopt_dsl.errors import DataError
 from treeopt_dsl.models.decision_tree import DecisionTree
 from treeopt_dsl.models.tree import CONSTANT_OFFSET, TreeModel, constant_subtree
-from treeopt_dsl.numeric import node_sample
+from treeopt_dsl.numeric import clear_gap, node_sample
 from treeopt_dsl.topology import Topology
 
 
@@ -261,21 +261,6 @@ def _logistic_split(Xc: np.ndarray, zc: np.ndarray, wc: np.ndarray, node_thr: fl
     return w, float(lr.intercept_[0]) + node_thr  # right iff w x + b0 > 0
 
 
-def _clear_gap(v: np.ndarray, side: np.ndarray, node_thr: float, eps: float) -> float:
-    """A bias shift that keeps every sample of the node on its side and outside the band
-    ``(node_thr - eps/2, node_thr + eps/2)`` that the MILP formulations keep empty, when one exists (else 0)."""
-    if eps <= 0 or v.size == 0:
-        return 0.0
-    lo_band, hi_band = node_thr - eps / 2, node_thr + eps / 2
-    lo = float(v[~side].max()) if (~side).any() else -np.inf
-    hi = float(v[side].min()) if side.any() else np.inf
-    if lo <= lo_band and hi >= hi_band:
-        return 0.0
-    if np.isfinite(lo) and np.isfinite(hi):
-        return node_thr - 0.5 * (lo + hi) if hi - lo > eps else 0.0
-    return hi_band - hi if np.isfinite(hi) else lo_band - lo
-
-
 def _refit_node(X: np.ndarray, rows: np.ndarray, v_cur: np.ndarray, target: np.ndarray, care: np.ndarray,
                 wt: np.ndarray, w_cur: np.ndarray, b_cur: float, *, leaf: bool, threshold: float,
                 leaf_threshold: float, eps: float, oblique: bool, C: float, seed: int,
@@ -296,7 +281,7 @@ def _refit_node(X: np.ndarray, rows: np.ndarray, v_cur: np.ndarray, target: np.n
             ci, zc = ci[pick], zc[pick]
         w, b = _logistic_split(Xt[ci], zc, wc, node_thr, C, seed)
         v = Xt @ w + b
-        b += _clear_gap(v, _side(v, threshold, leaf, leaf_threshold), node_thr, eps)
+        b += clear_gap(v, _side(v, threshold, leaf, leaf_threshold), node_thr, eps)
         v = Xt @ w + b
     else:
         assert bins is not None
