@@ -310,8 +310,9 @@ def page() -> str:
            "matplotlib's backend. Tree pictures also exist as Graphviz text: `model.to_dot()` (render with",
            "`dot -Tpng`). The entries run in order in one directory (the objective entry reads the store the",
            "profile entry wrote).", "",
-           "The scikit-learn estimators fitted and drawn in a notebook, stored with its outputs:",
-           "`notebooks/sklearn_estimators.ipynb` in the repository (GitHub shows it with its pictures).", ""]
+           "More pictures in context: the [notebooks](notebooks/index.md), executed, with their outputs and",
+           "pictures (`docs/notebooks.py` runs them; they are stored with their outputs in `notebooks/`, so GitHub",
+           "shows them too).", ""]
     for e in ENTRIES:
         out += [f"## {e.title}", ""]
         if e.about.strip():
