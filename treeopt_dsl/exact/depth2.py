@@ -165,7 +165,7 @@ def solve(Z: np.ndarray, y: np.ndarray, depth: int, C: float = 1.0, alpha: float
             layout = Layout.of(Z, groups, A)
     if layout is None and depth == 2:  # the products: each class's rows together (one product per class over them)
         order = np.argsort(y, kind="stable")
-        Zf, As = Z.astype(dt)[order], A[order]  # the cast first: Z is by column, a row gather of it is slow
+        Zf, As = Z.astype(dt)[order], A[order]
         at = np.searchsorted(y[order], np.arange(K + 1))
     else:
         Zf, As, at = Z.astype(dt), A, None
