@@ -94,8 +94,9 @@ def test_auto_explains_its_choice_and_a_named_route_is_honoured() -> None:
         assert plan_route("auto", get_formulation("oct", depth=depth), continuous, "highs")[0] == "contree"
 
 
-#: measured cases (benchmarks/results/exact_cost_fit_2026-11-27.jsonl, the smallest of 5-9 whole calls, each engine
-#: forced on the same data back to back): (set, n, p, cuts, depth, the faster engine, its ms, the other's ms)
+#: measured cases (benchmarks/results/exact_cost_fit_2026-11-27.jsonl: the smallest of 9 whole calls, the median of 5
+#: on spectf; each engine forced on the same data back to back): (set, n, p, cuts, depth, the faster engine, its ms,
+#: the other's ms)
 MEASURED = [
     ("monks-1", 556, 17, 17, 2, "streed", 0.66, 1.32),
     ("monks-1", 556, 17, 17, 3, "streed", 1.50, 25.6),

@@ -5,9 +5,11 @@ it starts, naming what would fit.
 
 Fitted by ``benchmarks/exact_cost_fit.py`` (least squares on the logarithms of the whole call less its fixed part;
 rows in ``benchmarks/results/exact_cost_fit_2026-11-27.jsonl``: the 7 binary sets and the 9 Table 3.1 sets at depth
-2 and 3, each engine forced on the same data back to back, the smallest of 5-9 calls, and the depth-4 rows of
+2 and 3, each engine forced on the same data back to back, the smallest of 9 calls on the binary sets, haberman,
+heart, parkinsons and wholesale, the median of 5 on the others, and the depth-4 rows of
 ``exact_routes_depth4_2026-11-27.jsonl``). On those 23 cases where both engines ran, ``auto`` picks the engine
-measured fastest in 22 (haberman at depth 2: the count 2.5 ms against ConTree's 1.0 ms); before this fit, 20.
+measured fastest in 22 (haberman at depth 2: the count 2.5 ms against ConTree's 1.0 ms); before this fit, 21
+(breast-wisconsin-original and heart at depth 2 went to the count).
 
 * the **count** (depth 1-2, :mod:`~treeopt_dsl.exact.depth2`): its products (0/1 data) ``~ n c`` (a fit with an ``n
   c^2`` term gave that term no weight: at these sizes the products are memory-bound), its rank histograms (many cuts
