@@ -6,8 +6,14 @@ two checkouts) can be run in turn and compared pair by pair.
     PYTHONPATH=. .venv/bin/python benchmarks/exact_calls.py
     PYTHONPATH=. .venv/bin/python benchmarks/exact_calls.py --dump /tmp/cases
     .venv-exact/bin/python benchmarks/exact_calls_peers.py --cases /tmp/cases
+    .venv/bin/python benchmarks/exact_calls.py --pairs runs.txt --plot docs/img/exact_calls.png  # table, picture
 
-Printed: ``name:depth:median_ms:route:objective`` per case.
+(``runs.txt``: lines ``ours LINE`` and ``peers LINE`` from whole runs in turn, e.g.
+``benchmarks/results/exact_calls_pairs_2026-11-27.txt``.)
+
+Printed: ``name:depth:median_ms:route:objective:min_ms`` per case (the smallest call is the undisturbed one: on a
+shared machine a millisecond call either runs through or loses a time slice to another process, and at load 5 on
+2 cores the median of such calls moves by 2-3x between two runs of the same code).
 """
 
 from __future__ import annotations
@@ -30,7 +36,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dump", type=Path, help="write each set's scaled X, exact binarization Z and class codes y "
                     "as NAME.npz into this folder (for exact_calls_peers.py) and stop")
+    ap.add_argument("--pairs", type=Path, help="a file of whole runs in turn, one per line: 'ours OUTPUT' (this "
+                    "script's line) and 'peers OUTPUT' (exact_calls_peers.py's; other labels, e.g. 'main', are "
+                    "compared with ours too): print the table of the ratios per case (the median over the rounds of "
+                    "each round's ratio) and draw them (--plot)")
+    ap.add_argument("--plot", type=Path, default=Path("docs/img/exact_calls.png"))
     args = ap.parse_args()
+    if args.pairs:
+        print(pairs(args.pairs, args.plot))
+        return
     if args.dump:
         args.dump.mkdir(parents=True, exist_ok=True)
         for name in BINARY:
@@ -49,8 +63,76 @@ def main() -> None:
                 t = time.perf_counter()
                 res = spec.solve(data)
                 times.append(time.perf_counter() - t)
-            out.append(f"{name}:{depth}:{statistics.median(times) * 1e3:.2f}ms:{res.solver}:{res.objective}")
+            out.append(f"{name}:{depth}:{statistics.median(times) * 1e3:.2f}ms:{res.solver}:{res.objective}:"
+                       f"{min(times) * 1e3:.2f}ms")
     print(" ".join(out))
+
+
+def _parse(text: str) -> dict[tuple[str, int], tuple[float, str, float]]:
+    """One run's line: per case, the median ms, the route (ours) or peer, and the smallest call's ms."""
+    out = {}
+    for tok in text.split():
+        f = tok.split(":")
+        out[f[0], int(f[1])] = (float(f[2][:-2]), f[3], float(f[5 if len(f) == 6 and f[5].endswith("ms") else 4][:-2]))
+    return out
+
+
+def pairs(path: Path, plot: Path) -> str:
+    """The markdown table of ``--pairs`` and the picture of our default call over the fastest peer (log scale)."""
+    rounds: list[dict[str, dict]] = [{}]
+    for line in path.read_text().splitlines():
+        label, _, rest = line.partition(" ")
+        if label in ("round", "end") or not rest.strip():
+            continue
+        if label in rounds[-1]:
+            rounds.append({})
+        rounds[-1][label] = _parse(rest)
+    rounds = [r for r in rounds if "ours" in r and "peers" in r]
+    others = sorted({k for r in rounds for k in r} - {"ours", "peers"})
+    head = ("| data | d | route | ours ms (median / min) | fastest peer | peer ms (median / min) | ours / peer (median "
+            "/ min) |" + "".join(f" ours / {o} (median / min) |" for o in others))
+    lines = [head, "|" + "---|" * (7 + len(others))]
+    ratios = []
+    for case in rounds[0]["ours"]:
+        ours = [r["ours"][case] for r in rounds]
+        peer = [r["peers"][case] for r in rounds]
+        med = statistics.median(a[0] / b[0] for a, b in zip(ours, peer, strict=True))
+        low = statistics.median(a[2] / b[2] for a, b in zip(ours, peer, strict=True))
+        ratios.append((case, med, low))
+        row = (f"| {case[0]} | {case[1]} | {ours[0][1]} | {statistics.median(a[0] for a in ours):.2f} / "
+               f"{statistics.median(a[2] for a in ours):.2f} | {'/'.join(sorted({b[1] for b in peer}))} | "
+               f"{statistics.median(b[0] for b in peer):.2f} / {statistics.median(b[2] for b in peer):.2f} | "
+               f"{med:.2f}x / {low:.2f}x |")
+        for o in others:
+            base = [r[o][case] for r in rounds]
+            row += (f" {statistics.median(a[0] / b[0] for a, b in zip(ours, base, strict=True)):.2f}x / "
+                    f"{statistics.median(a[2] / b[2] for a, b in zip(ours, base, strict=True)):.2f}x |")
+        lines.append(row)
+    geo = [statistics.geometric_mean([r[i] for r in ratios]) for i in (1, 2)]
+    lines.append(f"\n{len(rounds)} rounds; ours / fastest peer: geometric mean {geo[0]:.2f}x of the medians "
+                 f"({sum(r[1] <= 1.5 for r in ratios)}/{len(ratios)} within 1.5x), {geo[1]:.2f}x of the smallest calls "
+                 f"({sum(r[2] <= 1.5 for r in ratios)}/{len(ratios)})")
+    import matplotlib  # the picture only (matplotlib is the docs' extra)
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(9, 0.3 * len(ratios) + 1.5))
+    y = np.arange(len(ratios))
+    ax.barh(y - 0.2, [r[1] for r in ratios], 0.4, label="median call", color="#3c78d8")
+    ax.barh(y + 0.2, [r[2] for r in ratios], 0.4, label="smallest call", color="#93c47d")
+    ax.axvline(1.0, color="black", lw=0.8)
+    ax.axvline(1.5, color="gray", lw=0.8, ls="--")
+    ax.set_xscale("log")
+    ax.set_yticks(y, [f"{c[0]} d={c[1]}" for c, _, _ in ratios], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("our default call / the fastest peer (log scale; dashed: 1.5x)")
+    ax.set_title("Binary sets: the default exact route against STreeD, DL8.5 and ConTree")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    plot.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(plot, dpi=100)
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -77,36 +77,70 @@ def binarize(X: np.ndarray, max_thresholds: int | None = None, min_gap: float = 
         raise ValueError(f"X must be two-dimensional, got shape {X.shape}")
     if max_thresholds is not None and int(max_thresholds) < 1:
         raise ValueError(f"max_thresholds must be a positive integer or None, got {max_thresholds!r}")
-    S = np.array(X.T, order="C")  # a copy, feature x sample: each feature's values contiguous (a 2x faster sort)
-    S.sort(axis=1)
-    lo_all, hi_all = S[:, :-1], S[:, 1:]
-    gaps = hi_all - lo_all
-    cut = gaps > min_gap  # consecutive distinct values (those closer than min_gap stay together)
-    closer = None if count_below is None else np.count_nonzero((gaps > 0) & (gaps < count_below), axis=1)
-    if max_thresholds is None:  # every cut: columns by feature, then by threshold (one pass over the matrix)
-        j, r = np.nonzero(cut)
-        lo, hi = lo_all[j, r], hi_all[j, r]
-        feature, threshold = j.astype(np.int64), lo + (hi - lo) / 2
-        Z = (X[:, feature] > threshold).astype(np.int32)
-        return Binarization(Z, feature, threshold, lo, hi, True, closer)
-    feats, thrs, los, his = [], [], [], []
-    for j in range(X.shape[1]):  # quantile cuts: one numpy pass per feature (never per sample)
-        lo, hi = lo_all[j, cut[j]], hi_all[j, cut[j]]
-        mid = lo + (hi - lo) / 2
-        if mid.size > int(max_thresholds):
-            K = int(max_thresholds)
-            q = np.quantile(X[:, j], np.arange(1, K + 1) / (K + 1))
+    j, lo, hi, closer = _every_cut(X, min_gap, count_below)
+    if max_thresholds is not None:  # quantile cuts where a feature has more than K: one numpy pass per such feature
+        K = int(max_thresholds)
+        counts = np.bincount(j, minlength=X.shape[1])
+        keep = np.ones(j.size, dtype=bool)
+        starts = np.concatenate([[0], np.cumsum(counts)])
+        for f in np.flatnonzero(counts > K):
+            a, b = starts[f], starts[f + 1]
+            mid = lo[a:b] + (hi[a:b] - lo[a:b]) / 2
+            q = np.quantile(X[:, f], np.arange(1, K + 1) / (K + 1))
             pick = np.unique(np.clip(np.searchsorted(mid, q), 0, mid.size - 1))
-            lo, hi, mid = lo[pick], hi[pick], mid[pick]
-        feats.append(np.full(mid.size, j, dtype=np.int64))
-        thrs.append(mid)
-        los.append(lo)
-        his.append(hi)
-    feature = np.concatenate(feats) if feats else np.zeros(0, dtype=np.int64)
-    threshold = np.concatenate(thrs) if thrs else np.zeros(0)
-    Z = (X[:, feature] > threshold).astype(np.int32)
-    return Binarization(Z, feature, threshold, np.concatenate(los) if los else np.zeros(0),
-                        np.concatenate(his) if his else np.zeros(0), False, closer)
+            keep[a:b] = False
+            keep[a + pick] = True
+        j, lo, hi = j[keep], lo[keep], hi[keep]
+    feature, threshold = j.astype(np.int64), lo + (hi - lo) / 2
+    # row-major, as STreeD takes it (no copy there); ``take`` gathers 3x faster than ``X[:, feature]`` here
+    Z = (X.take(feature, axis=1) > threshold).astype(np.int32)
+    return Binarization(Z, feature, threshold, lo, hi, max_thresholds is None, closer)
+
+
+def two_valued(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per feature of ``X`` (n x p, n >= 1): its smallest and largest values and whether it takes no other value
+    (at most two distinct values: a binary feature, whatever its scaling). Two passes over ``X``, no sort.
+
+    >>> mn, mx, two = two_valued(np.array([[0.0, 1.0], [2.0, 1.0], [2.0, 3.0], [0.0, 5.0]]))
+    >>> mn.tolist(), mx.tolist(), two.tolist()
+    ([0.0, 1.0], [2.0, 5.0], [True, False])
+    """
+    mn, mx = X.min(axis=0), X.max(axis=0)
+    return mn, mx, ((X == mn) | (X == mx)).all(axis=0)
+
+
+def _every_cut(X: np.ndarray, min_gap: float, count_below: float | None
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """Every cut of ``X`` wider than ``min_gap`` as ``(feature, lower, upper)`` arrays, by feature, then by value,
+    and per feature the consecutive distinct values closer than ``count_below`` (``None``: not counted). A feature
+    with at most two values has its one cut from its minimum and maximum; the others are sorted (feature x sample,
+    each feature's values contiguous: a 2x faster sort). On 0/1 data (mushrooms, 8,124 x 112) this is 5 ms where
+    sorting every feature took 30 ms."""
+    n, p = X.shape
+    closer = None if count_below is None else np.zeros(p, dtype=np.int64)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0), closer
+    mn, mx, two = two_valued(X)
+    gap = mx - mn
+    j2 = np.flatnonzero(two & (gap > min_gap))
+    js, los, his = [j2], [mn[j2]], [mx[j2]]
+    if closer is not None:
+        closer[two] = ((gap > 0) & (gap < count_below))[two]
+    rest = np.flatnonzero(~two)
+    if rest.size:
+        S = np.array(X[:, rest].T, order="C")
+        S.sort(axis=1)
+        lo_all, hi_all = S[:, :-1], S[:, 1:]
+        gaps = hi_all - lo_all
+        if closer is not None:
+            closer[rest] = np.count_nonzero((gaps > 0) & (gaps < count_below), axis=1)
+        r, c = np.nonzero(gaps > min_gap)  # consecutive distinct values (those closer than min_gap stay together)
+        js.append(rest[r])
+        los.append(lo_all[r, c])
+        his.append(hi_all[r, c])
+    j = np.concatenate(js)
+    order = np.argsort(j, kind="stable")  # by feature; each feature's cuts stay in ascending order
+    return j[order], np.concatenate(los)[order], np.concatenate(his)[order], closer
 
 
 class CutScaler:
@@ -191,8 +225,14 @@ def cuts_per_feature(X: np.ndarray) -> np.ndarray:
     X = np.asarray(X, dtype=float)
     if X.size == 0:
         return np.zeros(X.shape[1] if X.ndim == 2 else 0, dtype=np.int64)
-    S = np.sort(X, axis=0)
-    return np.count_nonzero(np.diff(S, axis=0) > 0, axis=0).astype(np.int64)
+    mn, mx, two = two_valued(X)
+    out = (two & (mx > mn)).astype(np.int64)  # a feature of two values has one cut (none if constant)
+    rest = np.flatnonzero(~two)
+    if rest.size:  # the others: sorted, feature by feature contiguous
+        S = np.array(X[:, rest].T, order="C")
+        S.sort(axis=1)
+        out[rest] = np.count_nonzero(np.diff(S, axis=1) > 0, axis=1)
+    return out
 
 
 def n_columns(X: np.ndarray, max_thresholds: int | None = None) -> int:

@@ -155,7 +155,7 @@ def solve(Z: np.ndarray, y: np.ndarray, depth: int, C: float = 1.0, alpha: float
     T = A.sum(0)  # (K,)
     # float32 sums integer masses exactly below 2**24; weights or more rows need float64
     exact32 = weights is None and n < 2**24
-    Zf = Z.astype(np.float32 if exact32 else np.float64)
+    dt = np.float32 if exact32 else np.float64
     layout = None
     if groups is not None and depth == 2:
         groups = np.asarray(groups)
@@ -163,9 +163,15 @@ def solve(Z: np.ndarray, y: np.ndarray, depth: int, C: float = 1.0, alpha: float
             raise ValueError("groups must give every column's feature, each feature's columns together, in order")
         if Z.shape[1] >= RANKS_FROM * np.unique(groups).size:  # few columns per feature (0/1 data): the products
             layout = Layout.of(Z, groups, A)
+    if layout is None and depth == 2:  # the products: each class's rows together (one product per class over them)
+        order = np.argsort(y, kind="stable")
+        Zf, As = Z.astype(dt)[order], A[order]
+        at = np.searchsorted(y[order], np.arange(K + 1))
+    else:
+        Zf, As, at = Z.astype(dt), A, None
     deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
     with one_blas_thread():  # small products: BLAS threads only contend (treeopt_dsl.numeric)
-        return _solve(Z, Zf, A, T, depth, C, alpha, layout, deadline)
+        return _solve(Z, Zf, A, As, at, T, depth, C, alpha, layout, deadline)
 
 
 def _rank_tables(lay: Layout, A: np.ndarray, g: int, lo: int, hi: int, dtype: type) -> list[np.ndarray]:
@@ -199,21 +205,18 @@ def _rank_tables(lay: Layout, A: np.ndarray, g: int, lo: int, hi: int, dtype: ty
     return P
 
 
-def _product_tables(Zf: np.ndarray, A: np.ndarray, mass: np.ndarray, unit: bool, lo: int,
+def _product_tables(Zf: np.ndarray, As: np.ndarray, at: np.ndarray, unit: bool, lo: int,
                     hi: int) -> list[np.ndarray]:
-    """``P[c][t - lo, k] = sum_r A[r, c] Z[r, t] Z[r, k]`` for the root columns ``lo..hi`` against every column:
-    one product per class but the last, which is the rest of every class at once (a symmetric product when the
-    block is the whole matrix)."""
-    K = A.shape[1]
-    Zb = Zf[:, lo:hi]
-    if unit:
-        G = Zf.T @ Zf if (lo, hi) == (0, Zf.shape[1]) else Zb.T @ Zf
-    else:
-        G = (Zb * mass[:, None]).T @ Zf
-    P = [(Zb * A[:, c, None].astype(Zf.dtype)).T @ Zf for c in range(K - 1)]
-    for Pc in P:
-        G -= Pc
-    return [*P, G]
+    """``P[c][t - lo, k] = sum_r A[r, c] Z[r, t] Z[r, k]`` for the root columns ``lo..hi`` against every column,
+    on rows sorted by class (``Zf``, ``As``; class ``c``'s rows are ``at[c]:at[c + 1]``): one product per class over
+    its own rows, so the products together cost one over every row (a symmetric product, half of that, when the
+    block is the whole matrix and the weights are 1)."""
+    P = []
+    for c in range(As.shape[1]):
+        Zc = Zf[at[c]:at[c + 1]]
+        Zb = Zc[:, lo:hi] if unit else Zc[:, lo:hi] * As[at[c]:at[c + 1], c, None].astype(Zf.dtype)
+        P.append(Zc.T @ Zc if unit and (lo, hi) == (0, Zf.shape[1]) else Zb.T @ Zc)
+    return P
 
 
 def _errors_of(cells: list[np.ndarray]) -> np.ndarray:
@@ -258,10 +261,12 @@ def _blocks(m: int, n_child: int, K: int, lay: Layout | None) -> list[tuple[int,
             for g in range(lay.start.size) for lo in range(int(lay.start[g]), int(lay.start[g] + lay.count[g]), size)]
 
 
-def _solve(Z: np.ndarray, Zf: np.ndarray, A: np.ndarray, T: np.ndarray, depth: int, C: float,
-           alpha: float, lay: Layout | None = None, deadline: float | None = None) -> Solved:
+def _solve(Z: np.ndarray, Zf: np.ndarray, A: np.ndarray, As: np.ndarray, at: np.ndarray | None, T: np.ndarray,
+           depth: int, C: float, alpha: float, lay: Layout | None = None, deadline: float | None = None) -> Solved:
+    """The search on ``Z`` (rows as given, with their masses ``A``) and ``Zf``, ``As``: the same rows as floats, in
+    class order when ``at`` (each class's first row) is given (the products), else as given."""
     m, K = Z.shape[1], A.shape[1]
-    S = (Zf.T @ A.astype(Zf.dtype)).astype(np.float64)  # (m, K)
+    S = (Zf.T @ As.astype(Zf.dtype)).astype(np.float64)  # (m, K)
     best_obj, best = C * float(_errors(T)), Node(label=int(np.argmax(T)))
     if m == 0:
         return Solved(best, best_obj)
@@ -275,8 +280,7 @@ def _solve(Z: np.ndarray, Zf: np.ndarray, A: np.ndarray, T: np.ndarray, depth: i
                         right_child=Node(label=int(np.argmax(right_mass[j]))))
         return Solved(best, best_obj)
     leaf_r, leaf_l = C * _errors(right_mass), C * _errors(left_mass)  # (m,)
-    mass = A.sum(1).astype(Zf.dtype)  # each row's weight
-    unit = bool(np.all(mass == 1))
+    unit = bool(np.all(As.sum(1) == 1))  # every row's weight 1
     child = np.arange(m) if lay is None else lay.child  # the products pair every column; the ranks boundary cuts
     # per root column j: the best child split of each side, in blocks of root columns
     split_r, split_l = np.full(m, np.inf), np.full(m, np.inf)
@@ -290,7 +294,7 @@ def _solve(Z: np.ndarray, Zf: np.ndarray, A: np.ndarray, T: np.ndarray, depth: i
                 complete = False  # the root columns from lo on: a leaf on each side (split cost inf), valid trees
                 break
             P = (_rank_tables(lay, A, g, lo, hi, dt) if lay is not None
-                 else _product_tables(Zf, A, mass, unit, lo, hi))
+                 else _product_tables(Zf, As, at, unit, lo, hi))
             er, el = _side_errors(P, Sd[lo:hi], Sd[child], Td)
             ar, al = np.argmin(er, 1), np.argmin(el, 1)
             rows = np.arange(hi - lo)

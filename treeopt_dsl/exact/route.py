@@ -154,7 +154,7 @@ class ContreeEngine(Engine):
         if reason is not None:
             return Estimate(None, reason)
         n, p, d = _rows(r), r.prepared.n_features, r.task.depth
-        seconds, need = cost.contree(n, p, d)
+        seconds, need = cost.contree(n, p, d, int(r.cuts.sum()))
         budget = memory_budget() if budget is None else budget
         if need > budget:
             return Estimate(None, f"ConTree on {p} features {_too_large(need, budget)}", need)

@@ -80,7 +80,7 @@ def dp_candidate(built: Built, time_limit: float = DP_START_TIME,
     exact = proof and all_cuts
     n, p = ctx.data.n_samples, ctx.data.n_features
     binarized_s = cost.binarized(n, p, int(cuts.sum()), task.depth)[0] if all_cuts else np.inf
-    if max_thresholds is None and _contree_takes(built, task, min(time_limit, binarized_s)):
+    if max_thresholds is None and _contree_takes(built, task, min(time_limit, binarized_s), int(cuts.sum())):
         tree = fit_contree(ctx.data, task, constant_b(built.formulation, ctx.data), time_limit)
         exact = proof
     else:
@@ -102,11 +102,11 @@ def dp_candidate(built: Built, time_limit: float = DP_START_TIME,
     return x, ({"solver": solver, "backend": backend} if proven else None)
 
 
-def _contree_takes(built: Built, task: DPTask, within: float) -> bool:
+def _contree_takes(built: Built, task: DPTask, within: float, cuts: int) -> bool:
     """Whether ConTree gives the start over every cut: installed, the data's weights and precision are its, no two
     distinct values closer than the model's margin can express (its cuts are then the model's), its expected time
     (:func:`treeopt_dsl.exact.cost.contree`) below ``within`` (the start's budget, or the count's expected time when
-    it would search every cut) and its memory within the budget."""
+    it would search every cut; ``cuts``: the data's distinct cuts) and its memory within the budget."""
     engine = get_engine("contree")
     data = built.ctx.data
     if engine is None or not engine.available():
@@ -115,5 +115,5 @@ def _contree_takes(built: Built, task: DPTask, within: float) -> bool:
         return False
     if task.min_gap > 0 and int(unseparable_pairs(data.X, task.min_gap).sum()) > 0:
         return False
-    seconds, need = cost.contree(data.n_samples, data.n_features, task.depth)
+    seconds, need = cost.contree(data.n_samples, data.n_features, task.depth, cuts)
     return seconds < within and need <= memory_budget()
