@@ -27,7 +27,7 @@ from treeopt_dsl.data import Dataset
 from treeopt_dsl.defaults import SOLVER, TEST_SIZE
 from treeopt_dsl.errors import SolveError
 from treeopt_dsl.formulation import Formulation
-from treeopt_dsl.formulations.spec import FormulationSpec, Param, floats, optional_float
+from treeopt_dsl.formulations.spec import FormulationSpec, Param, callers_time_off, floats, optional_float
 from treeopt_dsl.models.randomized import decode_randomized
 from treeopt_dsl.numeric import logistic_cdf
 from treeopt_dsl.result import SolveResult
@@ -73,6 +73,7 @@ class SORCT(FormulationSpec):
         model's decisions as a dict, replaces them), the best result returned. ``solver="auto"``: Ipopt (no exact
         engine takes a randomized tree)."""
         solver = nlp_solver(solver)
+        callers_time_off(options)  # the caller's clock (``started``): what it spent is off the time limit
         built = self.build(data)
         if self.values["max_iter"] is not None:
             options.setdefault("max_iter", int(self.values["max_iter"]))

@@ -135,6 +135,24 @@ COMPRESS = Param("compress", True, boolean, "build identical samples (features a
                  "the same optimum with fewer rows")
 
 
+def callers_time_off(options: dict[str, Any]) -> tuple[float | None, float]:
+    """Take the caller's time off ``options["time_limit"]`` (one clock per call): ``options["started"]`` (popped) is
+    the :func:`time.perf_counter` instant the caller's clock started (the command line: the process' start).
+    Returns the limit the caller asked for (``None``: none) and the seconds spent before the call.
+
+    >>> opts = {"time_limit": 10.0, "started": time.perf_counter() - 4.0}
+    >>> asked, before = callers_time_off(opts)
+    >>> asked, 3.9 < before < 5.0, 5.0 < opts["time_limit"] < 6.1, "started" in opts
+    (10.0, True, True, False)
+    """
+    started = options.pop("started", None)
+    limit_asked = check_time_limit(options.get("time_limit"))
+    before = 0.0 if started is None else max(0.0, time.perf_counter() - float(started))
+    if limit_asked is not None and before:
+        options["time_limit"] = max(0.0, limit_asked - before)
+    return limit_asked, before
+
+
 class FormulationSpec:
     """Base class of the registered formulations."""
 
@@ -232,11 +250,7 @@ class FormulationSpec:
         time already spent is taken off ``time_limit`` before anything is built, and ``result.timing["before"]``
         says how much that was."""
         t_plan = time.perf_counter()
-        started = options.pop("started", None)
-        limit_asked = check_time_limit(options.get("time_limit"))
-        before = 0.0 if started is None else max(0.0, t_plan - float(started))
-        if limit_asked is not None and before:  # one clock per call: what the caller spent is off the limit
-            options["time_limit"] = max(0.0, limit_asked - before)
+        limit_asked, before = callers_time_off(options)
         res = self._solve(data, solver, backend, warm_start, t_plan, **options)
         if limit_asked is not None and res.options is not None:
             res.options["time_limit"] = limit_asked
