@@ -60,21 +60,28 @@ THREADS: int | None = None
 #: (the first candidate always runs; the solver gets what is left, ``FormulationSpec.solve``)
 START_SHARE = 0.25
 #: what a call keeps from its solver for what follows it (decoding, the certificate, the metrics):
-#: ``min(FINISH_RESERVE * time_limit, FINISH_RESERVE_MAX, FINISH_BASE_S + FINISH_PER_CELL_S * n * p)``
-#: (:func:`finish_reserve`; on adult, 45,222 x 104, the call ended 1-3.5 s past its limit with none kept, load 7)
-FINISH_RESERVE = 0.05
-FINISH_RESERVE_MAX = 5.0
-FINISH_BASE_S = 0.25
-FINISH_PER_CELL_S = 5e-7
+#: ``min(FINISH_RESERVE * time_limit, FINISH_RESERVE_MAX, FINISH_BASE_S + FINISH_PER_CELL_S * n * p * nodes)``
+#: (:func:`finish_reserve`). Measured on OLCT/adult (36,178 training rows x 104, load 4): decoding and certifying
+#: took 2.35 s at depth 2 (3 branch nodes) and 4.8 s at depth 3 (7), about 2e-7 s per sample, feature and branch
+#: node; the base adds the second a backend's guard waits for a solver that does not read its clock before it
+#: returns without it (``limit_grace_s``; HiGHS in presolve). With 0.25 s + 5e-7 s x n x p (no nodes, no grace)
+#: OLCT/adult at depth 3 ended 4.7 s past a 60 s limit.
+FINISH_RESERVE = 0.1
+FINISH_RESERVE_MAX = 10.0
+FINISH_BASE_S = 1.25
+FINISH_PER_CELL_S = 2e-7
 
 
-def finish_reserve(time_limit: float, n_samples: int, n_features: int) -> float:
-    """Seconds of ``time_limit`` kept from the solver for decoding and certifying its answer (see above).
+def finish_reserve(time_limit: float, n_samples: int, n_features: int, n_nodes: int = 1) -> float:
+    """Seconds of ``time_limit`` kept from the solver for decoding and certifying its answer (see above);
+    ``n_nodes``: the tree's branch nodes (1 for a model without a tree).
 
-    >>> round(finish_reserve(120, 45222, 104), 2), round(finish_reserve(60, 569, 30), 2)
-    (2.6, 0.26)
+    >>> round(finish_reserve(60, 36178, 104, 7), 2), round(finish_reserve(120, 36178, 104, 3), 2)
+    (6.0, 3.51)
+    >>> round(finish_reserve(60, 200, 30, 3), 2), round(finish_reserve(5, 200, 30, 3), 2)
+    (1.25, 0.5)
     """
-    by_size = FINISH_BASE_S + FINISH_PER_CELL_S * n_samples * n_features
+    by_size = FINISH_BASE_S + FINISH_PER_CELL_S * n_samples * n_features * max(1, int(n_nodes))
     return min(FINISH_RESERVE * time_limit, FINISH_RESERVE_MAX, by_size)
 
 

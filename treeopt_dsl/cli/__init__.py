@@ -35,6 +35,7 @@ progress and messages go to stderr.
 from __future__ import annotations
 
 import importlib
+import os
 import signal
 import sys
 import threading
@@ -85,6 +86,11 @@ def console() -> None:
     backends = sys.modules.get("treeopt_dsl.backends.base")  # loaded only when a solver ran: --help stays light
     if backends is not None:
         backends.exit_now_if_abandoned(code)
+    if "torch" in sys.modules:  # PyTorch's interpreter teardown took 1.5-3 s after the result was printed (fit
+        # cct/crt), inside the command's --time-limit; every file is written and closed (atomically) by now
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
     sys.exit(code)
 
 

@@ -107,6 +107,7 @@ def train_policy(X_train: np.ndarray, rewards: np.ndarray, X_val: np.ndarray, va
         raise ValueError(f"entropy must be one of {ENTROPIES}, got {config.entropy!r}")
     if method == "supervised" and labels is None:
         raise ValueError("method='supervised' needs labels (the target tree of every training sample)")
+    entered = time.perf_counter()  # config.time_limit counts from here: importing PyTorch (2-5 s) is part of it
     torch = _torch()
     n, B = rewards.shape
     X_train = np.asarray(X_train, dtype=np.float64)
@@ -117,7 +118,7 @@ def train_policy(X_train: np.ndarray, rewards: np.ndarray, X_val: np.ndarray, va
     torch.set_num_threads(max(1, int(config.n_threads)))
     try:
         return _train(torch, X_train, rewards, np.asarray(X_val, dtype=np.float64), val_score, config, method, labels,
-                      higher_is_better, mean, scale, n, B)
+                      higher_is_better, mean, scale, n, B, entered)
     finally:
         torch.set_num_threads(old_threads)
 
@@ -131,7 +132,8 @@ def _init_layer(rng: np.random.Generator, fan_in: int, fan_out: int) -> tuple[np
 
 def _train(torch: Any, X_train: np.ndarray, rewards: np.ndarray, X_val: np.ndarray,
            val_score: Callable[[np.ndarray], float], config: PolicyConfig, method: str, labels: np.ndarray | None,
-           higher_is_better: bool, mean: np.ndarray, scale: np.ndarray, n: int, B: int) -> PolicyFit:
+           higher_is_better: bool, mean: np.ndarray, scale: np.ndarray, n: int, B: int,
+           entered: float | None = None) -> PolicyFit:
     # Reproducibility (the same seed gives the same model on any machine, thread count or PyTorch version):
     # every random draw (initialization, shuffling, dropout masks, sampled actions) comes from numpy's PCG64,
     # whose streams numpy keeps stable across versions and platforms, never from PyTorch's generators; the
@@ -220,7 +222,8 @@ def _train(torch: Any, X_train: np.ndarray, rewards: np.ndarray, X_val: np.ndarr
         if epoch > best_epoch and epoch - best_epoch >= int(config.patience):
             stopped = "early stopping"
             break
-        if config.time_limit is not None and hist["time"][-1] >= float(config.time_limit):
+        if config.time_limit is not None and time.perf_counter() - (t0 if entered is None else entered) >= float(
+                config.time_limit):  # the limit counts from train_policy's start (PyTorch's import included)
             stopped = "time limit"
             break
     assert best_state is not None
