@@ -4,6 +4,7 @@
     .venv/bin/python benchmarks/sorct_path.py --tables 3,4,5 --splits 3 --n-starts 5 --fresh 5 --time-limit 30 \\
         --jobs 2 --figures benchmarks/results/sorct_figures                          # the run in docs/sorct.md
     .venv/bin/python benchmarks/sorct_path.py --summary benchmarks/results/sorct_protocol.jsonl --tables 3,4,5
+    .venv/bin/python benchmarks/sorct_path.py --summary STORE.sqlite --export benchmarks/results/NAME.jsonl
     .venv/bin/python benchmarks/sorct_path.py --tables 3,4,5 --splits 10 --write-grid experiments/sorct_tables3_5.toml
     treeopt experiment run experiments/sorct_tables3_5.toml --store benchmarks/results/sorct_path.sqlite
 
@@ -185,9 +186,20 @@ def point_rows(store_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         paper, depth, _ = TABLES[t]
         for i, pt in enumerate(row["points"][:len(R)]):
             ref = paper[row["dataset"]][i]
-            out.append({"table": t, "dataset": row["dataset"], "depth": depth, "split": row["seed"], "r": R[i], **pt,
+            out.append({"table": t, "dataset": row["dataset"], "depth": depth, "split": row["seed"], "r": R[i],
+                        "n_train": row.get("n_train"), "n_test": row.get("n_test"), **pt,
                         "paper_delta": ref[0], "paper_test_accuracy": ref[1] / 100})
     return out
+
+
+def export_points(rows: list[dict[str, Any]], path: Path) -> None:
+    """The point rows as JSON lines (the shape of ``benchmarks/results/sorct_protocol.jsonl``), written atomically."""
+    import json
+
+    from treeopt_dsl.io import atomic_binary
+
+    with atomic_binary(path) as f:
+        f.write("".join(json.dumps(r) + "\n" for r in rows).encode())
 
 
 class _Stored:
@@ -295,6 +307,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--write-grid", type=Path, help="only write the grid TOML here")
     ap.add_argument("--summary", type=Path, metavar="FILE",
                     help="only print the summary from FILE: a store (.sqlite) or the old rows (.jsonl)")
+    ap.add_argument("--export", type=Path, metavar="JSONL",
+                    help="also write the point rows (the summary's rows) as JSON lines, atomically")
     ap.add_argument("--plot", type=Path, help="directory for the path figures (one per dataset and split)")
     ap.add_argument("--figures", type=Path, help="directory for one ours-vs-paper figure per table (Figures 2-4)")
     args = ap.parse_args(argv)
@@ -315,6 +329,8 @@ def main(argv: list[str] | None = None) -> int:
         print(run.line())
         rows, interrupted = point_rows(stored), run.interrupted
     rows = [r for r in rows if r["table"] in tables]
+    if args.export:
+        export_points(rows, args.export)
     summary(rows)
     if args.plot:
         plot_paths(rows, args.plot)

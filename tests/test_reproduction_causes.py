@@ -67,23 +67,26 @@ def _write(path: Path, rows: list[dict]) -> Path:
 
 def test_the_rules(rc: ModuleType, tmp_path: Path) -> None:
     """S-ORCT rows made by hand: a later file replaces a set's paths; a difference inside two standard errors is
-    noise, a large one where the paper's path collapses is 'path', a large one elsewhere is unexplained."""
+    noise, a large one where the paper's path collapses is 'path', two empty trees are 'empty', a large one
+    elsewhere is unexplained."""
     sorct = rc._script("sorct_path")
     paper = sorct.TABLES[3][0]["sonar"]  # r = 3 (index 16): 51.5, its neighbour 62.9: the collapse
 
-    def rows(split_accs: dict[int, list[float]]) -> list[dict]:
-        return [{"table": 3, "dataset": "sonar", "split": s, "r": sorct.R[k], "test_accuracy": a / 100}
+    def rows(name: str, split_accs: dict[int, list[float]], delta: float = 50.0) -> list[dict]:
+        return [{"table": 3, "dataset": name, "split": s, "r": sorct.R[k], "test_accuracy": a / 100, "delta_l": delta}
                 for k, accs in split_accs.items() for s, a in enumerate(accs)]
 
-    old = _write(tmp_path / "old.jsonl", rows({0: [10.0, 10.0, 10.0]}))
-    new = _write(tmp_path / "new.jsonl", rows({
+    old = _write(tmp_path / "old.jsonl", rows("sonar", {0: [10.0, 10.0, 10.0]}) + rows("pima", {0: [75.8] * 3}))
+    new = _write(tmp_path / "new.jsonl", rows("sonar", {
         0: [paper[0][1], paper[0][1] + 2.0, paper[0][1] + 4.0],  # +2.0, sd 2: 2 SE = 2 sqrt(4/3 + 4/10) = 2.6
         1: [paper[1][1] + 20.0, paper[1][1] + 20.0, paper[1][1] + 20.0],  # +20, no spread, no collapse
         16: [paper[16][1] + 20.0, paper[16][1] + 20.0, paper[16][1] + 20.0],  # +20 at the collapse
-    }))
+    }) + rows("pima", {16: [65.1] * 3}, delta=100.0))  # the paper: (100, 63.4) at r = 3, 65.8 two steps before
     cells = {c["cell"]: c for c in rc.sorct_cells(rc.sorct_rows([old, new]), sorct)}
-    assert set(cells) == {"T3 sonar r=-", "T3 sonar r=-12", "T3 sonar r=3"}  # the old file's path is replaced
+    # the old file's paths are replaced: pima's r = - point is gone with them
+    assert set(cells) == {"T3 sonar r=-", "T3 sonar r=-12", "T3 sonar r=3", "T3 pima r=3"}
     assert cells["T3 sonar r=-"]["cause"] == "noise" and cells["T3 sonar r=-"]["diff"] == pytest.approx(2.0)
     assert cells["T3 sonar r=-12"]["cause"] == "unexplained"
     assert cells["T3 sonar r=3"]["cause"] == "path"
     assert cells["T3 sonar r=3"]["diff"] == pytest.approx(20.0)
+    assert cells["T3 pima r=3"]["cause"] == "empty" and cells["T3 pima r=3"]["diff"] == pytest.approx(1.7)
