@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/reproduction_causes.py                  # the counts and the cause table (markdown)
     .venv/bin/python benchmarks/reproduction_causes.py --cells          # and one line per cell outside 1.5 points
     .venv/bin/python benchmarks/reproduction_causes.py --data           # our copies' rows, columns, class shares
+    .venv/bin/python benchmarks/reproduction_causes.py --write-doc docs/reproduction.md   # its generated part
 
 Nothing is rerun: the cells are read from the stored rows in ``benchmarks/results/`` and the published numbers the
 benchmark scripts hold (each names the seed's lines): thesis Tables 3.4-3.6 (``tmo.py``), S-ORCT Tables 3-5
@@ -368,12 +369,40 @@ def data_table() -> str:
     return "\n".join(lines)
 
 
+BEGIN, END = "<!-- reproduction_causes.py: begin -->", "<!-- reproduction_causes.py: end -->"
+
+
+def generated_section(cells: list[dict[str, Any]]) -> str:
+    """The part of docs/reproduction.md this script writes: the counts, our copies' data, every cell outside."""
+    return "\n\n".join([
+        BEGIN, "Counted cells per table, and the causes of those outside 1.5 points (not exact):", counts_table(cells),
+        "Our copies of the data sets a cause names (as the benchmarks load them) beside the paper's line:",
+        data_table(), "Every counted cell outside 1.5 points (not exact), in points (born-again: the paper's units):",
+        cells_table(cells), END])
+
+
+def write_doc(path: Path, cells: list[dict[str, Any]]) -> None:
+    """Replace the text between :data:`BEGIN` and :data:`END` of ``path`` with :func:`generated_section`."""
+    from treeopt_dsl.io import atomic_binary
+
+    text = path.read_text()
+    if BEGIN not in text or END not in text:
+        raise SystemExit(f"{path} has no {BEGIN} ... {END} part to replace")
+    head, rest = text.split(BEGIN, 1)
+    tail = rest.split(END, 1)[1]
+    with atomic_binary(path) as f:
+        f.write((head + generated_section(cells) + tail).encode())
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cells", action="store_true", help="also one line per cell outside 1.5 points")
     ap.add_argument("--data", action="store_true", help="also our copies' rows, columns and class shares")
+    ap.add_argument("--write-doc", type=Path, metavar="MD", help="write the generated part of this page (atomic)")
     args = ap.parse_args(argv)
     cells = all_cells()
+    if args.write_doc:
+        write_doc(args.write_doc, cells)
     print(counts_table(cells))
     if args.cells:
         print()

@@ -90,3 +90,21 @@ def test_the_rules(rc: ModuleType, tmp_path: Path) -> None:
     assert cells["T3 sonar r=3"]["cause"] == "path"
     assert cells["T3 sonar r=3"]["diff"] == pytest.approx(20.0)
     assert cells["T3 pima r=3"]["cause"] == "empty" and cells["T3 pima r=3"]["diff"] == pytest.approx(1.7)
+
+
+def test_the_page_holds_the_generated_part(rc: ModuleType, cells: list[dict], tmp_path: Path) -> None:
+    """docs/reproduction.md's generated part is what the script writes from the stored results today, and
+    ``--write-doc`` replaces only that part."""
+    from treeopt_dsl.datasets import data_dir
+
+    if data_dir() is None:
+        pytest.skip("no data directory (the data table loads our copies)")
+    page = (ROOT / "docs" / "reproduction.md").read_text()
+    rerun = "rerun: .venv/bin/python benchmarks/reproduction_causes.py --write-doc docs/reproduction.md"
+    assert rc.generated_section(cells) in page, rerun
+    copy = tmp_path / "page.md"
+    copy.write_text(f"before\n{rc.BEGIN}\nstale\n{rc.END}\nafter\n")
+    rc.write_doc(copy, cells)
+    text = copy.read_text()
+    assert text.startswith("before\n") and text.endswith("\nafter\n") and "stale" not in text
+    assert "| all |" in text
