@@ -62,9 +62,10 @@ DATA_CAUSES: dict[tuple[str, str], str] = {
                            "our 3 splits and 10 starts (--probe-balance): 88.9 % on the 4 columns, 94.2 % on the "
                            "paper's 16 (the paper: 96.6 %)",
     ("S-ORCT", "car"): "seed 001 Table 2 'Car 1728 15 4': one-hot with one level dropped; ours 21 columns (every "
-                       "level): the same information, but the l1 terms of the path weigh 21 columns, not 15",
+                       "level): the same information, but the l1 terms of the path weigh 21 columns, not 15 (a "
+                       "plausible cause, not checked by a rerun)",
     ("S-ORCT", "german"): "seed 001 Table 2 'Germancredit 1000 48 2': the 13 nominal attributes one-hot; ours the "
-                          "24-column german.data-numeric",
+                          "24-column german.data-numeric (not checked by a rerun)",
     ("Günlük T8", "spect-heart"): "seed 002 Table 1 'spect-heart 267 79% 44 22'; ours 267 x 22 at 79.4 % majority "
                                   "but no depth-2 tree beats the majority rate (checked by brute force, "
                                   "docs/odt_categorical.md), where the paper's ODT reaches 85.5 % on training rows",
