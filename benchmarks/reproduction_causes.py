@@ -46,7 +46,8 @@ RESULTS = HERE / "results"
 #: the stored rows each table is read from (the S-ORCT list: later files replace the (table, dataset) paths they hold)
 SOURCES = {
     "tmo": [RESULTS / "tmo_tables.jsonl"],
-    "sorct": [RESULTS / "sorct_protocol.jsonl", RESULTS / "sorct_trainfiles_2026-11-27.jsonl"],
+    "sorct": [RESULTS / "sorct_protocol.jsonl", RESULTS / "sorct_trainfiles_2026-11-27.jsonl",
+              RESULTS / "sorct_trainfiles_thyroid_2026-11-27.jsonl"],
     "odt": [RESULTS / "odt_categorical_table8_5splits.jsonl"],
     "contextual": [RESULTS / "contextual_2026-11-24.jsonl"],
     "born_again": [RESULTS / "born_again_2026-11-24.jsonl"],
