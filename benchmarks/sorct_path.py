@@ -4,6 +4,7 @@
     .venv/bin/python benchmarks/sorct_path.py --tables 3,4,5 --splits 3 --n-starts 5 --fresh 5 --time-limit 30 \\
         --jobs 2 --figures benchmarks/results/sorct_figures                          # the run in docs/sorct.md
     .venv/bin/python benchmarks/sorct_path.py --summary benchmarks/results/sorct_protocol.jsonl --tables 3,4,5
+    .venv/bin/python benchmarks/sorct_path.py --summary STORE.sqlite --export benchmarks/results/NAME.jsonl
     .venv/bin/python benchmarks/sorct_path.py --tables 3,4,5 --splits 10 --write-grid experiments/sorct_tables3_5.toml
     treeopt experiment run experiments/sorct_tables3_5.toml --store benchmarks/results/sorct_path.sqlite
 
@@ -129,11 +130,21 @@ TABLE5 = {
 }
 
 TABLES = {3: (TABLE3, 1, "l"), 4: (TABLE4, 2, "l"), 5: (TABLE5, 2, "g")}
+
+#: the data sets the paper read from their UCI training file alone (seed 001 Table 2, lines 384-386 and the
+#: Thyroid line: N = 122, 124, 169 and 3772 with the training files' class shares): the data directory stacks
+#: the training file before the test file, so ``rows = N`` is that file
+PAPER_ROWS = {"monks-3": 122, "monks-1": 124, "monks-2": 169, "thyroid": 3772}
 R = [None, *range(-12, 4)]
 
 
 #: table -> its method's name in the grid
 METHODS = {t: f"S-ORCT-T{t}" for t in TABLES}
+
+
+def _data_entry(name: str) -> dict[str, Any]:
+    """The grid's ``[data]`` entry of one data set: every class kept, and the paper's rows (:data:`PAPER_ROWS`)."""
+    return {"name": name, "multiclass": True, **({"rows": PAPER_ROWS[name]} if name in PAPER_ROWS else {})}
 
 
 def grid_text(tables: list[int], datasets: list[str] | None, splits: int, n_starts: int, fresh: int | None,
@@ -151,7 +162,7 @@ def grid_text(tables: list[int], datasets: list[str] | None, splits: int, n_star
              "[experiment]", 'name = "sorct_tables3_5"', 'solver = "ipopt"',
              f"time_limit = {float(time_limit)!r}  # seconds per start", "threads = 1",
              'metrics = ["accuracy", "balanced_accuracy"]', "", "[data]",
-             f"datasets = {toml_value([{'name': n, 'multiclass': True} for n in every], indent=12)}",
+             f"datasets = {toml_value([_data_entry(n) for n in every], indent=12)}",
              f"seeds = {toml_value(list(range(splits)))}", "test_size = 0.25"]
     for t in tables:
         _, depth, kind = TABLES[t]
@@ -175,9 +186,20 @@ def point_rows(store_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         paper, depth, _ = TABLES[t]
         for i, pt in enumerate(row["points"][:len(R)]):
             ref = paper[row["dataset"]][i]
-            out.append({"table": t, "dataset": row["dataset"], "depth": depth, "split": row["seed"], "r": R[i], **pt,
+            out.append({"table": t, "dataset": row["dataset"], "depth": depth, "split": row["seed"], "r": R[i],
+                        "n_train": row.get("n_train"), "n_test": row.get("n_test"), **pt,
                         "paper_delta": ref[0], "paper_test_accuracy": ref[1] / 100})
     return out
+
+
+def export_points(rows: list[dict[str, Any]], path: Path) -> None:
+    """The point rows as JSON lines (the shape of ``benchmarks/results/sorct_protocol.jsonl``), written atomically."""
+    import json
+
+    from treeopt_dsl.io import atomic_binary
+
+    with atomic_binary(path) as f:
+        f.write("".join(json.dumps(r) + "\n" for r in rows).encode())
 
 
 class _Stored:
@@ -285,6 +307,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--write-grid", type=Path, help="only write the grid TOML here")
     ap.add_argument("--summary", type=Path, metavar="FILE",
                     help="only print the summary from FILE: a store (.sqlite) or the old rows (.jsonl)")
+    ap.add_argument("--export", type=Path, metavar="JSONL",
+                    help="also write the point rows (the summary's rows) as JSON lines, atomically")
     ap.add_argument("--plot", type=Path, help="directory for the path figures (one per dataset and split)")
     ap.add_argument("--figures", type=Path, help="directory for one ours-vs-paper figure per table (Figures 2-4)")
     args = ap.parse_args(argv)
@@ -305,6 +329,8 @@ def main(argv: list[str] | None = None) -> int:
         print(run.line())
         rows, interrupted = point_rows(stored), run.interrupted
     rows = [r for r in rows if r["table"] in tables]
+    if args.export:
+        export_points(rows, args.export)
     summary(rows)
     if args.plot:
         plot_paths(rows, args.plot)

@@ -354,3 +354,27 @@ def test_cli_path_and_fit_on_a_csv_without_the_shared_data(tmp_path, capsys) -> 
     assert main(["path", "sorct", *common, "--lambda-l", "0,abc"]) == 2
     assert "lambda-l" in capsys.readouterr().err
     assert main(["path", "olct", *common]) == 2
+
+
+def test_a_multistart_builds_one_ipopt_solver_not_one_per_start() -> None:
+    """Issue 33: each start asked for the time it had left (a new ``max_wall_time``), so each built and kept its
+    own Ipopt solver with its derivatives (100 MB per start on a 600-row S-ORCT of depth 2; a Thyroid path failed
+    with ``std::bad_alloc`` after 10 minutes). A cached solver is reused while its limit is 90-100 % of the one
+    asked: never more time than asked."""
+    rng = np.random.default_rng(3)
+    X = rng.uniform(size=(40, 3))
+    data = Dataset.from_arrays(X, np.where(X[:, 0] + X[:, 1] > 1, 1, -1))
+    built = get_formulation("sorct", depth=1, gamma=32).build(data)
+    best, _ = solve_from(built, n_starts=4, seed=0, time_limit=30)
+    assert len(best.starts) == 4 and all(s["status"] == "local_optimum" for s in best.starts)
+    nlp = compiled(built.compile())
+    assert len(nlp._solvers) == 1  # was 4: one per start
+    (per, _), = nlp._solvers.values()
+    assert 27 <= float(per["ipopt.max_wall_time"]) <= 30
+    from treeopt_dsl.backends.nlp import _reusable
+
+    wall = "ipopt.max_wall_time"
+    assert _reusable({wall: 29.5}, {wall: 30.0}) and _reusable({wall: 27.0}, {wall: 30.0})
+    assert not _reusable({wall: 30.5}, {wall: 30.0})  # would allow more time than asked
+    assert not _reusable({wall: 20.0}, {wall: 30.0}) and not _reusable({}, {wall: 30.0})
+    assert not _reusable({"ipopt.output_file": "a"}, {"ipopt.output_file": "b"})

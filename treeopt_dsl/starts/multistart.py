@@ -80,7 +80,10 @@ def solve_from(built: Built, n_starts: int = 20, seed: Any = 0, starts: Sequence
     Without ``starts``: ``n_starts`` random points drawn with ``seed``. With ``starts`` (vectors or dicts
     of the decisions, e.g. the previous pair's solutions on a path): those, solved with Ipopt's warm-start
     settings (:data:`WARM_IPOPT`, unless ``options`` set them), then ``fresh`` random points drawn with
-    ``seed``. The best objective wins; ``result.starts`` lists every start with its ``origin``
+    ``seed``. The best objective wins among the certified ends; an ``uncertified`` end (a point the decoded model
+    does not reproduce: Ipopt's point can be infeasible, its objective below any feasible one) wins only where
+    no start is certified, and is chained after the certified ones. ``result.starts`` lists every start with its
+    ``origin``
     (``"given"`` or ``"random"``), and ``result.won`` names the winner (``"given 3"``, ``"random 0"``).
     Each start's result is never worse than the start itself (:func:`treeopt_dsl.solve.solve_built`
     keeps a start the solver ends worse than), so the best is never worse than any start tried.
@@ -118,8 +121,8 @@ def solve_from(built: Built, n_starts: int = 20, seed: Any = 0, starts: Sequence
         if on_start is not None:
             on_start(n, res)
         if res.status.has_solution and res.x is not None:
-            solutions.append((float(res.objective), n, res.x))
-            if best is None or not best.status.has_solution or res.objective < best.objective:
+            solutions.append((*_rank(res), n, res.x))
+            if best is None or not best.status.has_solution or _rank(res) < _rank(best):
                 best, won = res, f"{origin} {k}"
         elif best is None:
             best, won = res, f"{origin} {k}"
@@ -141,7 +144,12 @@ def solve_from(built: Built, n_starts: int = 20, seed: Any = 0, starts: Sequence
     best.starts = record
     best.won = won
     best.runtime_s = float(sum(r["runtime_s"] for r in record))
-    return best, [x for _, _, x in sorted(solutions, key=lambda t: t[:2])]
+    return best, [t[3] for t in sorted(solutions, key=lambda t: t[:3])]
+
+
+def _rank(res: SolveResult) -> tuple[bool, float]:
+    """How a start's end ranks (smaller is better): certified before uncertified, then by objective."""
+    return res.status is Status.UNCERTIFIED, float(res.objective)  # type: ignore[arg-type]
 
 
 @dataclass

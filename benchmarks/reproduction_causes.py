@@ -1,0 +1,472 @@
+"""Every run cell of docs/reproduction.md beside the paper's figure, with the cause of each difference over 1.5 points.
+
+    .venv/bin/python benchmarks/reproduction_causes.py                  # the counts and the cause table (markdown)
+    .venv/bin/python benchmarks/reproduction_causes.py --cells          # and one line per cell outside 1.5 points
+    .venv/bin/python benchmarks/reproduction_causes.py --data           # our copies' rows, columns, class shares
+    .venv/bin/python benchmarks/reproduction_causes.py --write-doc docs/reproduction.md   # its generated part
+    .venv/bin/python benchmarks/reproduction_causes.py --probe-balance  # S-ORCT on balance, 4 vs 16 columns (1 min)
+
+Nothing is rerun: the cells are read from the stored rows in ``benchmarks/results/`` and the published numbers the
+benchmark scripts hold (each names the seed's lines): thesis Tables 3.4-3.6 (``tmo.py``), S-ORCT Tables 3-5
+(``sorct_path.py``; a later file of train-file paths replaces the rows of the sets it holds), Günlük et al. Table 8
+(``odt_categorical.py``), thesis Table 5.3 (``contextual.py``) and the born-again tables (``born_again.py``,
+exact where the answer is exact: depth, leaves and the pruning tables at the paper's printed precision).
+
+A cell is *within* when |ours - paper| <= 1.5 points. The others get one cause, the first rule that applies:
+
+* ``data``: our copy is not the paper's (rows, columns, encoding or target; :data:`DATA_CAUSES` names each with
+  the evidence, ``--data`` prints our copy's rows, columns and class shares beside the paper's line);
+* ``solver``: the cell's model is a MILP solved at another limit with another solver (the paper's Gurobi at 600 s,
+  ours HiGHS at 10 s): the share of our solves that stopped at the limit and their mean gap are printed;
+* ``noise``: the difference is within two standard errors of the difference of the two means, from the standard
+  deviations over the splits (the paper's where printed, else ours taken for both) and the number of splits;
+* ``empty``: an S-ORCT cell where both trees are empty (delta 100 %) and the paper's figure is not the majority
+  class's share, which ours is;
+* ``path``: an S-ORCT cell where the paper's own accuracy moves by more than 3 points between neighbouring lambdas
+  (the collapse of the path toward the empty tree): where a 3-split mean falls is a grid step's shift;
+* ``reading``: the thesis' method as we read it gives other numbers (the supervised baseline of Table 5.3);
+* ``unexplained``: none of the above; said as such.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+#: the stored rows each table is read from (the S-ORCT list: later files replace the (table, dataset) paths they hold)
+SOURCES = {
+    "tmo": [RESULTS / "tmo_tables.jsonl"],
+    "sorct": [RESULTS / "sorct_protocol.jsonl", RESULTS / "sorct_trainfiles_2026-11-27.jsonl",
+              RESULTS / "sorct_trainfiles_thyroid_2026-11-27.jsonl"],
+    "odt": [RESULTS / "odt_categorical_table8_5splits.jsonl"],
+    "contextual": [RESULTS / "contextual_2026-11-24.jsonl"],
+    "born_again": [RESULTS / "born_again_2026-11-24.jsonl"],
+}
+WITHIN = 1.5
+
+#: (table, dataset) -> the evidence that our copy is not the paper's; the cells outside 1.5 points of these sets
+#: are put down to it. Each quotes the paper's line and says what ours is (``--data`` recomputes ours).
+DATA_CAUSES: dict[tuple[str, str], str] = {
+    ("S-ORCT", "balance"): "seed 001 Table 2 'Balance 625 16 3': 16 = 4 x 4 one-hot columns; ours 625 x 4 ordinal "
+                           "columns (the loader has no one-hot of integer columns): a linear split of the one-hot "
+                           "columns is an additive function of the levels, ours a linear one. At lambda = 0, depth 2, "
+                           "our 3 splits and 10 starts (--probe-balance): 88.9 % on the 4 columns, 94.2 % on the "
+                           "paper's 16 (the paper: 96.6 %)",
+    ("S-ORCT", "car"): "seed 001 Table 2 'Car 1728 15 4': one-hot with one level dropped; ours 21 columns (every "
+                       "level): the same information, but the l1 terms of the path weigh 21 columns, not 15 (a "
+                       "plausible cause, not checked by a rerun)",
+    ("S-ORCT", "german"): "seed 001 Table 2 'Germancredit 1000 48 2': the 13 nominal attributes one-hot; ours the "
+                          "24-column german.data-numeric (not checked by a rerun)",
+    ("Günlük T8", "spect-heart"): "seed 002 Table 1 'spect-heart 267 79% 44 22'; ours 267 x 22 at 79.4 % majority "
+                                  "but no depth-2 tree beats the majority rate (checked by brute force, "
+                                  "docs/odt_categorical.md), where the paper's ODT reaches 85.5 % on training rows",
+    ("Günlük T8", "monks-1"): "seed 002 Table 1 'monks-1 432 50% 17 6': the 432-row file; ours all 556 rows of the "
+                              "training and test files (124 of them repeated, the training file is a subset)",
+    ("Günlük T8", "student-alcohol"): "seed 002 Table 1 'student 395 67% 109 31': the paper does not state the "
+                                      "target; ours G3 >= 10 (67.1 %), 130 one-hot columns, not 109",
+    ("Table 5.3", "heart"): "thesis Table 5.1 'Heart 270 25' (Statlog); ours the Cleveland file, 297 complete rows, 13 "
+                            "attributes (22 columns as loaded; Statlog is not in the data directory)",
+}
+#: the cells of the run tables that are not counted against the paper (not its data), with why
+NOT_COUNTED = {("Tables 3.4-3.6", "Heart"): "Cleveland, not the paper's Statlog (270 x 25)",
+               ("Tables 3.4-3.6", "Digits"): "scikit-learn's 1,797 rows, not the paper's 3,823-row file; binarization "
+                                             "not stated",
+               ("Tables 3.4-3.6", "Libras"): "multiclass; the paper's binary version is not stated"}
+
+
+def _script(name: str) -> ModuleType:
+    """A benchmark script of this directory as a module (its published numbers)."""
+    spec = importlib.util.spec_from_file_location(f"_bench_{name}", HERE / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        return []
+    with path.open() as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def _noise(diff: float, sd_ours: float, n_ours: int, sd_paper: float | None, n_paper: int) -> tuple[bool, str]:
+    """Whether ``diff`` is within two standard errors of the difference of two means, and the figures."""
+    if n_ours < 2:
+        return False, f"{n_ours} split: no spread"
+    sp = sd_ours if sd_paper is None else sd_paper
+    se = float(np.sqrt(sd_ours**2 / n_ours + sp**2 / n_paper))
+    return abs(diff) <= 2 * se, (f"2 SE = {2 * se:.1f} (sd ours {sd_ours:.1f} over {n_ours}, paper "
+                                 f"{'-' if sd_paper is None else f'{sd_paper:.1f}'} over {n_paper})")
+
+
+def _cell(table: str, cell: str, dataset: str, ours: float, paper: float, cause: str = "", evidence: str = "",
+          counted: bool = True) -> dict[str, Any]:
+    diff = ours - paper
+    if abs(diff) <= WITHIN + 1e-9:
+        cause, evidence = "within", ""
+    return {"table": table, "cell": cell, "dataset": dataset, "ours": ours, "paper": paper, "diff": diff,
+            "cause": cause, "evidence": evidence, "counted": counted}
+
+
+def _data_cause(table: str, dataset: str) -> str | None:
+    return DATA_CAUSES.get((table, dataset))
+
+
+def tmo_cells(rows: list[dict[str, Any]], tmo: ModuleType) -> list[dict[str, Any]]:
+    """Thesis Tables 3.4-3.6 (= seed 004 Tables 1-3): CART, TAO, TMO, OCT at depths 2-4, mean of the seeds run."""
+    by: dict[tuple[str, int, str], list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        if r.get("test_acc") is not None and "method" in r:
+            by[(r["dataset"], int(r["depth"]), r["method"])].append(r)
+    out = []
+    for (name, depth, m), rs in sorted(by.items()):
+        pap = tmo.PAPER[depth].get(name, {}).get(m)
+        if pap is None:
+            continue
+        acc = 100 * np.array([r["test_acc"] for r in rs])
+        mean, sd = float(acc.mean()), float(acc.std(ddof=1)) if len(acc) > 1 else 0.0
+        diff = mean - pap[0]
+        not_counted = NOT_COUNTED.get(("Tables 3.4-3.6", name))
+        ok_noise, noise_text = _noise(diff, sd, len(acc), pap[1], 5)
+        if not_counted:
+            cause, ev = "data", not_counted
+        elif m == "oct":
+            tried = [t for r in rs for t in r.get("tried", [])]
+            limit = sum(t.get("status") == "time_limit" for t in tried)
+            gaps = [t["gap"] for t in tried if t.get("gap") is not None]
+            cause = "solver"
+            ev = (f"HiGHS 10 s, {len(rs)} seeds (paper: Gurobi 600 s, 5 seeds, CART start): {limit} of {len(tried)} "
+                  f"alpha solves at the limit, mean gap {np.mean(gaps) if gaps else float('nan'):.2f}; {noise_text}")
+        elif ok_noise:
+            cause, ev = "noise", f"{noise_text}; {int(np.mean([r['n_train'] for r in rs]) * 20 / 64)} test rows"
+        else:
+            cause, ev = "unexplained", noise_text
+        out.append(_cell("Tables 3.4-3.6", f"{name} {m.upper()} d{depth}", name, mean, pap[0], cause, ev,
+                         counted=not not_counted))
+    return out
+
+
+def sorct_rows(paths: list[Path]) -> list[dict[str, Any]]:
+    """The S-ORCT point rows: each later file replaces the (table, dataset) paths it holds."""
+    merged: dict[tuple[int, str], list[dict[str, Any]]] = {}
+    for p in paths:
+        new: dict[tuple[int, str], list[dict[str, Any]]] = defaultdict(list)
+        for r in _jsonl(p):
+            if "table" in r and "r" in r:
+                new[(r["table"], r["dataset"])].append({**r, "source": p.name})
+        merged.update(new)
+    return [r for rs in merged.values() for r in rs]
+
+
+def sorct_cells(rows: list[dict[str, Any]], sorct: ModuleType) -> list[dict[str, Any]]:
+    """S-ORCT Tables 3-5: test accuracy per (table, dataset, lambda point), our mean over the splits run."""
+    by: dict[tuple[int, str], dict[Any, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        by[(r["table"], r["dataset"])][r["r"]].append(r)
+    out = []
+    for (t, name), points in sorted(by.items()):
+        paper = sorct.TABLES[t][0][name]
+        accs = [p[1] for p in paper]
+        for k, r_ in enumerate(sorct.R):
+            rs = points.get(r_)
+            if not rs:
+                continue
+            acc = 100 * np.array([r["test_accuracy"] for r in rs])
+            mean, sd = float(acc.mean()), float(acc.std(ddof=1)) if len(acc) > 1 else 0.0
+            diff = mean - accs[k]
+            steps = [abs(accs[k] - accs[j]) for j in (k - 1, k + 1) if 0 <= j < len(accs)]
+            ok_noise, noise_text = _noise(diff, sd, len(acc), None, 10)
+            data = _data_cause("S-ORCT", name)
+            delta = float(np.mean([r["delta_l" if sorct.TABLES[t][2] == "l" else "delta_g"] for r in rs]))
+            if data:
+                cause, ev = "data", data
+            elif delta >= 99.9 and paper[k][0] == 100:
+                cause, ev = "empty", (f"both trees are empty (delta 100 %): ours scores the majority class's share "
+                                      f"of a stratified test part; the paper's {accs[k]:.1f} is not its data's "
+                                      "majority share (seed 001 Table 2)")
+            elif ok_noise:
+                cause, ev = "noise", noise_text
+            elif max(steps) > 3:
+                cause, ev = "path", (f"the paper's accuracy moves {max(steps):.1f} points to the neighbouring "
+                                     f"lambda; {noise_text}")
+            elif len(acc) < 2:
+                cause, ev = "noise", f"1 split of the paper's 10 ({rs[0]['source']})"
+            else:
+                cause, ev = "unexplained", noise_text
+            cell = f"T{t} {name} r={'-' if r_ is None else r_}"
+            out.append(_cell(f"S-ORCT T{t}", cell, name, mean, accs[k], cause, ev) | {"n": len(acc)})
+    return out
+
+
+def odt_cells(rows: list[dict[str, Any]], odt: ModuleType) -> list[dict[str, Any]]:
+    """Günlük et al. Table 8: depth-2 ODT and CART-D3, train and test accuracy, mean of the splits run."""
+    by: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        if r.get("experiment") == "table8" and "test_acc" in r:
+            by[r["dataset"]].append(r)
+    out = []
+    for name, rs in sorted(by.items()):
+        pap = odt.PAPER_TABLE8.get(name)
+        if pap is None:
+            continue
+        for (method, key), (ptrain, ptest) in zip((("ODT-D2", ""), ("CART-D3", "cart_d3_")), pap, strict=True):
+            for part, p in (("train", ptrain), ("test", ptest)):
+                acc = 100 * np.array([r[f"{key}{part}_acc"] for r in rs])
+                mean, sd = float(acc.mean()), float(acc.std(ddof=1))
+                diff = mean - p
+                ok_noise, noise_text = _noise(diff, sd, len(acc), None, 5)
+                data = _data_cause("Günlük T8", name)
+                if data:
+                    cause, ev = "data", data
+                elif ok_noise:
+                    cause, ev = "noise", noise_text
+                elif method == "CART-D3":
+                    cause, ev = "reading", f"rpart (paper) vs scikit-learn's CART on the same columns; {noise_text}"
+                else:
+                    cause, ev = "unexplained", noise_text
+                out.append(_cell("Günlük T8", f"{name} {method} {part}", name, mean, p, cause, ev))
+    return out
+
+
+def contextual_cells(rows: list[dict[str, Any]], ctx: ModuleType) -> list[dict[str, Any]]:
+    """Thesis Table 5.3: CCT, CART, supervised baseline and forest, mean test accuracy over the seeds run."""
+    by: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        if r.get("table") == "5.3" and r.get("dataset") in ctx.THESIS_T53:
+            by[r["dataset"]].append(r)
+    out = []
+    for name, rs in sorted(by.items()):
+        cct, cct_sd, cart, sup, sup_sd, rf, depth = ctx.THESIS_T53[name]
+        for col, p, psd in (("cct", cct, cct_sd), ("cart", cart, None), ("supervised", sup, sup_sd), ("rf", rf, None)):
+            acc = 100 * np.array([r[col] for r in rs])
+            mean, sd = float(acc.mean()), float(acc.std(ddof=1))
+            diff = mean - 100 * p
+            ok_noise, noise_text = _noise(diff, sd, len(acc), None if psd is None else 100 * psd, 5)
+            depths = Counter(int(r["depth"]) for r in rs)
+            data = _data_cause("Table 5.3", name)
+            if data:
+                cause, ev = "data", data
+            elif col == "supervised":
+                label_acc = np.mean([r["supervised_label_accuracy"] for r in rs])
+                cause, ev = "reading", ("the thesis' baseline (line 1655: each sample labelled with the tree of the "
+                                        "forest giving its true class the greatest probability) fails in the "
+                                        f"thesis (0.59-0.72); ours, as read, does not (label accuracy {label_acc:.2f})")
+            elif ok_noise:
+                cause, ev = "noise", noise_text
+            elif depths.get(depth, 0) < len(rs):
+                cause, ev = "protocol", (f"validated depth {dict(depths)} over the seeds, the thesis' {depth} (ties on "
+                                         f"the validation part go to the smaller depth); {noise_text}")
+            else:
+                cause, ev = "unexplained", noise_text
+            out.append(_cell("Table 5.3", f"{name} {col}", name, mean, 100 * p, cause, ev))
+    return out
+
+
+def born_again_cells(rows: list[dict[str, Any]], ba: ModuleType) -> list[dict[str, Any]]:
+    """Born-again Table 2 (depth, leaves per objective) and the pruning tables 3-4: exact at the paper's precision
+    (one decimal for sizes, three for accuracy and F1); the cell's 'points' are the paper's units."""
+    out = []
+    ok = [r for r in rows if r.get("status") == "optimal"]
+    for code in ba.DATASETS:
+        for obj in ba.OBJECTIVES:
+            rs = [r for r in ok if r["dataset"] == code and r["objective"] == obj]
+            if not rs:
+                continue
+            for i, key in enumerate(("depth", "leaves")):
+                ours, p = round(float(np.mean([r[key] for r in rs])), 1), ba.PAPER_T2[code][obj][i]
+                c = _cell("Born-again T2", f"{code} {obj} {key}", code, ours, p)
+                c["cause"] = "exact" if abs(ours - p) < 0.05 else "bound"
+                c["evidence"] = "" if c["cause"] == "exact" else BA_BOUND
+                out.append(c)
+        drows = [r for r in ok if r["dataset"] == code and r["objective"] == "D"]
+        if not drows:
+            continue
+        for i, key in enumerate(("pruned_depth", "pruned_leaves")):
+            ours, p = round(float(np.mean([r[key] for r in drows])), 1), ba.PAPER_T3[code][i]
+            out.append(_cell("Born-again T3", f"{code} {key}", code, ours, p)
+                       | {"cause": "exact" if abs(ours - p) < 0.05 else "unexplained"})
+        for i, key in enumerate(("acc_rf", "f1_rf", "acc_ba", "f1_ba", "acc_bap", "f1_bap")):
+            ours, p = round(float(np.mean([r[key] for r in drows])), 3), ba.PAPER_T4[code][i]
+            out.append(_cell("Born-again T4", f"{code} {key}", code, ours, p)
+                       | {"cause": "exact" if abs(ours - p) < 5e-4 else "unexplained"})
+    return out
+
+
+BA_BOUND = ("the authors' lower bound is not valid for the depth-leaves pair: it stops one fold's search at 143 "
+            "leaves where the optimum is 134 (both trees faithful; docs/born_again.md)")
+
+
+def all_cells(sources: dict[str, list[Path]] | None = None) -> list[dict[str, Any]]:
+    """Every run cell of the tables above, read from ``sources`` (default :data:`SOURCES`)."""
+    src = SOURCES if sources is None else sources
+    cells = tmo_cells([r for p in src["tmo"] for r in _jsonl(p)], _script("tmo"))
+    cells += sorct_cells(sorct_rows(src["sorct"]), _script("sorct_path"))
+    cells += odt_cells([r for p in src["odt"] for r in _jsonl(p)], _script("odt_categorical"))
+    cells += contextual_cells([r for p in src["contextual"] for r in _jsonl(p)], _script("contextual"))
+    cells += born_again_cells([r for p in src["born_again"] for r in _jsonl(p)], _script("born_again"))
+    return cells
+
+
+def _good(c: dict[str, Any]) -> bool:
+    return c["cause"] in ("within", "exact")
+
+
+def counts_table(cells: list[dict[str, Any]]) -> str:
+    """Per table: cells run, counted (the paper's data), within 1.5 points or exact, and the causes of the rest."""
+    causes = ["data", "solver", "noise", "path", "empty", "protocol", "reading", "bound", "unexplained"]
+    lines = ["| table | run | counted | within / exact | " + " | ".join(causes) + " |",
+             "|---|---|---|---|" + "---|" * len(causes)]
+    tables = list(dict.fromkeys(c["table"] for c in cells))
+    tot: Counter[str] = Counter()
+    for t in [*tables, "all"]:
+        cs = [c for c in cells if t == "all" or c["table"] == t]
+        counted = [c for c in cs if c["counted"]]
+        good = sum(_good(c) for c in counted)
+        by = Counter(c["cause"] for c in counted if not _good(c))
+        if t != "all":
+            tot.update(by)
+        lines.append(f"| {t} | {len(cs)} | {len(counted)} | {good} ({100 * good / max(len(counted), 1):.0f} %) | "
+                     + " | ".join(str(by.get(k, 0)) for k in causes) + " |")
+    counted = [c for c in cells if c["counted"]]
+    good = sum(_good(c) for c in counted)
+    fixed = sum(c["cause"] in ("data", "solver") for c in counted)
+    noise = sum(c["cause"] == "noise" for c in counted)
+    repro = len(counted) - fixed
+    lines.append(f"\nReproducible here (counted, less the cells whose cause is our data or the solver we lack): "
+                 f"{repro}; within 1.5 points or exact: {good} of {repro} ({100 * good / max(repro, 1):.0f} %); "
+                 f"within or inside the noise of the two means: {good + noise} of {repro} "
+                 f"({100 * (good + noise) / max(repro, 1):.0f} %).")
+    return "\n".join(lines)
+
+
+def cells_table(cells: list[dict[str, Any]]) -> str:
+    """One line per counted cell outside 1.5 points (or not exact): ours, paper, difference, cause, evidence."""
+    lines = ["| cell | ours | paper | ours - paper | cause | evidence |", "|---|---|---|---|---|---|"]
+    for c in cells:
+        if _good(c) or not c["counted"]:
+            continue
+        lines.append(f"| {c['table']}: {c['cell']} | {c['ours']:.1f} | {c['paper']:.1f} | {c['diff']:+.1f} | "
+                     f"{c['cause']} | {c['evidence']} |")
+    return "\n".join(lines)
+
+
+def data_table() -> str:
+    """Our copies of the data sets the causes name: rows, columns and class shares as the benchmarks load them."""
+    from treeopt_dsl.datasets import load
+
+    loads = {"S-ORCT balance": ("balance", {"multiclass": True}), "S-ORCT car": ("car", {"multiclass": True}),
+             "S-ORCT german": ("german", {"multiclass": True}), "Günlük spect-heart": ("spect-heart", {}),
+             "Günlük monks-1": ("monks-1", {}), "Günlük student-alcohol": ("student-alcohol", {}),
+             "Table 5.3 heart": ("heart", {})}
+    lines = ["| set | ours: rows x columns | class shares | the paper's line |", "|---|---|---|---|"]
+    keys = {"S-ORCT balance": ("S-ORCT", "balance"), "S-ORCT car": ("S-ORCT", "car"),
+            "S-ORCT german": ("S-ORCT", "german"), "Günlük spect-heart": ("Günlük T8", "spect-heart"),
+            "Günlük monks-1": ("Günlük T8", "monks-1"), "Günlük student-alcohol": ("Günlük T8", "student-alcohol"),
+            "Table 5.3 heart": ("Table 5.3", "heart")}
+    fixed = {"S-ORCT monks-3": ("monks-3", 122, "seed 001 Table 2 'Monks-3 122 11 2 51% - 49%'"),
+             "S-ORCT monks-1": ("monks-1", 124, "seed 001 Table 2 'Monks-1 124 11 2 50% - 50%'"),
+             "S-ORCT monks-2": ("monks-2", 169, "seed 001 Table 2 'Monks-2 169 11 2 62% - 38%'"),
+             "S-ORCT thyroid": ("thyroid", 3772, "seed 001 Table 2 'Thyroid 3772 21 3 92.5%-5%-2.5%'")}
+    for label, (name, rows, quote) in fixed.items():  # the training files the S-ORCT grid reads (rows = N)
+        d = load(name, multiclass=True)
+        d = d.take(np.arange(rows))
+        shares = np.unique(d.y, return_counts=True)[1] / d.n_samples
+        lines.append(f"| {label} | {d.n_samples} x {d.n_features} | "
+                     f"{' / '.join(f'{100 * s:.1f}' for s in sorted(shares, reverse=True))} % | {quote}; the UCI "
+                     "training file (`rows = N`), matched since 2026-11-27"
+                     + ("; 17 columns = every level, the paper drops one (11)" if name != "thyroid" else "") + " |")
+    for label, (name, kw) in loads.items():
+        d = load(name, **kw)
+        shares = np.unique(d.y, return_counts=True)[1] / d.n_samples
+        quote = DATA_CAUSES[keys[label]].split(";")[0]
+        lines.append(f"| {label} | {d.n_samples} x {d.n_features} | "
+                     f"{' / '.join(f'{100 * s:.1f}' for s in sorted(shares, reverse=True))} % | {quote} |")
+    return "\n".join(lines)
+
+
+def probe_balance(splits: int = 3, n_starts: int = 10) -> dict[str, list[float]]:
+    """The evidence of the balance cause: S-ORCT depth 2 at lambda = 0 on the 4 ordinal columns and on the paper's
+    16 one-hot columns (one level of each attribute dropped), the same stratified 75/25 splits (seed = split),
+    ``n_starts`` random starts; test accuracy (%) per split."""
+    import pandas as pd
+
+    from treeopt_dsl.data import Dataset
+    from treeopt_dsl.datasets import load
+    from treeopt_dsl.formulations.sorct import run_path
+
+    d = load("balance", multiclass=True)
+    levels = pd.DataFrame(d.X.astype(int), columns=[f"a{i}" for i in range(d.n_features)]).astype(str)
+    one_hot = Dataset.from_arrays(pd.get_dummies(levels, drop_first=True).to_numpy(float), d.y, multiclass=True)
+    out = {}
+    for label, data in ((f"ordinal p={d.n_features}", d), (f"one-hot p={one_hot.n_features}", one_hot)):
+        out[label] = []
+        for split in range(splits):
+            path, _, _ = run_path("sorct", data, [0.0], params={"depth": 2, "rho": 0.1}, n_starts=n_starts, fresh=0,
+                                  seed=split, test_size=0.25)
+            out[label].append(round(100 * path[0].metrics["test_accuracy"], 1))
+    return out
+
+
+BEGIN, END = "<!-- reproduction_causes.py: begin -->", "<!-- reproduction_causes.py: end -->"
+
+
+def generated_section(cells: list[dict[str, Any]]) -> str:
+    """The part of docs/reproduction.md this script writes: the counts, our copies' data, every cell outside."""
+    return "\n\n".join([
+        BEGIN, "Counted cells per table, and the causes of those outside 1.5 points (not exact):", counts_table(cells),
+        "Our copies of the data sets a cause names (as the benchmarks load them) beside the paper's line:",
+        data_table(), "Every counted cell outside 1.5 points (not exact), in points (born-again: the paper's units):",
+        cells_table(cells), END])
+
+
+def write_doc(path: Path, cells: list[dict[str, Any]]) -> None:
+    """Replace the text between :data:`BEGIN` and :data:`END` of ``path`` with :func:`generated_section`."""
+    from treeopt_dsl.io import atomic_binary
+
+    text = path.read_text()
+    if BEGIN not in text or END not in text:
+        raise SystemExit(f"{path} has no {BEGIN} ... {END} part to replace")
+    head, rest = text.split(BEGIN, 1)
+    tail = rest.split(END, 1)[1]
+    with atomic_binary(path) as f:
+        f.write((head + generated_section(cells) + tail).encode())
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cells", action="store_true", help="also one line per cell outside 1.5 points")
+    ap.add_argument("--data", action="store_true", help="also our copies' rows, columns and class shares")
+    ap.add_argument("--write-doc", type=Path, metavar="MD", help="write the generated part of this page (atomic)")
+    ap.add_argument("--probe-balance", action="store_true",
+                    help="only run the balance evidence: S-ORCT at lambda 0 on 4 vs 16 columns (about a minute)")
+    args = ap.parse_args(argv)
+    if args.probe_balance:
+        for label, accs in probe_balance().items():
+            print(f"{label}: test accuracy {accs}, mean {np.mean(accs):.1f} % (the paper, one-hot: 96.6 %)")
+        return 0
+    cells = all_cells()
+    if args.write_doc:
+        write_doc(args.write_doc, cells)
+    print(counts_table(cells))
+    if args.cells:
+        print()
+        print(cells_table(cells))
+    if args.data:
+        print()
+        print(data_table())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,110 @@
+"""benchmarks/reproduction_causes.py: it runs on the stored results, every counted cell outside 1.5 points gets a
+cause, its counts are recomputed here from the cells independently of its tables, and its rules give the cause a
+hand-made row calls for."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def rc() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_reproduction_causes", ROOT / "benchmarks" /
+                                                  "reproduction_causes.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def cells(rc: ModuleType) -> list[dict]:
+    return rc.all_cells()
+
+
+def test_runs_on_the_stored_results(rc: ModuleType, cells: list[dict], capsys) -> None:
+    assert rc.main(["--cells"]) == 0
+    out = capsys.readouterr().out
+    counted = [c for c in cells if c["counted"]]
+    good = [c for c in counted if c["cause"] in ("within", "exact")]
+    # the "all" line is the count of the cells, recomputed here
+    assert f"| all | {len(cells)} | {len(counted)} | {len(good)} (" in out
+    assert len(counted) >= 653  # every cell docs/reproduction.md counted before this script
+    for c in counted:  # within means within, and nothing outside 1.5 points is left without a cause
+        assert (c["cause"] == "within") == (abs(c["diff"]) <= 1.5 + 1e-9) or c["table"].startswith("Born-again")
+        assert c["cause"]
+    off = [c for c in counted if c["cause"] not in ("within", "exact")]
+    assert len(re.findall(r"^\| (Tables|S-ORCT|Günlük|Table 5|Born)", out, flags=re.M)) == len(off) + 9
+
+
+def test_the_numbers_are_the_rows_means(rc: ModuleType, cells: list[dict]) -> None:
+    """One TMO cell and one Table 8 cell recomputed from the JSON lines by hand."""
+    rows = [json.loads(line) for line in (ROOT / "benchmarks/results/tmo_tables.jsonl").read_text().splitlines()
+            if line.strip()]
+    acc = [100 * r["test_acc"] for r in rows if r.get("dataset") == "Sonar" and r.get("method") == "tmo"
+           and r.get("depth") == 3 and r.get("test_acc") is not None]
+    sonar = next(c for c in cells if c["cell"] == "Sonar TMO d3")
+    assert sonar["ours"] == pytest.approx(np.mean(acc)) and sonar["paper"] == 69.52
+    t8 = [json.loads(line) for line in (ROOT / "benchmarks/results/odt_categorical_table8_5splits.jsonl")
+          .read_text().splitlines() if line.strip()]
+    krkp = [100 * r["cart_d3_test_acc"] for r in t8 if r.get("dataset") == "krkp" and "test_acc" in r]
+    cell = next(c for c in cells if c["cell"] == "krkp CART-D3 test")
+    assert cell["ours"] == pytest.approx(np.mean(krkp)) and cell["paper"] == 90.3
+
+
+def _write(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_the_rules(rc: ModuleType, tmp_path: Path) -> None:
+    """S-ORCT rows made by hand: a later file replaces a set's paths; a difference inside two standard errors is
+    noise, a large one where the paper's path collapses is 'path', two empty trees are 'empty', a large one
+    elsewhere is unexplained."""
+    sorct = rc._script("sorct_path")
+    paper = sorct.TABLES[3][0]["sonar"]  # r = 3 (index 16): 51.5, its neighbour 62.9: the collapse
+
+    def rows(name: str, split_accs: dict[int, list[float]], delta: float = 50.0) -> list[dict]:
+        return [{"table": 3, "dataset": name, "split": s, "r": sorct.R[k], "test_accuracy": a / 100, "delta_l": delta}
+                for k, accs in split_accs.items() for s, a in enumerate(accs)]
+
+    old = _write(tmp_path / "old.jsonl", rows("sonar", {0: [10.0, 10.0, 10.0]}) + rows("pima", {0: [75.8] * 3}))
+    new = _write(tmp_path / "new.jsonl", rows("sonar", {
+        0: [paper[0][1], paper[0][1] + 2.0, paper[0][1] + 4.0],  # +2.0, sd 2: 2 SE = 2 sqrt(4/3 + 4/10) = 2.6
+        1: [paper[1][1] + 20.0, paper[1][1] + 20.0, paper[1][1] + 20.0],  # +20, no spread, no collapse
+        16: [paper[16][1] + 20.0, paper[16][1] + 20.0, paper[16][1] + 20.0],  # +20 at the collapse
+    }) + rows("pima", {16: [65.1] * 3}, delta=100.0))  # the paper: (100, 63.4) at r = 3, 65.8 two steps before
+    cells = {c["cell"]: c for c in rc.sorct_cells(rc.sorct_rows([old, new]), sorct)}
+    # the old file's paths are replaced: pima's r = - point is gone with them
+    assert set(cells) == {"T3 sonar r=-", "T3 sonar r=-12", "T3 sonar r=3", "T3 pima r=3"}
+    assert cells["T3 sonar r=-"]["cause"] == "noise" and cells["T3 sonar r=-"]["diff"] == pytest.approx(2.0)
+    assert cells["T3 sonar r=-12"]["cause"] == "unexplained"
+    assert cells["T3 sonar r=3"]["cause"] == "path"
+    assert cells["T3 sonar r=3"]["diff"] == pytest.approx(20.0)
+    assert cells["T3 pima r=3"]["cause"] == "empty" and cells["T3 pima r=3"]["diff"] == pytest.approx(1.7)
+
+
+def test_the_page_holds_the_generated_part(rc: ModuleType, cells: list[dict], tmp_path: Path) -> None:
+    """docs/reproduction.md's generated part is what the script writes from the stored results today, and
+    ``--write-doc`` replaces only that part."""
+    from treeopt_dsl.datasets import data_dir
+
+    if data_dir() is None:
+        pytest.skip("no data directory (the data table loads our copies)")
+    page = (ROOT / "docs" / "reproduction.md").read_text()
+    rerun = "rerun: .venv/bin/python benchmarks/reproduction_causes.py --write-doc docs/reproduction.md"
+    assert rc.generated_section(cells) in page, rerun
+    copy = tmp_path / "page.md"
+    copy.write_text(f"before\n{rc.BEGIN}\nstale\n{rc.END}\nafter\n")
+    rc.write_doc(copy, cells)
+    text = copy.read_text()
+    assert text.startswith("before\n") and text.endswith("\nafter\n") and "stale" not in text
+    assert "| all |" in text
