@@ -30,6 +30,7 @@ from treeopt_dsl.blocks.losses import (
     logistic_loss,
     logistic_tangents,
 )
+from treeopt_dsl.blocks.lattice import LatticeLogisticLoss, best_intercept
 from treeopt_dsl.blocks.randomized import (
     ClassPerformance,
     ExpectedMisclassification,
@@ -53,6 +54,7 @@ PROVIDERS.update({"xi": _LOSS, "loss": _LOSS})
 __all__ = [
     "EPIGRAPHS",
     "L0",
+    "LatticeLogisticLoss",
     "L1",
     "OBJECTIVES",
     "OUTER_TOL",
@@ -91,6 +93,7 @@ __all__ = [
     "ThresholdRules",
     "TotalScore",
     "ZeroOneLoss",
+    "best_intercept",
     "envelope",
     "integer_in_set",
     "logistic_loss",
