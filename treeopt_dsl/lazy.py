@@ -126,7 +126,7 @@ def row_generation(built: Any, be: Any, sf: Any, solver: str, opts: Any) -> Any:
     # sample), so progress displays must not read it as one
     inner = None if outer is None else (lambda line: outer(f"master| {line}"))
     opts = replace(opts, log_callback=inner)
-    status, last = Status.TIME_LIMIT, ""
+    status, last, accepted = Status.TIME_LIMIT, "", None
     while rounds < MAX_ROUNDS:
         left = None if limit is None else limit - (time.perf_counter() - t0)
         if left is not None and left <= 0:
@@ -142,6 +142,8 @@ def row_generation(built: Any, be: Any, sf: Any, solver: str, opts: Any) -> Any:
             raw = be.solve(cur, solver, replace(opts, time_limit=None if limit is None
                                                 else limit - (time.perf_counter() - t0), warm_start=None))
         last = raw.message
+        if rounds == 1:
+            accepted = raw.warm_start_accepted
         if raw.bound is not None and np.isfinite(raw.bound):  # the master's bound bounds the formulation
             bound = raw.bound if bound is None else max(bound, raw.bound)
         if raw.status in (Status.INFEASIBLE, Status.UNBOUNDED) or raw.x is None:
@@ -180,7 +182,7 @@ def row_generation(built: Any, be: Any, sf: Any, solver: str, opts: Any) -> Any:
            + (f"; stopped after {MAX_ROUNDS} rounds with rows still violated" if rounds >= MAX_ROUNDS
               and status is not Status.OPTIMAL else ""))
     return RawResult(status, best_x, None if best_x is None else best_obj, bound, relative_gap(best_obj, bound)
-                     if best_x is not None else None, time.perf_counter() - t0, msg)
+                     if best_x is not None else None, time.perf_counter() - t0, msg, warm_start_accepted=accepted)
 
 
 #: iterations of the outer approximation before giving up (each adds a tangent row per under-estimated sample)
