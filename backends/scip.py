@@ -230,7 +230,8 @@ def _include_lazy(m: Any, lazy: Any, cols: list[Any], failed: list[BaseException
     m.setBoolParam("misc/allowstrongdualreds", False)
     m.setBoolParam("misc/allowweakdualreds", False)
     m.includeConshdlr(LazyRows(), "treeopt_lazy", "lazy rows of a treeopt-dsl block", sepapriority=0,
-                      enfopriority=-1, chckpriority=-1, sepafreq=-1 if cuts is None else 1, propfreq=-1, eagerfreq=-1, maxprerounds=0,
+                      enfopriority=-1, chckpriority=-1, sepafreq=-1 if cuts is None else 1, propfreq=-1, eagerfreq=-1,
+                      maxprerounds=0,
                       delaysepa=False, delayprop=False, needscons=False)
 
 

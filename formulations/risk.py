@@ -50,9 +50,9 @@ from treeopt_dsl.defaults import SOLVER
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.exact.binarize import threshold_columns
 from treeopt_dsl.formulation import Formulation, Numerics
-from treeopt_dsl.lazy import LATTICE_GAP_SHARE
 from treeopt_dsl.formulations.olct import _tangents
 from treeopt_dsl.formulations.spec import COMPRESS, FormulationSpec, Param, boolean, floats
+from treeopt_dsl.lazy import LATTICE_GAP_SHARE
 from treeopt_dsl.models.risk import decode_generalized_risk_score, decode_risk_score
 from treeopt_dsl.result import SolveResult
 

@@ -41,9 +41,9 @@ def recomplete(built: Any, x: np.ndarray) -> np.ndarray:
 
 
 #: the relaxation phase of :func:`relaxation_cuts`: at most this share of the time limit, this many LP rounds, and
-#: it stops once the relaxation's bound has risen by less than RELAXATION_STALL (relative) over RELAXATION_WINDOW
-#: rounds
-RELAXATION_SHARE, RELAXATION_ROUNDS, RELAXATION_STALL, RELAXATION_WINDOW = 0.2, 2000, 1e-5, 10**9
+#: it stops once the relaxation's (positive) bound has risen by less than RELAXATION_STALL (relative) over
+#: RELAXATION_WINDOW rounds
+RELAXATION_SHARE, RELAXATION_ROUNDS, RELAXATION_STALL, RELAXATION_WINDOW = 0.2, 2000, 1e-6, 50
 
 
 def relaxation_cuts(built: Any, sf: Any, time_limit: float | None, start: np.ndarray | None = None
@@ -66,7 +66,7 @@ def relaxation_cuts(built: Any, sf: Any, time_limit: float | None, start: np.nda
         rounds += 1
         bound = max(bound, obj)
         history.append(bound)
-        if len(history) > RELAXATION_WINDOW and \
+        if len(history) > RELAXATION_WINDOW and history[-RELAXATION_WINDOW - 1] > 0 and \
                 bound - history[-RELAXATION_WINDOW - 1] <= RELAXATION_STALL * max(1.0, abs(bound)):
             break
         cuts = built.tangents(x)

@@ -1,6 +1,6 @@
 """``ors loss="true" proof="outer"``: the card proven optimal in the true logistic loss by outer approximation (a
 tangent row per sample, the MILP re-solved), against brute force over every card with its best intercept
-(tests/brute_force.py). The lattice cutting planes (``proof="lcpa"``, the default) are tests/formulations/test_lattice.py."""
+(tests/brute_force.py). The lattice cutting planes (``proof="lcpa"``, the default): test_lattice.py."""
 
 from __future__ import annotations
 
@@ -38,7 +38,8 @@ def test_true_loss_optimum_equals_brute_force(seed, multiplier, epigraph):
     best, _, _ = brute_force_ors_true(X, y, 2, range(-3, 4), multiplier)
     d = Dataset.from_arrays(X, y)
     kw = dict(T=2, A="-3..3", multiplier=multiplier, epigraph=epigraph)
-    res = get_formulation("ors", loss="true", proof="outer", loss_tol=tol, **kw).solve(d, solver="highs", time_limit=120)
+    res = get_formulation("ors", loss="true", proof="outer", loss_tol=tol, **kw).solve(d, solver="highs",
+                                                                                      time_limit=120)
     assert res.status is Status.OPTIMAL and res.certificate.ok
     assert "optimal in the true logistic loss to relative gap" in res.message
     info = res.outer_approximation

@@ -213,7 +213,7 @@ class LatticeLogisticLoss(Block):
         s, beta = self._card(ctx, x)
         theta = float(ctx["theta"].values(x))
         best = self.intercept(ctx, s)
-        L, gs, gb = self.cut(ctx, s, best)
+        L, gs, _ = self.cut(ctx, s, best)
         if theta >= L - self.slack(L):
             return None
         planes = [(L, gs, 0.0, s, best)]  # at beta*: the slope in beta is 0 up to round-off (dropped)
