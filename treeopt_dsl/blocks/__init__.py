@@ -17,6 +17,7 @@ from treeopt_dsl.blocks.flow import (
     FlowRouting,
     FlowZeroOneLoss,
 )
+from treeopt_dsl.blocks.lattice import LatticeLogisticLoss, best_intercept
 from treeopt_dsl.blocks.losses import (
     EPIGRAPHS,
     OBJECTIVES,
@@ -30,7 +31,6 @@ from treeopt_dsl.blocks.losses import (
     logistic_loss,
     logistic_tangents,
 )
-from treeopt_dsl.blocks.lattice import LatticeLogisticLoss, best_intercept
 from treeopt_dsl.blocks.randomized import (
     ClassPerformance,
     ExpectedMisclassification,
@@ -54,7 +54,6 @@ PROVIDERS.update({"xi": _LOSS, "loss": _LOSS})
 __all__ = [
     "EPIGRAPHS",
     "L0",
-    "LatticeLogisticLoss",
     "L1",
     "OBJECTIVES",
     "OUTER_TOL",
@@ -76,6 +75,7 @@ __all__ = [
     "HingeLoss",
     "IntegerScores",
     "LInf",
+    "LatticeLogisticLoss",
     "LeafClasses",
     "LeafProbabilities",
     "MaxCardinality",
