@@ -110,14 +110,16 @@ def _loss_tol(value: str | float) -> float:
 
 
 #: how ``ors loss="true"`` proves the true loss: RiskSLIM's lattice cutting planes (one epigraph column, a cut of the
-#: whole loss per integer card, lazily) or the outer approximation (a tangent row per sample, re-solving the MILP)
-PROOFS = ("lcpa", "outer")
+#: whole loss per integer card, lazily), the same cuts disaggregated (a column and a tangent per sample, lazily), or
+#: the outer approximation (a tangent row per sample, the MILP re-solved)
+PROOFS = ("lcpa", "samples", "outer")
 
 
 def _proof(text: str) -> str:
     if text not in PROOFS:
         raise FormulationError(f"proof must be one of {PROOFS} (lcpa: lattice cutting planes, one column for the "
-                               f"whole loss; outer: a tangent row per sample, the MILP re-solved), got {text!r}")
+                               f"whole loss; samples: the same cuts with a column per sample; outer: a tangent row "
+                               f"per sample, the MILP re-solved), got {text!r}")
     return text
 
 
@@ -202,7 +204,8 @@ class ORS(FormulationSpec):
               "thesis' model)"),
         Param("proof", "lcpa", _proof, "loss=true: how the true loss is proven: lcpa (RiskSLIM's lattice cutting "
               "planes: one column for the whole loss, a cut per integer card through the solver's lazy-constraint "
-              "callback, or re-solving where it has none) | outer (a tangent row per sample, the MILP re-solved)"),
+              "callback, or re-solving where it has none) | samples (the same, a column and a tangent per sample) | "
+              "outer (a tangent row per sample, the MILP re-solved)"),
         Param("loss_tol", B.OUTER_TOL, _loss_tol, "loss=true: the relative gap (UB - LB) / max(1, |UB|) proven"),
         COMPRESS,
     )
@@ -218,8 +221,8 @@ class ORS(FormulationSpec):
 
     @property
     def lattice(self) -> bool:
-        """Whether the true loss is proven by lattice cutting planes (``loss="true"``, ``proof="lcpa"``)."""
-        return self.values["loss"] == "true" and self.values["proof"] == "lcpa"
+        """Whether the true loss is proven by lattice cutting planes (``loss="true"``, ``proof="lcpa"`` or ``"samples"``)."""
+        return self.values["loss"] == "true" and self.values["proof"] in ("lcpa", "samples")
 
     @property
     def default_solver(self) -> str:  # type: ignore[override]
@@ -271,7 +274,8 @@ class ORS(FormulationSpec):
                 [
                     B.IntegerScores(A=v["A"], beta_bound=v["beta_bound"]),
                     B.L0(of="s", budget=v["T"], exact=v["cardinality"] == "exact"),
-                    B.LatticeLogisticLoss(multiplier=float(v["multiplier"]), C=v["C"], tol=v["loss_tol"]),
+                    (B.LatticeLogisticLoss if v["proof"] == "lcpa" else B.SampleLatticeLoss)(
+                        multiplier=float(v["multiplier"]), C=v["C"], tol=v["loss_tol"]),
                 ],
                 decoder=decode_risk_score,
                 decisions=("s", "beta"),

@@ -400,6 +400,12 @@ def _lattice_report(result: SolveResult, built: Built, notes: dict[str, Any]) ->
     to the relative gap ``(UB - LB) / max(1, |UB|)`` of the card's true loss and the master's bound (a gap above the
     tolerance is no proof), kept as ``result.outer_approximation`` with the cuts made."""
     tol = float(notes["proven_to_gap"])
+    if result.certificate is not None and result.certificate.ok:  # the card's true loss (the solver's epigraph
+        # may lie below it by the cuts' slack): what the user reads
+        result.objective = float(result.certificate.objective_decoded)
+        if result.bound is not None:
+            result.bound = min(float(result.bound), result.objective)
+        result.gap = relative_gap(result.objective, result.bound)
     ub, lb = result.objective, result.bound
     gap = None if ub is None or lb is None else max(0.0, ub - lb) / max(1.0, abs(ub))
     what = notes.get("proven_in", "the true loss")

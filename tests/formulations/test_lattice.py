@@ -47,12 +47,13 @@ def _true_loss(model, X, y) -> float:
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
-@pytest.mark.parametrize(("seed", "multiplier"), [(0, 1.0), (2, 1.5)])
-def test_lcpa_optimum_equals_brute_force(solver, seed, multiplier):
+@pytest.mark.parametrize(("seed", "multiplier", "proof"), [(0, 1.0, "lcpa"), (2, 1.5, "lcpa"), (0, 1.0, "samples"),
+                                                           (2, 1.5, "samples")])
+def test_lcpa_optimum_equals_brute_force(solver, seed, multiplier, proof):
     X, y = _data(seed)
     tol = 1e-4
     best, _, _ = brute_force_ors_true(X, y, 2, range(-3, 4), multiplier)
-    spec = get_formulation("ors", T=2, A="-3..3", multiplier=multiplier, loss="true", proof="lcpa", loss_tol=tol,
+    spec = get_formulation("ors", T=2, A="-3..3", multiplier=multiplier, loss="true", proof=proof, loss_tol=tol,
                            cardinality="at_most")
     res = spec.solve(Dataset.from_arrays(X, y), solver=solver, time_limit=120)
     assert res.status is Status.OPTIMAL and res.certificate.ok

@@ -17,7 +17,7 @@ from treeopt_dsl.blocks.flow import (
     FlowRouting,
     FlowZeroOneLoss,
 )
-from treeopt_dsl.blocks.lattice import LatticeLogisticLoss, best_intercept
+from treeopt_dsl.blocks.lattice import LatticeLogisticLoss, SampleLatticeLoss, best_intercept
 from treeopt_dsl.blocks.losses import (
     EPIGRAPHS,
     OBJECTIVES,
@@ -87,6 +87,7 @@ __all__ = [
     "Routing",
     "RulePoints",
     "RuleSelection",
+    "SampleLatticeLoss",
     "SlackLoss",
     "SquaredL2",
     "TangentLogisticLoss",
