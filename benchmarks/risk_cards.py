@@ -215,7 +215,7 @@ def main() -> None:
     ap.add_argument("--sample", type=int, default=2000, help=f"rows of {' and '.join(SUBSAMPLED)} (stratified)")
     ap.add_argument("--json-out", type=Path)
     ap.add_argument("--table", type=Path, nargs="+", help="only print these result files as a markdown table")
-    ap.add_argument("--proof", nargs="+", default=["lcpa"], choices=["lcpa", "outer"],
+    ap.add_argument("--proof", nargs="+", default=["lcpa"], choices=["lcpa", "samples", "outer"],
                     help="how ors proves the true loss: lattice cutting planes and/or the outer loop")
     ap.add_argument("--solver", nargs="+", default=["auto"], help="the master's solvers (each run in turn)")
     ap.add_argument("--at-fr-multiplier", action="store_true",
@@ -232,7 +232,7 @@ def main() -> None:
         for ds in a.datasets:
             fr = None
             for proof in a.proof:
-                for solver in a.solver if proof == "lcpa" else ["highs"]:
+                for solver in a.solver if proof != "outer" else ["highs"]:
                     r = run(ds, T, a.time_limit, a.max_cuts, a.sample, proof, solver, a.at_fr_multiplier, a.fr_from,
                             fr)
                     fr = {k: v for k, v in r.items() if k.startswith("fr_")}  # FasterRisk once per (data, T)

@@ -44,6 +44,9 @@ def recomplete(built: Any, x: np.ndarray) -> np.ndarray:
 #: it stops once the relaxation's (positive) bound has risen by less than RELAXATION_STALL (relative) over
 #: RELAXATION_WINDOW rounds
 RELAXATION_SHARE, RELAXATION_ROUNDS, RELAXATION_STALL, RELAXATION_WINDOW = 0.2, 2000, 1e-6, 50
+#: a row of the relaxation phase is kept when the last LP's point holds it to within this (relative) slack, at most
+#: as many as the master has columns (the tightest)
+RELAXATION_TIGHT = 1e-6
 
 
 def relaxation_cuts(built: Any, sf: Any, time_limit: float | None, start: np.ndarray | None = None
@@ -57,12 +60,13 @@ def relaxation_cuts(built: Any, sf: Any, time_limit: float | None, start: np.nda
     t0 = time.perf_counter()
     extra = [] if start is None else [c for c in (built.tangents(start, every=True),) if c is not None]
     lp = IncrementalLP(sf if not extra else sf.with_rows(*_parts(extra), name="start_cuts"), time_limit)
-    rounds, bound, history = 0, -np.inf, []
+    rounds, bound, history, x_last, n_solved = 0, -np.inf, [], None, 0
     while rounds < RELAXATION_ROUNDS and (time_limit is None or time.perf_counter() - t0 < time_limit):
         ans = lp.solve()
         if ans is None:
             break
         x, obj = ans
+        x_last, n_solved = x, len(extra)  # the rows the LP held when it gave x
         rounds += 1
         bound = max(bound, obj)
         history.append(bound)
@@ -74,8 +78,20 @@ def relaxation_cuts(built: Any, sf: Any, time_limit: float | None, start: np.nda
             break
         lp.add_rows(cuts.A, cuts.lower, cuts.upper)
         extra.append(cuts)
-    info = {"rounds": rounds, "cuts": sum(c.n_rows for c in extra), "bound": None if not np.isfinite(bound)
-            else float(bound), "time_s": round(time.perf_counter() - t0, 4)}
+    made = sum(c.n_rows for c in extra)
+    if x_last is not None and extra:  # keep the rows the last LP holds tight (and the ones made after it): the
+        # others only cost the master's LPs (and a size-limited licence its rows)
+        held, later = extra[:n_solved], extra[n_solved:]
+        if held:
+            A, lo, _ = _parts(held)
+            slack = (A @ x_last - lo) / np.maximum(1.0, np.abs(lo))
+            tight = slack <= RELAXATION_TIGHT
+            if tight.sum() > sf.n_cols:  # a vertex needs at most one tight row per column: the tightest
+                tight &= slack <= np.partition(slack, sf.n_cols - 1)[sf.n_cols - 1]
+            held = [type(held[0])(A[tight], lo[tight], np.full(int(tight.sum()), np.inf))] if tight.any() else []
+        extra = held + later
+    info = {"rounds": rounds, "cuts": made, "kept": sum(c.n_rows for c in extra), "bound": None
+            if not np.isfinite(bound) else float(bound), "time_s": round(time.perf_counter() - t0, 4)}
     return (sf.with_rows(*_parts(extra), name="relaxation_cuts") if extra else sf), info
 
 
