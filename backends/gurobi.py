@@ -76,13 +76,13 @@ def to_gurobi(sf: StandardForm, env: Any = None, names: bool = True) -> Any:
     return m
 
 
-def add_lazy(model: Any, cols: list[Any], cuts: Any, user: bool = False) -> None:
-    """Hand the rows of ``cuts`` (:class:`~treeopt_dsl.formulation.Cuts`, or ``None``) to ``cbLazy`` (``user``:
-    to ``cbCut``, rows valid at every point added at a node's relaxation)."""
+def add_lazy(model: Any, cols: list[Any], cuts: Any) -> None:
+    """Hand the rows of ``cuts`` (:class:`~treeopt_dsl.formulation.Cuts`, or ``None``) to ``cbLazy`` (at ``MIPSOL``
+    or, for rows valid at every point, at a node's relaxation, ``MIPNODE``)."""
     if cuts is None:
         return
     gp = _gurobipy()
-    add = model.cbCut if user else model.cbLazy
+    add = model.cbLazy
     A = cuts.A.tocsr()
     for r in range(A.shape[0]):  # one call per cut: the callback API takes one row at a time
         lo, hi = A.indptr[r], A.indptr[r + 1]
@@ -148,15 +148,16 @@ class GurobiBackend(Backend):
         if lazy is not None:
             run.model.Params.LazyConstraints = 1
         if user is not None:
-            run.model.Params.PreCrush = 1  # user cuts are on the original columns
+            run.model.Params.PreCrush = 1  # rows at node relaxations are on the original columns
 
         def on_message(model: Any, where: int) -> None:
             if where == GRB.Callback.MESSAGE:
                 run.emit(model.cbGet(GRB.Callback.MSG_STRING).rstrip("\n"))
             elif where == GRB.Callback.MIPNODE and user is not None and \
                     model.cbGet(GRB.Callback.MIPNODE_STATUS) == GRB.OPTIMAL:
-                try:  # the node's relaxation: rows valid everywhere that it violates
-                    add_lazy(model, cols, user(np.array(model.cbGetNodeRel(cols))), user=True)
+                try:  # the node's relaxation: rows valid everywhere that it violates, as lazy rows (Gurobi drops
+                    # most user cuts (cbCut): measured, docs/blocks.md "Lattice cutting planes")
+                    add_lazy(model, cols, user(np.array(model.cbGetNodeRel(cols))))
                 except Exception as exc:
                     failed.append(exc)
                     model.terminate()
