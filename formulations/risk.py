@@ -28,6 +28,15 @@ points fixed, the multiplier ``m`` and the intercept that minimize the true log-
 bound and certificate are the card's at the multiplier given (optimal in the true loss at ``m = 1`` by default);
 the returned model is the scaled card, never worse in the true loss, and ``result.scale_search`` records both.
 
+``loss="true"`` (the default) proves the card optimal in the logistic loss itself, to the relative gap ``loss_tol``;
+``proof`` says how (docs/blocks.md, "Optimal in the true loss"): ``"lcpa"`` (default), RiskSLIM's lattice cutting
+planes: a master with one column for the whole loss (:class:`~treeopt_dsl.blocks.LatticeLogisticLoss`), its cuts
+added inside one branch and bound by the solver's callbacks (Gurobi, SCIP; ``solver="auto"`` takes the first
+installed of :data:`~treeopt_dsl.backends.LAZY_SOLVERS`) or by re-solving (HiGHS); ``"samples"``, the same cuts with a
+column per sample (:class:`~treeopt_dsl.blocks.SampleLatticeLoss`); ``"outer"``, the tangent MILP (4.4) re-solved
+with tangent rows at each card's margins. ``tangents`` and ``epigraph`` shape the MILP of ``"outer"`` and of
+``loss="tangent"`` only.
+
 ``epigraph``: (4.4) is a row per tangent (16 per sample with V3, each holding the whole score);
 ``"breakpoints"`` (default) writes the same epigraph by the loss' breakpoints, three rows per sample
 (:class:`~treeopt_dsl.blocks.SlackLoss`): the same feasible set on ``(s, a, beta, xi)`` and the same LP bound,
@@ -221,7 +230,7 @@ class ORS(FormulationSpec):
 
     @property
     def lattice(self) -> bool:
-        """Whether the true loss is proven by lattice cutting planes (``loss="true"``, ``proof="lcpa"`` or ``"samples"``)."""
+        """Whether the true loss is proven by lattice cutting planes (``loss="true"``, ``proof`` lcpa or samples)."""
         return self.values["loss"] == "true" and self.values["proof"] in ("lcpa", "samples")
 
     @property
