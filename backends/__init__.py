@@ -171,6 +171,28 @@ def capable_solver(model: StandardForm | Model, preferred: str) -> str:
     return preferred
 
 
+#: the solvers whose lazy-constraint callbacks drive lattice cutting planes (``ors loss="true"``), fastest first as
+#: measured (docs/blocks.md, "Optimal in the true loss"); HiGHS, which has no such callback, re-solves instead
+LAZY_SOLVERS = ("gurobi", "scip")
+
+
+def lazy_solver(fallback: str = "highs") -> str:
+    """The first of :data:`LAZY_SOLVERS` that is installed and adds lazy rows from its callback (the feature
+    ``"lazy"``), else ``fallback``: the route ``solver="auto"`` takes for a model whose rows come lazily.
+
+        >>> lazy_solver() in (*LAZY_SOLVERS, "highs")
+        True
+    """
+    for solver in LAZY_SOLVERS:
+        try:
+            be = get_backend(solver)
+        except (CapabilityError, SolverNotAvailable):
+            continue
+        if "lazy" in be.features_for(solver):
+            return solver
+    return fallback
+
+
 def available_solvers() -> list[dict[str, object]]:
     """One row per (backend, solver): installed or not, problem classes and options."""
     rows = []
@@ -205,6 +227,7 @@ __all__ = [
     "engines",
     "get_backend",
     "get_engine",
+    "lazy_solver",
     "plan_route",
     "relative_gap",
 ]

@@ -83,6 +83,10 @@ class SolveOptions:
     #: lazy constraints: ``lazy(x)`` returns the rows (:class:`~treeopt_dsl.formulation.Cuts`) an integer point
     #: ``x`` violates, or ``None``; only routes with the feature "lazy" take it (:mod:`treeopt_dsl.lazy`)
     lazy: Callable[[np.ndarray], Any] | None = None
+    #: user cuts: ``cuts(x)`` returns rows valid at *every* point (:class:`~treeopt_dsl.formulation.Cuts`) that a
+    #: node's fractional relaxation ``x`` violates, or ``None``; routes with the feature "cuts" add them at the
+    #: nodes of their search (Gurobi's ``cbLazy`` at ``MIPNODE``, SCIP's separation), the others never call it
+    cuts: Callable[[np.ndarray], Any] | None = None
 
     def __post_init__(self) -> None:
         self.validate()

@@ -77,18 +77,20 @@ def to_gurobi(sf: StandardForm, env: Any = None, names: bool = True) -> Any:
 
 
 def add_lazy(model: Any, cols: list[Any], cuts: Any) -> None:
-    """Hand the rows of ``cuts`` (:class:`~treeopt_dsl.formulation.Cuts`, or ``None``) to ``cbLazy``."""
+    """Hand the rows of ``cuts`` (:class:`~treeopt_dsl.formulation.Cuts`, or ``None``) to ``cbLazy`` (at ``MIPSOL``
+    or, for rows valid at every point, at a node's relaxation, ``MIPNODE``)."""
     if cuts is None:
         return
     gp = _gurobipy()
+    add = model.cbLazy
     A = cuts.A.tocsr()
     for r in range(A.shape[0]):  # one call per cut: the callback API takes one row at a time
         lo, hi = A.indptr[r], A.indptr[r + 1]
         expr = gp.LinExpr(A.data[lo:hi].tolist(), [cols[j] for j in A.indices[lo:hi]])
         if np.isfinite(cuts.upper[r]):
-            model.cbLazy(expr <= float(cuts.upper[r]))
+            add(expr <= float(cuts.upper[r]))
         if np.isfinite(cuts.lower[r]):
-            model.cbLazy(expr >= float(cuts.lower[r]))
+            add(expr >= float(cuts.lower[r]))
 
 
 class GurobiBackend(Backend):
@@ -102,7 +104,7 @@ class GurobiBackend(Backend):
     problem_classes = frozenset({"LP", "MILP", "QP", "MIQP"})
     extra = "gurobi"
     features = frozenset({"time_limit", "gap", "threads", "seed", "warm_start", "log", "export", "interrupt",
-                          "lazy", "progress"})
+                          "lazy", "cuts", "progress"})
     start_pattern = _ACCEPTED
     @classmethod
     def available(cls) -> bool:
@@ -140,15 +142,25 @@ class GurobiBackend(Backend):
     def run(self, run: Run) -> None:
         gp = _gurobipy()
         GRB = gp.GRB
-        lazy = run.options.lazy
-        cols = run.model.getVars() if lazy is not None else None
+        lazy, user = run.options.lazy, run.options.cuts
+        cols = run.model.getVars() if lazy is not None or user is not None else None
         failed: list[BaseException] = []
         if lazy is not None:
             run.model.Params.LazyConstraints = 1
+        if user is not None:
+            run.model.Params.PreCrush = 1  # rows at node relaxations are on the original columns
 
         def on_message(model: Any, where: int) -> None:
             if where == GRB.Callback.MESSAGE:
                 run.emit(model.cbGet(GRB.Callback.MSG_STRING).rstrip("\n"))
+            elif where == GRB.Callback.MIPNODE and user is not None and \
+                    model.cbGet(GRB.Callback.MIPNODE_STATUS) == GRB.OPTIMAL:
+                try:  # the node's relaxation: rows valid everywhere that it violates, as lazy rows (Gurobi drops
+                    # most user cuts (cbCut): measured, docs/blocks.md "Lattice cutting planes")
+                    add_lazy(model, cols, user(np.array(model.cbGetNodeRel(cols))))
+                except Exception as exc:
+                    failed.append(exc)
+                    model.terminate()
             elif where == GRB.Callback.MIP and run.options.progress is not None:
                 run.report(model.cbGet(GRB.Callback.MIP_OBJBST), model.cbGet(GRB.Callback.MIP_OBJBND),
                            model.cbGet(GRB.Callback.RUNTIME))

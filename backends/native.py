@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy.sparse import csr_matrix
 
 from treeopt_dsl.ir import StandardForm
 from treeopt_dsl.result import Status
@@ -131,3 +132,30 @@ def settle_infeasible_or_unbounded(sf: StandardForm) -> Status:
     h = load_highs(replace(sf, c=np.zeros_like(sf.c), Q=None))
     h.run()
     return Status.UNBOUNDED if h.getModelStatus() == highspy.HighsModelStatus.kOptimal else Status.INFEASIBLE
+
+
+class IncrementalLP:
+    """The LP relaxation of a standard form held in one ``highspy.Highs`` that rows are appended to and that is
+    re-solved from its last basis (the cutting-plane loops of :mod:`treeopt_dsl.lazy`: a re-load per round costs
+    more than the tiny LP itself). ``solve()`` returns the optimal point and objective, or ``None`` when HiGHS
+    did not end optimal (an unbounded or infeasible relaxation, a time limit)."""
+
+    def __init__(self, sf: StandardForm, time_limit: float | None = None) -> None:
+        self.h = load_highs(replace(sf, integrality=np.zeros_like(sf.integrality)))
+        self.h.setOptionValue("output_flag", False)
+        if time_limit is not None:
+            self.h.setOptionValue("time_limit", max(1e-3, float(time_limit)))
+
+    def solve(self) -> tuple[np.ndarray, float] | None:
+        import highspy
+
+        self.h.run()
+        if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            return None
+        return np.array(self.h.getSolution().col_value, dtype=float), float(self.h.getInfo().objective_function_value)
+
+    def add_rows(self, A: object, lower: np.ndarray, upper: np.ndarray) -> None:
+        """Append the rows ``lower <= A x <= upper`` (``A`` CSR over every column)."""
+        A = csr_matrix(A)
+        inf = self.h.inf
+        self.h.addRows(A.shape[0], np.clip(lower, -inf, inf), np.clip(upper, -inf, inf), A.nnz, *_csr(A))

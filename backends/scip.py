@@ -46,7 +46,7 @@ class ScipBackend(Backend):
     problem_classes = frozenset({"LP", "MILP", "QP", "MIQP"})
     extra = "scip"
     features = frozenset({"time_limit", "gap", "seed", "warm_start", "log", "export", "interrupt", "lazy",
-                          "progress"})
+                          "cuts", "progress"})
     @classmethod
     def available(cls) -> bool:
         return importable("pyscipopt")
@@ -113,7 +113,7 @@ class ScipBackend(Backend):
         m = run.model
         failed: list[BaseException] = []
         if run.options.lazy is not None:
-            _include_lazy(m, run.options.lazy, run.data["vars"], failed)
+            _include_lazy(m, run.options.lazy, run.data["vars"], failed, run.options.cuts)
         if run.options.progress is not None and run.sf.is_mip:
             _include_progress(m, run)
         try:
@@ -162,11 +162,12 @@ class ScipBackend(Backend):
 BACKENDS = [ScipBackend]
 
 
-def _include_lazy(m: Any, lazy: Any, cols: list[Any], failed: list[BaseException]) -> None:
+def _include_lazy(m: Any, lazy: Any, cols: list[Any], failed: list[BaseException], cuts: Any = None) -> None:
     """A SCIP constraint handler without constraints that enforces the lazy rows of ``lazy``: it rejects a
     solution the rows cut off (``conscheck``) and, at an LP or pseudo solution that violates some, adds them
     as constraints (``consenfolp`` / ``consenfops``). Dual reductions are switched off: they assume that the
-    rows SCIP sees are all there is (the lazy rows hold no variable locks)."""
+    rows SCIP sees are all there is (the lazy rows hold no variable locks). ``cuts`` (rows valid at every point):
+    also separated at every node's LP solution (``conssepalp``)."""
     import pyscipopt
 
     R = pyscipopt.SCIP_RESULT
@@ -187,9 +188,22 @@ def _include_lazy(m: Any, lazy: Any, cols: list[Any], failed: list[BaseException
             return {"result": R.FEASIBLE if self._cuts(solution) is None else R.INFEASIBLE}
 
         def _enforce(self) -> dict[str, Any]:
-            cuts = self._cuts(None)
+            return self._add(self._cuts(None), R.FEASIBLE)
+
+        def conssepalp(self, constraints: Any, nusefulconss: Any, **kw: Any) -> dict[str, Any]:
+            if cuts is None or failed:
+                return {"result": R.DIDNOTRUN}
+            try:
+                rows = cuts(np.array([self.model.getSolVal(None, v) for v in cols], dtype=float))
+            except Exception as exc:
+                failed.append(exc)
+                self.model.interruptSolve()
+                return {"result": R.DIDNOTRUN}
+            return self._add(rows, R.DIDNOTFIND)
+
+        def _add(self, cuts: Any, none: Any) -> dict[str, Any]:
             if cuts is None:
-                return {"result": R.FEASIBLE}
+                return {"result": none}
             mdl = self.model
             A = cuts.A.tocsr()
             for r in range(A.shape[0]):
@@ -216,7 +230,8 @@ def _include_lazy(m: Any, lazy: Any, cols: list[Any], failed: list[BaseException
     m.setBoolParam("misc/allowstrongdualreds", False)
     m.setBoolParam("misc/allowweakdualreds", False)
     m.includeConshdlr(LazyRows(), "treeopt_lazy", "lazy rows of a treeopt-dsl block", sepapriority=0,
-                      enfopriority=-1, chckpriority=-1, sepafreq=-1, propfreq=-1, eagerfreq=-1, maxprerounds=0,
+                      enfopriority=-1, chckpriority=-1, sepafreq=-1 if cuts is None else 1, propfreq=-1, eagerfreq=-1,
+                      maxprerounds=0,
                       delaysepa=False, delayprop=False, needscons=False)
 
 

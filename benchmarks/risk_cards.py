@@ -41,6 +41,8 @@ from pathlib import Path
 import numpy as np
 from peer_envs import peer_python
 
+from treeopt_dsl.errors import TreeoptError
+
 DATASETS = ("breast-wisconsin-original", "heart", "spambase", "adult", "mushrooms", "compas", "fico-heloc")
 #: the data sets subsampled (stratified) to ``--sample`` rows, as risk_peers.py does
 SUBSAMPLED = ("spambase", "adult")
@@ -91,33 +93,56 @@ def fasterrisk(X: np.ndarray, y: np.ndarray, T: int) -> dict[str, object]:
             "fr_nonzeros": int(np.count_nonzero(peer["points"]))}
 
 
-def run(dataset: str, T: int, time_limit: float, max_cuts: int, sample: int) -> dict[str, object]:
+def recorded_fasterrisk(path: Path | None, dataset: str, T: int) -> dict[str, object]:
+    """FasterRisk's figures for ``(dataset, T)`` from an earlier result file of this script (``--fr-from``), for a
+    machine without the peer environment; ``{}`` when there are none."""
+    if path is None:
+        return {}
+    for line in path.read_text().splitlines():
+        r = json.loads(line)
+        if r.get("dataset") == dataset and r.get("T") == T and r.get("fr_loss") is not None:
+            return {k: v for k, v in r.items() if k.startswith("fr_")} | {"fr_recorded": str(path)}
+    return {}
+
+
+def run(dataset: str, T: int, time_limit: float, max_cuts: int, sample: int, proof: str = "lcpa",
+        solver: str = "auto", at_fr_multiplier: bool = False, fr_from: Path | None = None,
+        fr: dict[str, object] | None = None) -> dict[str, object]:
     from treeopt_dsl.datasets import load
     from treeopt_dsl.formulations import get_formulation
 
     data = load(dataset)
     if dataset in SUBSAMPLED and data.n_samples > sample:
         data = data.subsample(sample, seed=0)
-    kw = dict(T=T, binarize="quantile", max_cuts=max_cuts, loss="true")
+    kw = dict(T=T, binarize="quantile", max_cuts=max_cuts, loss="true", proof=proof)
     cols = get_formulation("ors", compress=False, **kw).prepare(data)  # every row, the 0/1 threshold columns
     X, y = np.asarray(cols.X, dtype=float), np.asarray(cols.y, dtype=float)
     row: dict[str, object] = {"dataset": dataset, "n": data.n_samples, "p": data.n_features, "columns": X.shape[1],
-                              "T": T, "max_cuts": max_cuts, "time_limit": time_limit}
-    row.update(fasterrisk(X, y, T))
+                              "T": T, "max_cuts": max_cuts, "time_limit": time_limit, "proof": proof,
+                              "solver": solver}
+    if fr is None:
+        fr = recorded_fasterrisk(fr_from, dataset, T) or fasterrisk(X, y, T)
+    row.update(fr)
+    if at_fr_multiplier and fr.get("fr_multiplier") is not None:  # the proof at FasterRisk's own multiplier
+        kw["multiplier"] = float(fr["fr_multiplier"])
+    row["multiplier_proven"] = kw.get("multiplier", 1.0)
     t, c = time.perf_counter(), time.process_time()
-    res = get_formulation("ors", scale="search", **kw).solve(data, time_limit=time_limit, threads=1,
-                                                             warm_start="auto")
+    res = get_formulation("ors", scale="fixed" if at_fr_multiplier else "search", **kw).solve(
+        data, solver=solver, time_limit=time_limit, threads=1, warm_start="auto")
     wall, cpu = time.perf_counter() - t, time.process_time() - c
     card = res.model
     total = card.total_score(X, scaled=True)
     cal = res.scale_search or {}
-    at1 = card_metrics(total, cal.get("intercept_before", card.beta), cal.get("multiplier_before", 1.0), y)
+    at1 = card_metrics(total, cal.get("intercept_before", card.beta), cal.get("multiplier_before", card.multiplier),
+                       y)
     scaled = card_metrics(total, card.beta, card.multiplier, y)
     oa = res.outer_approximation or {}
     timing = res.timing or {}
+    relax = oa.get("relaxation") or {}
     row.update(status=res.status.value, time_s=wall, cpu_s=cpu, load=os.getloadavg()[0], gap=oa.get("gap"),
-               iterations=oa.get("iterations"),
-               rows_added=oa.get("rows_added"),
+               bound=res.bound, solver_used=res.solver, iterations=oa.get("iterations"),
+               rows_added=oa.get("rows_added"), cuts=oa.get("cuts"), relaxation_cuts=relax.get("cuts"),
+               relaxation_bound=relax.get("bound"), relaxation_s=relax.get("time_s"),
                first_card_s=timing.get("prepare_build", 0.0) + timing.get("start", 0.0),
                start=(res.start or {}).get("chosen"), start_loss=(res.start or {}).get("objective"),
                proof_s=wall if res.status.value == "optimal" else None,
@@ -145,7 +170,8 @@ def ratio(a: object, b: object) -> float | None:
 
 def line(r: dict[str, object]) -> str:
     fr_t, fr_l = r.get("fr_time_s"), r.get("fr_loss")
-    return (f"{r['dataset']:<26} {r['T']:>2} {r['n']:>5} {r['columns']:>4} | {r['status']:<10} "
+    return (f"{r['dataset']:<26} {r['T']:>2} {r['n']:>5} {r['columns']:>4} {r.get('proof', 'outer'):>5} "
+            f"{r.get('solver_used', '-')!s:>6} {r.get('multiplier_proven', 1.0):5.3f} | {r['status']:<10} "
             f"{fmt(r['gap'], '.1e'):>7} "
             f"{r['loss']:10.4f} {r['loss_scaled']:10.4f} {r['auc']:.4f} {r['ece']:.4f} {r['ece_scaled']:.4f} "
             f"{r['first_card_s']:6.2f} {fmt(r['proof_s'], '7.1f'):>7} | {fmt(fr_l, '10.4f'):>10} "
@@ -155,7 +181,8 @@ def line(r: dict[str, object]) -> str:
             + (f"  [{r['fr_error']}]" if "fr_error" in r else ""))
 
 
-HEADER = (f"{'dataset':<26} {'T':>2} {'n':>5} {'cols':>4} | {'status':<10} {'gap':>7} {'loss m=1':>10} "
+HEADER = (f"{'dataset':<26} {'T':>2} {'n':>5} {'cols':>4} {'proof':>5} {'solver':>6} {'m':>5} | {'status':<10} "
+          f"{'gap':>7} {'loss m=1':>10} "
           f"{'loss scal':>10} {'AUC':>6} {'ECE':>6} {'ECE sc':>6} {'1st s':>6} {'proof s':>7} | {'FR loss':>10} "
           f"{'FR AUC':>6} {'FR ECE':>6} {'FR s':>6} | {'L/FR':>7} {'Lsc/FR':>7} {'1st/FR':>6} {'prf/FR':>7}")
 
@@ -190,6 +217,13 @@ def main() -> None:
     ap.add_argument("--sample", type=int, default=2000, help=f"rows of {' and '.join(SUBSAMPLED)} (stratified)")
     ap.add_argument("--json-out", type=Path)
     ap.add_argument("--table", type=Path, nargs="+", help="only print these result files as a markdown table")
+    ap.add_argument("--proof", nargs="+", default=["lcpa"], choices=["lcpa", "samples", "outer"],
+                    help="how ors proves the true loss: lattice cutting planes and/or the outer loop")
+    ap.add_argument("--solver", nargs="+", default=["auto"], help="the master's solvers (each run in turn)")
+    ap.add_argument("--at-fr-multiplier", action="store_true",
+                    help="prove our card at FasterRisk's multiplier (its loss and ours at the same m)")
+    ap.add_argument("--fr-from", type=Path, help="FasterRisk's figures from this earlier result file "
+                    "(a machine without the peer environment)")
     a = ap.parse_args()
     if a.table:
         print(markdown([json.loads(t) for f in a.table for t in f.read_text().splitlines() if t.strip()]))
@@ -198,11 +232,24 @@ def main() -> None:
     print(HEADER, flush=True)
     for T in a.T:
         for ds in a.datasets:
-            r = run(ds, T, a.time_limit, a.max_cuts, a.sample)
-            print(line(r), flush=True)
-            if a.json_out:
-                with a.json_out.open("a") as fh:
-                    fh.write(json.dumps(r) + "\n")
+            fr = None
+            for proof in a.proof:
+                for solver in a.solver if proof != "outer" else ["highs"]:
+                    try:
+                        r = run(ds, T, a.time_limit, a.max_cuts, a.sample, proof, solver, a.at_fr_multiplier,
+                                a.fr_from, fr)
+                    except TreeoptError as exc:  # e.g. a master too large for Gurobi's pip licence: said, not fatal
+                        print(f"{ds:<26} {T:>2} {proof:>5} {solver:>6} | not run: {exc}", flush=True)
+                        if a.json_out:
+                            with a.json_out.open("a") as fh:
+                                fh.write(json.dumps({"dataset": ds, "T": T, "proof": proof, "solver": solver,
+                                                     "error": str(exc)}) + "\n")
+                        continue
+                    fr = {k: v for k, v in r.items() if k.startswith("fr_")}  # FasterRisk once per (data, T)
+                    print(line(r), flush=True)
+                    if a.json_out:
+                        with a.json_out.open("a") as fh:
+                            fh.write(json.dumps(r) + "\n")
 
 
 if __name__ == "__main__":

@@ -28,6 +28,15 @@ points fixed, the multiplier ``m`` and the intercept that minimize the true log-
 bound and certificate are the card's at the multiplier given (optimal in the true loss at ``m = 1`` by default);
 the returned model is the scaled card, never worse in the true loss, and ``result.scale_search`` records both.
 
+``loss="true"`` (the default) proves the card optimal in the logistic loss itself, to the relative gap ``loss_tol``;
+``proof`` says how (docs/blocks.md, "Optimal in the true loss"): ``"lcpa"`` (default), RiskSLIM's lattice cutting
+planes: a master with one column for the whole loss (:class:`~treeopt_dsl.blocks.LatticeLogisticLoss`), its cuts
+added inside one branch and bound by the solver's callbacks (Gurobi, SCIP; ``solver="auto"`` takes the first
+installed of :data:`~treeopt_dsl.backends.LAZY_SOLVERS`) or by re-solving (HiGHS); ``"samples"``, the same cuts with a
+column per sample (:class:`~treeopt_dsl.blocks.SampleLatticeLoss`); ``"outer"``, the tangent MILP (4.4) re-solved
+with tangent rows at each card's margins. ``tangents`` and ``epigraph`` shape the MILP of ``"outer"`` and of
+``loss="tangent"`` only.
+
 ``epigraph``: (4.4) is a row per tangent (16 per sample with V3, each holding the whole score);
 ``"breakpoints"`` (default) writes the same epigraph by the loss' breakpoints, three rows per sample
 (:class:`~treeopt_dsl.blocks.SlackLoss`): the same feasible set on ``(s, a, beta, xi)`` and the same LP bound,
@@ -44,6 +53,7 @@ from typing import Any
 import numpy as np
 
 from treeopt_dsl import blocks as B
+from treeopt_dsl.backends import lazy_solver
 from treeopt_dsl.data import Dataset
 from treeopt_dsl.defaults import SOLVER
 from treeopt_dsl.errors import FormulationError
@@ -51,6 +61,7 @@ from treeopt_dsl.exact.binarize import threshold_columns
 from treeopt_dsl.formulation import Formulation, Numerics
 from treeopt_dsl.formulations.olct import _tangents
 from treeopt_dsl.formulations.spec import COMPRESS, FormulationSpec, Param, boolean, floats
+from treeopt_dsl.lazy import LATTICE_GAP_SHARE
 from treeopt_dsl.models.risk import decode_generalized_risk_score, decode_risk_score
 from treeopt_dsl.result import SolveResult
 
@@ -105,6 +116,20 @@ def _loss_tol(value: str | float) -> float:
         raise FormulationError(f"loss_tol must be a number in (0, 1) (the relative gap (UB - LB) / max(1, |UB|) to "
                                f"prove the true loss to), got {value!r}")
     return tol
+
+
+#: how ``ors loss="true"`` proves the true loss: RiskSLIM's lattice cutting planes (one epigraph column, a cut of the
+#: whole loss per integer card, lazily), the same cuts disaggregated (a column and a tangent per sample, lazily), or
+#: the outer approximation (a tangent row per sample, the MILP re-solved)
+PROOFS = ("lcpa", "samples", "outer")
+
+
+def _proof(text: str) -> str:
+    if text not in PROOFS:
+        raise FormulationError(f"proof must be one of {PROOFS} (lcpa: lattice cutting planes, one column for the "
+                               f"whole loss; samples: the same cuts with a column per sample; outer: a tangent row "
+                               f"per sample, the MILP re-solved), got {text!r}")
+    return text
 
 
 #: how ``ors`` sets FasterRisk's multiplier: as given (``fixed``) or searched after the card is solved (``search``)
@@ -186,6 +211,10 @@ class ORS(FormulationSpec):
         Param("loss", "true", _loss, "the loss 'optimal' is proven in: true (the logistic loss, by adding tangents "
               "at the card's margins until the bound meets it within loss_tol) | tangent (the surrogate (4.4), the "
               "thesis' model)"),
+        Param("proof", "lcpa", _proof, "loss=true: how the true loss is proven: lcpa (RiskSLIM's lattice cutting "
+              "planes: one column for the whole loss, a cut per integer card through the solver's lazy-constraint "
+              "callback, or re-solving where it has none) | samples (the same, a column and a tangent per sample) | "
+              "outer (a tangent row per sample, the MILP re-solved)"),
         Param("loss_tol", B.OUTER_TOL, _loss_tol, "loss=true: the relative gap (UB - LB) / max(1, |UB|) proven"),
         COMPRESS,
     )
@@ -197,11 +226,26 @@ class ORS(FormulationSpec):
         self.values["binarize"] = _binarize(self.values["binarize"])  # also values given as non-text
         self.values["max_cuts"] = _max_cuts(self.values["max_cuts"])
         self.values["scale"] = _scale(self.values["scale"])
+        self.values["proof"] = _proof(self.values["proof"])
+
+    @property
+    def lattice(self) -> bool:
+        """Whether the true loss is proven by lattice cutting planes (``loss="true"``, ``proof`` lcpa or samples)."""
+        return self.values["loss"] == "true" and self.values["proof"] in ("lcpa", "samples")
+
+    @property
+    def default_solver(self) -> str:  # type: ignore[override]
+        """``solver="auto"``: for the lattice cutting planes the fastest installed solver with a lazy-constraint
+        callback (:func:`~treeopt_dsl.backends.lazy_solver`), else HiGHS."""
+        return lazy_solver() if self.lattice else "highs"
 
     def solve(self, data: Dataset, solver: str = SOLVER, backend: str | None = None, warm_start: Any = None,
               **options: Any) -> SolveResult:
         """:meth:`FormulationSpec.solve`, then with ``scale="search"`` the scale search on ``data``
         (:func:`scale_search`)."""
+        if self.lattice:  # the master's own gap: most of the tolerance (the cuts' slack is the rest)
+            share = LATTICE_GAP_SHARE * self.values["loss_tol"]
+            options["gap"] = share if options.get("gap") is None else min(float(options["gap"]), share)
         res = super().solve(data, solver=solver, backend=backend, warm_start=warm_start, **options)
         return scale_search(res, data) if self.values["scale"] == "search" else res
 
@@ -233,6 +277,18 @@ class ORS(FormulationSpec):
         v = self.values
         if v["T"] < 1:
             raise FormulationError(f"T must be at least 1, got {v['T']}")
+        if self.lattice:
+            return Formulation(
+                self.name,
+                [
+                    B.IntegerScores(A=v["A"], beta_bound=v["beta_bound"]),
+                    B.L0(of="s", budget=v["T"], exact=v["cardinality"] == "exact"),
+                    (B.LatticeLogisticLoss if v["proof"] == "lcpa" else B.SampleLatticeLoss)(
+                        multiplier=float(v["multiplier"]), C=v["C"], tol=v["loss_tol"]),
+                ],
+                decoder=decode_risk_score,
+                decisions=("s", "beta"),
+            )
         loss = ScaledTangentLogisticLoss(multiplier=float(v["multiplier"]), tangents=v["tangents"], C=v["C"],
                                          on="score", epigraph=v["epigraph"], objective=v["loss"],
                                          tol=v["loss_tol"])  # m = 1: TangentLogisticLoss (slopes / 1)

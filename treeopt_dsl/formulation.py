@@ -114,6 +114,14 @@ class Block:
         through the solver's lazy-constraint callback or by re-solving (:mod:`treeopt_dsl.lazy`)."""
         return None
 
+    def tangents(self, ctx: BuildContext, x: np.ndarray, every: bool = False) -> Cuts | None:
+        """Rows of the full model valid at *every* point, integer or not (tangent planes of a convex objective
+        term), that ``x``, e.g. a point of the LP relaxation, violates (``None``: none, or this block has none);
+        ``every``: the rows at ``x`` whether violated or not (the cut at a known good card).
+        A cutting-plane loop over the relaxation (:func:`treeopt_dsl.lazy.relaxation_cuts`) collects them before
+        the branch and bound starts."""
+        return None
+
     def notes(self, ctx: BuildContext, blocks: Sequence[Block]) -> dict[str, Any]:
         """What this block says about the answers of the model it built, whatever solved it (``{}``: nothing):
         e.g. the split block's ``"resolution"``, the distinct training values no split of the model can put a cut
@@ -238,6 +246,15 @@ class Built:
         if not keep.any():
             return None
         return cuts if keep.all() else Cuts(cuts.A[keep], cuts.lower[keep], cuts.upper[keep])
+
+    @property
+    def has_tangents(self) -> bool:
+        """Whether some block has rows valid at fractional points too (:meth:`Block.tangents`)."""
+        return any(type(b).tangents is not Block.tangents for b in self.formulation.blocks)
+
+    def tangents(self, x: np.ndarray, every: bool = False) -> Cuts | None:
+        """Every block's :meth:`Block.tangents` at ``x`` (not rounded: they hold at any point)."""
+        return Cuts.stack([b.tangents(self.ctx, np.asarray(x, dtype=float), every) for b in self.formulation.blocks])
 
     @property
     def outer(self) -> list[Block]:

@@ -21,11 +21,16 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from treeopt_dsl.backends.base import RawResult
+from treeopt_dsl.backends.native import IncrementalLP
 from treeopt_dsl.progress import ProgressEvent
 from treeopt_dsl.result import Status, relative_gap
 
+#: the share of the tolerance of a proof by lattice cutting planes (``ors proof="lcpa"``) the master MILP's own
+#: relative gap may take (the cuts' slack, :meth:`~treeopt_dsl.blocks.LatticeLogisticLoss.slack`, is far below the rest)
+LATTICE_GAP_SHARE = 0.9
 #: rounds of row generation before giving up (each round adds every violated row of the master's answer)
 MAX_ROUNDS = 500
 
@@ -35,10 +40,82 @@ def recomplete(built: Any, x: np.ndarray) -> np.ndarray:
     return built.completed(built.polish(x))
 
 
+#: the relaxation phase of :func:`relaxation_cuts`: at most this share of the time limit, this many LP rounds, and
+#: it stops once the relaxation's (positive) bound has risen by less than RELAXATION_STALL (relative) over
+#: RELAXATION_WINDOW rounds
+RELAXATION_SHARE, RELAXATION_ROUNDS, RELAXATION_STALL, RELAXATION_WINDOW = 0.2, 2000, 1e-6, 50
+#: a row of the relaxation phase is kept when the last LP's point holds it to within this (relative) slack, at most
+#: as many as the master has columns (the tightest)
+RELAXATION_TIGHT = 1e-6
+
+
+def relaxation_cuts(built: Any, sf: Any, time_limit: float | None, start: np.ndarray | None = None
+                    ) -> tuple[Any, dict[str, Any]]:
+    """RiskSLIM's initial phase: Kelley's cutting planes on the LP relaxation of the master ``sf``. Each round solves
+    the LP (HiGHS, re-solved from its basis: :class:`~treeopt_dsl.backends.native.IncrementalLP`) and appends the
+    blocks' :meth:`~treeopt_dsl.formulation.Built.tangents` at its (fractional) answer, until none is violated,
+    the bound stalls (:data:`RELAXATION_STALL`) or ``time_limit`` / :data:`RELAXATION_ROUNDS`. The rows hold at any
+    point, so they are valid rows of the master: ``sf`` with them appended is returned, with the cuts at ``start``
+    (a good card: tight where the optimum likely is) and the report ``{"rounds", "cuts", "bound", "time_s"}``."""
+    t0 = time.perf_counter()
+    extra = [] if start is None else [c for c in (built.tangents(start, every=True),) if c is not None]
+    lp = IncrementalLP(sf if not extra else sf.with_rows(*_parts(extra), name="start_cuts"), time_limit)
+    rounds, bound, history, x_last, n_solved = 0, -np.inf, [], None, 0
+    while rounds < RELAXATION_ROUNDS and (time_limit is None or time.perf_counter() - t0 < time_limit):
+        ans = lp.solve()
+        if ans is None:
+            break
+        x, obj = ans
+        x_last, n_solved = x, len(extra)  # the rows the LP held when it gave x
+        rounds += 1
+        bound = max(bound, obj)
+        history.append(bound)
+        if len(history) > RELAXATION_WINDOW and history[-RELAXATION_WINDOW - 1] > 0 and \
+                bound - history[-RELAXATION_WINDOW - 1] <= RELAXATION_STALL * max(1.0, abs(bound)):
+            break
+        cuts = built.tangents(x)
+        if cuts is None:
+            break
+        lp.add_rows(cuts.A, cuts.lower, cuts.upper)
+        extra.append(cuts)
+    made = sum(c.n_rows for c in extra)
+    if x_last is not None and extra:  # keep the rows the last LP holds tight (and the ones made after it): the
+        # others only cost the master's LPs (and a size-limited licence its rows)
+        held, later = extra[:n_solved], extra[n_solved:]
+        if held:
+            A, lo, _ = _parts(held)
+            slack = (A @ x_last - lo) / np.maximum(1.0, np.abs(lo))
+            tight = slack <= RELAXATION_TIGHT
+            if tight.sum() > sf.n_cols:  # a vertex needs at most one tight row per column: the tightest
+                tight &= slack <= np.partition(slack, sf.n_cols - 1)[sf.n_cols - 1]
+            held = [type(held[0])(A[tight], lo[tight], np.full(int(tight.sum()), np.inf))] if tight.any() else []
+        extra = held + later
+    info = {"rounds": rounds, "cuts": made, "kept": sum(c.n_rows for c in extra), "bound": None
+            if not np.isfinite(bound) else float(bound), "time_s": round(time.perf_counter() - t0, 4)}
+    return (sf.with_rows(*_parts(extra), name="relaxation_cuts") if extra else sf), info
+
+
+def _parts(cuts: list[Any]) -> tuple[Any, np.ndarray, np.ndarray]:
+    """Rows of several :class:`~treeopt_dsl.formulation.Cuts` stacked as ``(A, lower, upper)``."""
+    return (sp.vstack([c.A for c in cuts], format="csr"), np.concatenate([c.lower for c in cuts]),
+            np.concatenate([c.upper for c in cuts]))
+
+
 def solve_lazy(built: Any, be: Any, sf: Any, solver: str, opts: Any) -> Any:
-    """Solve ``sf`` (the master of ``built``) so that no lazy row of ``built`` is violated by the answer."""
+    """Solve ``sf`` (the master of ``built``) so that no lazy row of ``built`` is violated by the answer. A master
+    whose blocks have rows valid at fractional points too (:attr:`~treeopt_dsl.formulation.Built.has_tangents`)
+    first gets them on its LP relaxation (:func:`relaxation_cuts`, a share of the time limit)."""
+    if built.has_tangents:
+        t0 = time.perf_counter()
+        budget = None if opts.time_limit is None else RELAXATION_SHARE * opts.time_limit
+        start = None if opts.warm_start is None else recomplete(built, opts.warm_start)
+        sf, info = relaxation_cuts(built, sf, budget, start)
+        built.ctx.state(built)["relaxation"] = info  # the route's report reads it (solve.py)
+        if opts.time_limit is not None:
+            opts = replace(opts, time_limit=max(0.0, opts.time_limit - (time.perf_counter() - t0)))
     if "lazy" in be.features_for(solver):
-        raw = be.solve(sf, solver, replace(opts, lazy=built.separate))
+        user = built.tangents if built.has_tangents and "cuts" in be.features_for(solver) else None
+        raw = be.solve(sf, solver, replace(opts, lazy=built.separate, cuts=user))
         raw.message = f"{raw.message}; lazy cuts through {solver}'s callback".lstrip("; ")
         return raw
     return row_generation(built, be, sf, solver, opts)
@@ -65,7 +142,7 @@ def row_generation(built: Any, be: Any, sf: Any, solver: str, opts: Any) -> Any:
     # sample), so progress displays must not read it as one
     inner = None if outer is None else (lambda line: outer(f"master| {line}"))
     opts = replace(opts, log_callback=inner)
-    status, last = Status.TIME_LIMIT, ""
+    status, last, accepted = Status.TIME_LIMIT, "", None
     while rounds < MAX_ROUNDS:
         left = None if limit is None else limit - (time.perf_counter() - t0)
         if left is not None and left <= 0:
@@ -81,6 +158,8 @@ def row_generation(built: Any, be: Any, sf: Any, solver: str, opts: Any) -> Any:
             raw = be.solve(cur, solver, replace(opts, time_limit=None if limit is None
                                                 else limit - (time.perf_counter() - t0), warm_start=None))
         last = raw.message
+        if rounds == 1:
+            accepted = raw.warm_start_accepted
         if raw.bound is not None and np.isfinite(raw.bound):  # the master's bound bounds the formulation
             bound = raw.bound if bound is None else max(bound, raw.bound)
         if raw.status in (Status.INFEASIBLE, Status.UNBOUNDED) or raw.x is None:
@@ -119,7 +198,7 @@ def row_generation(built: Any, be: Any, sf: Any, solver: str, opts: Any) -> Any:
            + (f"; stopped after {MAX_ROUNDS} rounds with rows still violated" if rounds >= MAX_ROUNDS
               and status is not Status.OPTIMAL else ""))
     return RawResult(status, best_x, None if best_x is None else best_obj, bound, relative_gap(best_obj, bound)
-                     if best_x is not None else None, time.perf_counter() - t0, msg)
+                     if best_x is not None else None, time.perf_counter() - t0, msg, warm_start_accepted=accepted)
 
 
 #: iterations of the outer approximation before giving up (each adds a tangent row per under-estimated sample)

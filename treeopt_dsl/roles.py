@@ -83,6 +83,8 @@ LIBRARY_ROLES = (
     Role("s", "variables", (("feature",),), "integer", "integer points per feature"),
     Role("beta", "variables", ((),), "continuous", "the score's intercept"),
     Role("score", "expression", (("sample",),), doc="the total score of sample i"),
+    Role("theta", "variables", ((), ("sample",)), "continuous", "the epigraph of the loss, whole or per sample "
+         "(lattice cutting planes)"),
     Role("a_rule", "variables", (("feature", "rule"),), "binary", "1 when rule r uses feature j"),
     Role("z_rule", "variables", (("sample", "rule"),), "binary", "1 when rule r fires on sample i"),
     Role("b_rule", "variables", (("rule",),), "continuous", "the threshold of rule r"),

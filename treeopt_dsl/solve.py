@@ -390,9 +390,41 @@ def _decode_and_certify(result: SolveResult, built: Built, raw: Any) -> None:
     result.certificate = certify(built, xp, objective, built.model.problem_class, completed=xc)
     if not result.certificate.ok:
         _uncertified(result, built, raw.x)
-    proven_in = built.notes().get("proven_in")
-    if proven_in is not None and result.status is Status.OPTIMAL:  # a loss whose rows under-estimate it
+    notes = built.notes()
+    proven_in = notes.get("proven_in")
+    if notes.get("proven_to_gap") is not None:  # a loss proven to a relative gap (lattice cutting planes)
+        _lattice_report(result, built, notes)
+    elif proven_in is not None and result.status is Status.OPTIMAL:  # a loss whose rows under-estimate it
         result.message = f"optimal in {proven_in}; {result.message}".rstrip("; ")
+
+
+def _lattice_report(result: SolveResult, built: Built, notes: dict[str, Any]) -> None:
+    """The status line and report of a loss proven by lattice cutting planes (``ors proof="lcpa"``): optimal in it
+    to the relative gap ``(UB - LB) / max(1, |UB|)`` of the card's true loss and the master's bound (a gap above the
+    tolerance is no proof), kept as ``result.outer_approximation`` with the cuts made."""
+    tol = float(notes["proven_to_gap"])
+    if result.certificate is not None and result.certificate.ok:  # the card's true loss (the solver's epigraph
+        # may lie below it by the cuts' slack): what the user reads
+        result.objective = float(result.certificate.objective_decoded)
+        if result.bound is not None:
+            result.bound = min(float(result.bound), result.objective)
+        result.gap = relative_gap(result.objective, result.bound)
+    ub, lb = result.objective, result.bound
+    gap = None if ub is None or lb is None else max(0.0, ub - lb) / max(1.0, abs(ub))
+    what = notes.get("proven_in", "the true loss")
+    if result.status is Status.OPTIMAL and gap is not None and gap > tol * (1.0 + 1e-9):
+        result.solver_status, result.status = Status.OPTIMAL, Status.FEASIBLE
+        result.message = f"{result.message}; the master stopped at a gap above the tolerance {tol:g}"
+    if result.status is Status.OPTIMAL and gap is not None:
+        head = f"optimal in {what} to relative gap {gap:.2g} (tolerance {tol:g})"
+    elif gap is not None:
+        head = f"{what}: the best card's gap to the bound is {gap:.3g} (tolerance {tol:g}), not proven"
+    else:
+        head = f"{what}: no bound"
+    result.message = f"{head}; {result.message}".rstrip("; ")
+    result.outer_approximation = {"method": "lcpa", "true_objective": ub, "lower_bound": lb, "gap": gap, "tol": tol,
+                                  **notes.get("lattice", {}),
+                                  "relaxation": built.ctx.state(built).get("relaxation")}
 
 
 def _take_better(result: SolveResult, claimed: float, better: float, x: np.ndarray, what: str) -> None:

@@ -210,7 +210,8 @@ def test_breakpoint_epigraph_has_three_rows_per_sample_and_completes_a_start():
     X = rng.integers(0, 2, size=(40, 6)).astype(float)
     y = np.where(X[:, 0] + X[:, 1] - X[:, 2] + rng.normal(0, 0.5, 40) > 0.5, 1, -1)
     d = Dataset.from_arrays(X, y)
-    built = {e: get_formulation("ors", T=3, epigraph=e, compress=False).build(d) for e in ("pieces", "breakpoints")}
+    built = {e: get_formulation("ors", T=3, epigraph=e, proof="outer", compress=False).build(d)
+             for e in ("pieces", "breakpoints")}
     rows = {e: b.compile().n_rows for e, b in built.items()}
     assert rows["pieces"] - rows["breakpoints"] == 40 * (16 - 3)
     from treeopt_dsl.starts.resolver import start_point

@@ -1,5 +1,6 @@
-"""``ors loss="true"``: the card proven optimal in the true logistic loss by outer approximation, against brute force
-over every card with its best intercept (tests/brute_force.py)."""
+"""``ors loss="true" proof="outer"``: the card proven optimal in the true logistic loss by outer approximation (a
+tangent row per sample, the MILP re-solved), against brute force over every card with its best intercept
+(tests/brute_force.py). The lattice cutting planes (``proof="lcpa"``, the default): test_lattice.py."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ def test_true_loss_optimum_equals_brute_force(seed, multiplier, epigraph):
     best, _, _ = brute_force_ors_true(X, y, 2, range(-3, 4), multiplier)
     d = Dataset.from_arrays(X, y)
     kw = dict(T=2, A="-3..3", multiplier=multiplier, epigraph=epigraph)
-    res = get_formulation("ors", loss="true", loss_tol=tol, **kw).solve(d, solver="highs", time_limit=120)
+    res = get_formulation("ors", loss="true", proof="outer", loss_tol=tol, **kw).solve(d, solver="highs",
+                                                                                      time_limit=120)
     assert res.status is Status.OPTIMAL and res.certificate.ok
     assert "optimal in the true logistic loss to relative gap" in res.message
     info = res.outer_approximation
@@ -55,7 +57,8 @@ def test_true_loss_optimum_equals_brute_force(seed, multiplier, epigraph):
 
 def test_certificate_recomputes_the_true_loss_from_the_decoded_model():
     X, y = _data(3)
-    res = get_formulation("ors", T=2, A="-3..3").solve(Dataset.from_arrays(X, y), solver="highs", time_limit=120)
+    res = get_formulation("ors", T=2, A="-3..3", proof="outer").solve(Dataset.from_arrays(X, y), solver="highs",
+                                                                        time_limit=120)
     cert = res.certificate
     assert res.status is Status.OPTIMAL and cert.ok  # loss="true" is the default
     assert cert.objective_decoded == pytest.approx(_true_loss(res.model, X, y), rel=1e-9)
@@ -68,7 +71,7 @@ def test_stopped_loop_returns_the_best_card_with_its_certified_gap(monkeypatch):
     """One MILP with the coarse V0 tangents cannot close a 1e-6 gap: no proof, the gap and bound are reported."""
     monkeypatch.setattr(lazy, "MAX_ITERATIONS", 1)
     X, y = _data(4)
-    res = get_formulation("ors", T=2, A="-3..3", tangents="V0", loss_tol=1e-6).solve(
+    res = get_formulation("ors", T=2, A="-3..3", tangents="V0", loss_tol=1e-6, proof="outer").solve(
         Dataset.from_arrays(X, y), solver="highs", time_limit=120)
     info = res.outer_approximation
     assert res.status is Status.FEASIBLE and res.certificate.ok
@@ -80,7 +83,7 @@ def test_stopped_loop_returns_the_best_card_with_its_certified_gap(monkeypatch):
 
 def test_refine_adds_rows_only_where_the_tangents_under_estimate():
     X, y = _data(5)
-    built = get_formulation("ors", T=2, A="-3..3", tangents="V1").build(Dataset.from_arrays(X, y))
+    built = get_formulation("ors", T=2, A="-3..3", tangents="V1", proof="outer").build(Dataset.from_arrays(X, y))
     loss = built.outer[0]
     x = np.full(built.model.n_vars, np.nan)
     x[built.model.variables["s"].ids] = 0.0

@@ -17,6 +17,7 @@ from treeopt_dsl.blocks.flow import (
     FlowRouting,
     FlowZeroOneLoss,
 )
+from treeopt_dsl.blocks.lattice import LatticeLogisticLoss, SampleLatticeLoss, best_intercept
 from treeopt_dsl.blocks.losses import (
     EPIGRAPHS,
     OBJECTIVES,
@@ -74,6 +75,7 @@ __all__ = [
     "HingeLoss",
     "IntegerScores",
     "LInf",
+    "LatticeLogisticLoss",
     "LeafClasses",
     "LeafProbabilities",
     "MaxCardinality",
@@ -85,12 +87,14 @@ __all__ = [
     "Routing",
     "RulePoints",
     "RuleSelection",
+    "SampleLatticeLoss",
     "SlackLoss",
     "SquaredL2",
     "TangentLogisticLoss",
     "ThresholdRules",
     "TotalScore",
     "ZeroOneLoss",
+    "best_intercept",
     "envelope",
     "integer_in_set",
     "logistic_loss",

@@ -405,7 +405,11 @@ def summary(res: Any) -> list[str]:
         prefix = "certificate" if res.certificate.ok else "WARNING: certificate failed:"
         lines.append(f"{prefix} {res.certificate}")
     oa = getattr(res, "outer_approximation", None)
-    if oa is not None:  # ors loss=true: what is proven, in how many MILPs
+    if oa is not None and oa.get("method") == "lcpa":  # ors loss=true proof=lcpa: what is proven, with how many cuts
+        relax = oa.get("relaxation") or {}
+        lines.append(f"loss        {res.message.split('; ')[0]}: lattice cutting planes, {oa['cuts']} cut(s) at "
+                     f"integer cards, {relax.get('cuts', 0)} on the relaxation first")
+    elif oa is not None:  # ors loss=true proof=outer: what is proven, in how many MILPs
         lines.append(f"loss        {res.message.split('; ')[0]}: {oa['iterations']} MILP solve(s), "
                      f"{oa['rows_added']} tangent row(s) added")
     elif res.message.startswith("optimal in "):  # a loss proven in its surrogate (ors loss=tangent, olct)

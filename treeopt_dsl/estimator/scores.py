@@ -56,8 +56,9 @@ class RiskScoreClassifier(SolvedClassifier):
     loss : {"true", "tangent"} or None, default=None
         ``ors`` only: the loss the card is proven optimal in. ``"true"`` (what ``None`` means for ``ors``): the
         logistic loss itself, the log-loss of :meth:`predict_proba` on the training data, to the relative gap
-        ``loss_tol`` (tangents are added at the card's margins until the MILP's bound meets it;
-        ``result_.outer_approximation`` reports the iterations, bound and gap). ``"tangent"``: the tangent
+        ``loss_tol`` (RiskSLIM's lattice cutting planes by default, ``proof="lcpa"``; ``"outer"``: tangents added at
+        the card's margins until the MILP's bound meets it; ``result_.outer_approximation`` reports the cuts or
+        iterations, bound and gap). ``"tangent"``: the tangent
         surrogate (4.4), the thesis' model (``ogrs`` always).
     loss_tol : float, default=1e-4
         ``loss="true"``: the relative gap ``(UB - LB) / max(1, |UB|)`` proven.
