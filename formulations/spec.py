@@ -288,7 +288,8 @@ class FormulationSpec:
         t2 = time.perf_counter()
         if limit is not None:  # one clock: the solver gets what building and the starts left of the call's limit,
             # less a reserve for decoding and certifying its answer
-            reserve = finish_reserve(limit, *np.shape(built.ctx.data.X), getattr(built.ctx.topo, "n_nodes", 1))
+            nodes = 1 if built.ctx.topology is None else built.ctx.topology.n_nodes
+            reserve = finish_reserve(limit, *np.shape(built.ctx.data.X), nodes)
             options["time_limit"] = max(0.0, limit - reserve - (t2 - t0))
         res = built.solve(solver=solver, backend=backend, warm_start=start, **options)
         if limit is not None:
