@@ -106,7 +106,8 @@ def feasible_start(built: Built, W: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def clear_inner_gaps(topo: Any, X: np.ndarray, W: np.ndarray, b: np.ndarray, eps: float) -> np.ndarray:
     """``b`` with each routing node's intercept shifted so that no sample reaching it scores inside the band
-    ``(0, eps)`` the forwarding rows (3.7) keep empty, where the node's two sides leave room (more than ``eps``
+    ``(0, eps)`` the forwarding rows (3.7) keep empty (beyond :data:`FEASIBILITY_TOL`: a solver's own point, on the
+    band's edges, is left as it is), where the node's two sides leave room (more than ``eps``
     between its highest left and lowest right score; :func:`~treeopt_dsl.numeric.clear_gap`); the routing is
     unchanged. A greedy split fitted on a sample can leave a training row a hair above 0 (adult: one row at
     4.4e-6 with ``eps = 1e-5``), which no scaling of ``(w, b)`` repairs.
@@ -121,7 +122,8 @@ def clear_inner_gaps(topo: Any, X: np.ndarray, W: np.ndarray, b: np.ndarray, eps
     reach[:, 0] = True
     for t in topo.inner:  # breadth-first: a node's reach is known before its children's
         v = X[reach[:, t]] @ W[t] + b[t]
-        b[t] += clear_gap(v, v > eps / 2, eps / 2, eps)
+        if np.any((v > FEASIBILITY_TOL) & (v < eps - FEASIBILITY_TOL)):  # a sample inside the band, beyond the
+            b[t] += clear_gap(v, v > eps / 2, eps / 2, eps)  # tolerance (a solver's point sits on its edges)
         right = X @ W[t] + b[t] > eps / 2
         reach[:, 2 * t + 1] = reach[:, t] & ~right
         reach[:, 2 * t + 2] = reach[:, t] & right
