@@ -15,6 +15,7 @@ from treeopt_dsl import Dataset
 from treeopt_dsl.backends import get_backend, lazy_solver
 from treeopt_dsl.blocks import LatticeLogisticLoss, best_intercept
 from treeopt_dsl.errors import FormulationError, SolverNotAvailable
+from treeopt_dsl.estimator import RiskScoreClassifier
 from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.result import Status
 
@@ -117,3 +118,17 @@ def test_auto_picks_a_lazy_solver_and_bad_options_are_refused():
         get_formulation("ors", proof="kelley")
     with pytest.raises(FormulationError, match="multiplier must be a positive"):
         LatticeLogisticLoss(multiplier=0.0)
+
+
+@pytest.mark.parametrize("proof", ["lcpa", "samples", "outer"])
+def test_the_estimator_takes_the_proof_and_reaches_brute_force(proof):
+    """``RiskScoreClassifier(proof=...)``: each design proves the card brute force finds, read from
+    ``predict_proba``; ``ogrs`` refuses a proof it does not take."""
+    X, y = _data(4)
+    best, _, _ = brute_force_ors_true(X, y, 2, range(-3, 4), 1.0)
+    clf = RiskScoreClassifier(T=2, A="-3..3", cardinality="at_most", proof=proof, loss_tol=1e-5, time_limit=120,
+                              solver="highs").fit(X, y)
+    assert clf.result_.status is Status.OPTIMAL
+    assert best - 1e-7 <= _true_loss(clf, X, y) <= best * (1 + 1e-5) + 1e-7
+    with pytest.raises(FormulationError, match="proof='outer' applies to formulation='ors' only"):
+        RiskScoreClassifier(formulation="ogrs", proof="outer").fit(X, y)

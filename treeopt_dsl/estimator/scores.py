@@ -62,6 +62,11 @@ class RiskScoreClassifier(SolvedClassifier):
         surrogate (4.4), the thesis' model (``ogrs`` always).
     loss_tol : float, default=1e-4
         ``loss="true"``: the relative gap ``(UB - LB) / max(1, |UB|)`` proven.
+    proof : {"lcpa", "samples", "outer"}, default="lcpa"
+        ``ors`` with ``loss="true"``: how the true loss is proven: ``"lcpa"`` (RiskSLIM's lattice cutting planes, one
+        column for the whole loss, cuts through the solver's lazy-constraint callback: Gurobi, SCIP; HiGHS
+        re-solves), ``"samples"`` (the same cuts with a column per sample) or ``"outer"`` (a tangent row per
+        sample, the MILP re-solved).
     solver, backend, time_limit, gap, threads, random_state, verbose, class_weight, keep_model
         As for :class:`OptimalTreeClassifier`. The solve starts from a beam-search score card
         (``result_.start``) and is never worse than it.
@@ -104,7 +109,7 @@ class RiskScoreClassifier(SolvedClassifier):
     def __init__(self, formulation: str = "ors", T: int = 3, A: str = "-5..5", cardinality: str = "exact",
                  tangents: Any = "V3", C: float = 1.0, scaling: str = "minmax", binarize: str = "none",
                  max_cuts: int = MAX_CUTS, multiplier: float = 1.0, scale: str = "fixed", loss: str | None = None,
-                 loss_tol: float = OUTER_TOL,
+                 loss_tol: float = OUTER_TOL, proof: str = "lcpa",
                  solver: str = SOLVER, backend: str | None = None, time_limit: float | None = ESTIMATOR_TIME_LIMIT,
                  gap: float | None = None, threads: int | None = None, random_state: Any = None,
                  verbose: bool = False, class_weight: Any = None,
@@ -122,6 +127,7 @@ class RiskScoreClassifier(SolvedClassifier):
         self.scale = scale
         self.loss = loss
         self.loss_tol = loss_tol
+        self.proof = proof
         self.solver = solver
         self.backend = backend
         self.time_limit = time_limit
@@ -155,12 +161,14 @@ class RiskScoreClassifier(SolvedClassifier):
         if self.formulation == "ors":
             return get_formulation("ors", T=int(self.T), cardinality=self.cardinality, binarize=self.binarize,
                                    max_cuts=self.max_cuts, multiplier=float(self.multiplier), scale=self.scale,
-                                   loss_tol=self.loss_tol,
+                                   loss_tol=self.loss_tol, proof=self.proof,
                                    **({} if self.loss is None else {"loss": self.loss}), **common)
         if float(self.multiplier) != 1.0:
             raise FormulationError("multiplier applies to formulation='ors' only")
         if self.scale != "fixed":
             raise FormulationError(f"scale={self.scale!r} applies to formulation='ors' only; use scale='fixed'")
+        if self.proof != "lcpa":
+            raise FormulationError(f"proof={self.proof!r} applies to formulation='ors' only; use proof='lcpa'")
         if self.loss not in (None, "tangent"):
             raise FormulationError(f"loss={self.loss!r} applies to formulation='ors' only (ogrs is fitted in the "
                                    "tangent surrogate); use loss=None or 'tangent'")
