@@ -15,6 +15,7 @@ import pytest
 
 from treeopt_dsl.experiments import ResultStore, expand, parse_grid, run_tasks
 from treeopt_dsl.experiments.report import write_report
+from treeopt_dsl.experiments.runner import _StopOnCtrlC
 
 #: the README's grid (experiments/tiny.toml): 3 datasets x 2 seeds x 2 formulations
 TINY = (Path(__file__).resolve().parents[2] / "experiments" / "tiny.toml").read_text()
@@ -327,3 +328,23 @@ def test_a_lease_is_held_renewed_released_ended_and_taken_over(tmp_path: Path) -
         host = a.split(":")[0]
         assert s.claim("v", f"{host}:{dead.pid}:gone", 600) is None
         assert s.claim("v", b, 60) is None  # its holder, a process of this host, is gone
+
+
+def test_ctrl_c_in_a_run_is_raised_between_steps_and_a_second_at_once() -> None:
+    """The runner's Ctrl-C: the first only sets a flag the loop reads between its steps (never a
+    ``KeyboardInterrupt`` inside ``concurrent.futures``' waiting, which once left the pool's shutdown waiting
+    forever), a second raises at once, and the previous handler is back afterwards."""
+    before = signal.getsignal(signal.SIGINT)
+    stop = _StopOnCtrlC()
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)  # the handler runs in this (main) thread: no exception here
+        assert stop.requested
+        with pytest.raises(KeyboardInterrupt):
+            stop.check()
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)
+    finally:
+        stop.restore()
+    assert signal.getsignal(signal.SIGINT) is before

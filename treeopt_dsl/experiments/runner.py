@@ -15,6 +15,8 @@ Example:
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,6 +57,35 @@ class RunSummary:
                 + (" - INTERRUPTED (rerun the command to finish)" if self.interrupted else ""))
 
 
+class _StopOnCtrlC:
+    """Ctrl-C during :func:`run_tasks` (main thread): the first sets a flag the loop reads between its steps (at
+    most 0.5 s apart), so that ``KeyboardInterrupt`` is raised there and never inside ``concurrent.futures``'
+    waiting, which can leave a future's lock held and the pool's shutdown waiting forever for the thread that
+    must set it (a run on the CI machine hung 60 s after Ctrl-C); a second Ctrl-C raises at once."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self.previous: Any = None
+        if (threading.current_thread() is threading.main_thread()
+                and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN):  # an ignored Ctrl-C stays ignored
+            self.previous = signal.signal(signal.SIGINT, self._handler)
+
+    def _handler(self, signum: int, frame: Any) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def check(self) -> None:
+        """Raise ``KeyboardInterrupt`` here when Ctrl-C was pressed."""
+        if self.requested:
+            raise KeyboardInterrupt
+
+    def restore(self) -> None:
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+            self.previous = None
+
+
 def run_tasks(tasks: list[dict[str, Any]], store: ResultStore, *, executor: str = "local", jobs: int = 1,
               scheduler: str | None = None, retries: int | None = None, retry_failed: bool = False,
               progress: bool = True, executor_obj: Any = None) -> RunSummary:
@@ -84,8 +115,10 @@ def run_tasks(tasks: list[dict[str, Any]], store: ResultStore, *, executor: str 
     tries: dict[str, int] = {}
     inflight: dict[Any, str] = {}
     owner, held = new_owner(), set[str]()
+    stop = _StopOnCtrlC()
     try:
         while pending or inflight:
+            stop.check()
             while pending and len(inflight) < ex.capacity:
                 t = pending.pop()
                 why = store.claim(t["id"], owner, wall_timeout(t) + LEASE_MARGIN_S, retry_failed=retry_failed)
@@ -101,6 +134,7 @@ def run_tasks(tasks: list[dict[str, Any]], store: ResultStore, *, executor: str 
                 attempt = store.n_attempts(t["id"]) + 1
                 inflight[ex.submit(with_hooks(t), attempt)] = t["id"]
             bar.set_running(min(len(inflight), ex.capacity))
+            stop.check()
             for f in ex.wait(list(inflight), timeout=0.5):
                 tid = inflight.pop(f)
                 task = by_id[tid]
@@ -128,6 +162,7 @@ def run_tasks(tasks: list[dict[str, Any]], store: ResultStore, *, executor: str 
         ex.abort(list(inflight))
         raise
     finally:
+        stop.restore()
         bar.close()
         if executor_obj is None:
             ex.close()
