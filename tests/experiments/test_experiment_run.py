@@ -103,6 +103,13 @@ def _cli() -> list[str]:
     return [sys.executable, "-c", "import sys; from treeopt_dsl.cli import main; sys.exit(main())"]
 
 
+def _ctrl_c_as_in_a_shell() -> None:
+    """In the child before it runs: Ctrl-C's default disposition, as in a terminal. A test suite started as a
+    background job of a non-interactive shell (``bash .ci/run &``) inherits SIGINT ignored, and Python then never
+    raises ``KeyboardInterrupt``: the run would not stop, as the user's would."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_interrupt_and_rerun_finishes_only_the_missing_tasks(tmp_path: Path) -> None:
     """Ctrl-C after two of six tasks, then a rerun: only the missing tasks are computed.
 
@@ -123,7 +130,7 @@ def test_interrupt_and_rerun_finishes_only_the_missing_tasks(tmp_path: Path) -> 
     first_two = {t["id"] for t in tasks if t["method"] == "sleep"}
     env = {**os.environ, "TREEOPT_EXPERIMENT_TEST_LOG": str(log1)}
     proc = subprocess.Popen([*_cli(), "experiment", "run", str(grid), "--store", str(store), "--quiet"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_ctrl_c_as_in_a_shell)
     deadline = time.time() + 300
     done: set[str] = set()
     while time.time() < deadline and proc.poll() is None:
@@ -334,8 +341,8 @@ def test_ctrl_c_in_a_run_is_raised_between_steps_and_a_second_at_once() -> None:
     """The runner's Ctrl-C: the first only sets a flag the loop reads between its steps (never a
     ``KeyboardInterrupt`` inside ``concurrent.futures``' waiting, which once left the pool's shutdown waiting
     forever), a second raises at once, and the previous handler is back afterwards."""
-    before = signal.getsignal(signal.SIGINT)
-    stop = _StopOnCtrlC()
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal (the suite may run with
+    stop = _StopOnCtrlC()  # SIGINT ignored, as a background job)
     try:
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(0.05)  # the handler runs in this (main) thread: no exception here
@@ -347,4 +354,10 @@ def test_ctrl_c_in_a_run_is_raised_between_steps_and_a_second_at_once() -> None:
             time.sleep(0.05)
     finally:
         stop.restore()
-    assert signal.getsignal(signal.SIGINT) is before
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        signal.signal(signal.SIGINT, before)
+    ignored = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        assert _StopOnCtrlC().previous is None  # an ignored Ctrl-C stays ignored: nothing installed
+    finally:
+        signal.signal(signal.SIGINT, ignored)
