@@ -59,9 +59,10 @@ class RunSummary:
 
 class _StopOnCtrlC:
     """Ctrl-C during :func:`run_tasks` (main thread): the first sets a flag the loop reads between its steps (at
-    most 0.5 s apart), so that ``KeyboardInterrupt`` is raised there and never inside ``concurrent.futures``'
-    waiting, which can leave a future's lock held and the pool's shutdown waiting forever for the thread that
-    must set it (a run on the CI machine hung 60 s after Ctrl-C); a second Ctrl-C raises at once."""
+    most 0.5 s apart), so that ``KeyboardInterrupt`` is raised there and never at an arbitrary point inside
+    ``concurrent.futures``' waiting, where it could leave a future's lock half-acquired and the pool's shutdown
+    waiting for a thread that cannot finish (a hazard read from the standard library's code, not observed); a
+    second Ctrl-C raises at once. A Ctrl-C the process ignores (a background job) stays ignored."""
 
     def __init__(self) -> None:
         self.requested = False
