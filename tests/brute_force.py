@@ -112,3 +112,19 @@ def brute_force_ors_true(X: np.ndarray, y: np.ndarray, T: int, A: range, multipl
         if r.fun < best[0]:
             best = (float(r.fun), s, float(r.x))
     return best
+
+
+def risk_data(seed: int, n: int = 25) -> tuple[np.ndarray, np.ndarray]:
+    """Small binary risk-score data (4 features), the same for every true-loss test."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 2, size=(n, 4)).astype(float)
+    X[0], X[1] = 0.0, 1.0  # every column takes both values: minmax scaling leaves binary data as it is
+    y = np.where(X @ np.array([1.0, -1.0, 0.5, 0.0]) + rng.normal(0, 0.7, n) > 0.2, 1, -1)
+    y[:2] = (-1, 1)
+    return X, y
+
+
+def true_loss(model, X, y) -> float:
+    """The log-loss of a fitted card on the raw data, from its predicted probabilities."""
+    p = model.predict_proba(X)[:, 1]
+    return float(-np.sum(np.log(np.where(y > 0, p, 1.0 - p))))

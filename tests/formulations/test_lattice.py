@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from brute_force import brute_force_ors_true
+from brute_force import risk_data as _data
+from brute_force import true_loss as _true_loss
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import minimize_scalar
@@ -30,21 +32,6 @@ def _installed(solver: str) -> bool:
 
 SOLVERS = [pytest.param(s, marks=pytest.mark.skipif(not _installed(s), reason=f"{s} is not installed"))
            for s in ("highs", "gurobi", "scip")]
-
-
-def _data(seed: int, n: int = 25) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    X = rng.integers(0, 2, size=(n, 4)).astype(float)
-    X[0], X[1] = 0.0, 1.0  # every column takes both values: minmax scaling leaves binary data as it is
-    y = np.where(X @ np.array([1.0, -1.0, 0.5, 0.0]) + rng.normal(0, 0.7, n) > 0.2, 1, -1)
-    y[:2] = (-1, 1)
-    return X, y
-
-
-def _true_loss(model, X, y) -> float:
-    """The log-loss of a fitted card on the raw data, from its predicted probabilities."""
-    p = model.predict_proba(X)[:, 1]
-    return float(-np.sum(np.log(np.where(y > 0, p, 1.0 - p))))
 
 
 @pytest.mark.parametrize("solver", SOLVERS)

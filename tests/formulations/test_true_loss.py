@@ -7,27 +7,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from brute_force import brute_force_ors_true
+from brute_force import risk_data as _data
+from brute_force import true_loss as _true_loss
 
 from treeopt_dsl import Dataset, lazy
 from treeopt_dsl.blocks import TangentLogisticLoss
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.result import Status
-
-
-def _data(seed: int, n: int = 25) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    X = rng.integers(0, 2, size=(n, 4)).astype(float)
-    X[0], X[1] = 0.0, 1.0  # every column takes both values: minmax scaling leaves binary data as it is
-    y = np.where(X @ np.array([1.0, -1.0, 0.5, 0.0]) + rng.normal(0, 0.7, n) > 0.2, 1, -1)
-    y[:2] = (-1, 1)
-    return X, y
-
-
-def _true_loss(model, X, y) -> float:
-    """The log-loss of a fitted card on the raw data, from its predicted probabilities."""
-    p = model.predict_proba(X)[:, 1]
-    return float(-np.sum(np.log(np.where(y > 0, p, 1.0 - p))))
 
 
 @pytest.mark.parametrize(("seed", "multiplier", "epigraph"), [(0, 1.0, "breakpoints"), (1, 1.0, "pieces"),
