@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from sklearn.datasets import make_friedman1
+from sklearn.model_selection import train_test_split
 
 from treeopt_dsl.cli.common import check_writable_options, parse_param_items, rows_report, rows_text, time_left
 from treeopt_dsl.contextual.estimator import ContextualTreeClassifier, ContextualTreeRegressor
@@ -35,6 +37,7 @@ from treeopt_dsl.datasets import load
 from treeopt_dsl.defaults import SOLVER
 from treeopt_dsl.errors import DataError, OptionError
 from treeopt_dsl.io import atomic_binary
+from treeopt_dsl.models.metrics import balanced_accuracy, roc_auc
 from treeopt_dsl.numeric import jsonable
 
 __all__ = ["PARAMS", "load_regression", "parse_params", "run"]
@@ -105,8 +108,6 @@ def load_regression(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, l
     one-hot encoded; missing values are an error). Returns ``X, y``, the feature names, the data's name and where
     the rows went (:func:`~treeopt_dsl.cli.common.rows_report`)."""
     if args.data == "friedman":
-        from sklearn.datasets import make_friedman1
-
         n = int(args.sample) if args.sample is not None else 5000
         if n < 20:
             raise DataError("--sample needs at least 20 rows for friedman")
@@ -160,13 +161,11 @@ def _load_classification(args: argparse.Namespace
 
 # ---------------------------------------------------------------------------------------------- metrics
 def _metrics_classification(model: Any, X: np.ndarray, y: np.ndarray) -> dict[str, float]:
-    from sklearn.metrics import balanced_accuracy_score, roc_auc_score
-
     pred = model.predict(X)
-    out = {"accuracy": float(np.mean(pred == y)), "balanced_accuracy": float(balanced_accuracy_score(y, pred))}
+    out = {"accuracy": float(np.mean(pred == y)), "balanced_accuracy": balanced_accuracy(y, pred)}
     classes = np.asarray(model.classes_)
     if classes.size == 2 and np.unique(y).size == 2:
-        out["auc"] = float(roc_auc_score(y == classes[1], model.predict_proba(X)[:, 1]))
+        out["auc"] = roc_auc(y == classes[1], model.predict_proba(X)[:, 1])
     return out
 
 
@@ -202,8 +201,6 @@ def run(args: argparse.Namespace) -> int:
     """``treeopt fit cct|crt``: split 64/16/20, fit, print metrics of the contextual tree, CART and the forest
     on the training, validation and test parts, the selection histogram and an explained test row (or one
     JSON document with ``--json``); returns the exit status (0)."""
-    from sklearn.model_selection import train_test_split
-
     name = args.formulation
     regression = name == "crt"
     if not 0 < float(args.test_size) < 1:
