@@ -204,8 +204,8 @@ def start_point(built: Built, start: Any, seed: int | None = None) -> np.ndarray
         if start in RISK_STARTS and risk:  # "beam": sparse beam search
             return point_of(built, load(RISK_STARTS[start])(built))
         raise FormulationError(f"{built.formulation.name} takes a warm start as a dict of its decisions "
-                               f"{list(built.formulation.decisions)}" + (" or 'greedy'" if "a_rule" in built.ctx
-                                                                           else "")
+                               f"{list(built.formulation.decisions)}"
+                               + ("".join(f" or {k!r}" for k in RULE_STARTS) if "a_rule" in built.ctx else "")
                                + (f" or one of {RISK_STRATEGIES}" if risk else ""))
     if start not in TREE_STARTS:
         raise FormulationError(f"unknown warm start {start!r}; use one of {STRATEGIES}, a TreeModel or values")
