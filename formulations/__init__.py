@@ -9,7 +9,7 @@ starts. Iterating over :data:`REGISTRY` lists the names without importing; its v
 
 from __future__ import annotations
 
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any
 
 from treeopt_dsl.errors import FormulationError
@@ -36,17 +36,33 @@ FORMULATIONS: dict[str, str] = {
 class Registry(MutableMapping[str, type[FormulationSpec]]):
     """The registered formulations by name: the built-in ones (:data:`FORMULATIONS`) imported on first lookup,
     the ones :func:`register_formulation` added as classes. ``name in REGISTRY``, ``len`` and iteration read names
-    only; ``REGISTRY[name]`` (and ``values``/``items``) import what they return."""
+    only; ``REGISTRY[name]`` (and ``values``/``items``) import what they return. ``plugins`` (the installed
+    packages' entry points, :data:`ENTRY_POINT_GROUP`) is called once, when an answer could involve one: the first
+    listing, or a name that is not built in (a plug-in cannot take a built-in name), so that looking up ``oct`` does
+    not scan the installed packages."""
 
-    def __init__(self, targets: dict[str, str]) -> None:
+    def __init__(self, targets: dict[str, str], plugins: Callable[[], None] | None = None) -> None:
         self._targets = targets
         self._classes: dict[str, type[FormulationSpec]] = {}
         self._removed: set[str] = set()
+        self._plugins = plugins
+
+    def _load_plugins(self) -> None:
+        """Call ``plugins`` once (it registers through :func:`register_formulation`, which asks this mapping)."""
+        if self._plugins is not None:
+            plugins, self._plugins = self._plugins, None
+            plugins()
+
+    def _built_in(self, name: object) -> bool:
+        return name in self._targets and name not in self._removed
 
     def __getitem__(self, name: str) -> type[FormulationSpec]:
         if name not in self._classes:
-            if name in self._removed or name not in self._targets:
-                raise KeyError(name)
+            if not self._built_in(name):
+                self._load_plugins()
+                if name not in self._classes:
+                    raise KeyError(name)
+                return self._classes[name]
             cls = load(self._targets[name])
             if getattr(cls, "name", None) != name:  # the table and the class must agree
                 raise FormulationError(f"FORMULATIONS[{name!r}] names {self._targets[name]}, whose name is "
@@ -66,13 +82,17 @@ class Registry(MutableMapping[str, type[FormulationSpec]]):
             self._removed.add(name)
 
     def __iter__(self) -> Iterator[str]:
+        self._load_plugins()
         return iter(dict.fromkeys([*(k for k in self._targets if k not in self._removed), *self._classes]))
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
 
     def __contains__(self, name: object) -> bool:
-        return name in self._classes or (name in self._targets and name not in self._removed)
+        if name in self._classes or self._built_in(name):
+            return True
+        self._load_plugins()
+        return name in self._classes
 
     def __repr__(self) -> str:
         return f"Registry({sorted(self)})"
@@ -80,7 +100,7 @@ class Registry(MutableMapping[str, type[FormulationSpec]]):
 
 #: every registered formulation by name (:class:`Registry`: a mapping whose built-in values are imported on
 #: lookup)
-REGISTRY: Registry = Registry(FORMULATIONS)
+REGISTRY: Registry = Registry(FORMULATIONS, plugins=lambda: _load_entry_points())
 
 #: the classes ``from treeopt_dsl.formulations import OCT`` gives, read from :data:`FORMULATIONS`
 _CLASSES: dict[str, str] = {target.rpartition(":")[2]: name for name, target in FORMULATIONS.items()}
@@ -151,8 +171,6 @@ def _load_entry_points() -> None:
             warnings.warn(f"formulation entry point {ep.name!r} ({ep.value}) was not registered: {exc}",
                           RuntimeWarning, stacklevel=2)
 
-
-_load_entry_points()
 
 
 def get_formulation(name: str, **params: object) -> FormulationSpec:

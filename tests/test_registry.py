@@ -85,6 +85,31 @@ def test_a_removed_built_in_is_gone_until_set_again() -> None:
     assert reg["oct"] is cls and len(reg) == len(F.FORMULATIONS)
 
 
+def test_plug_ins_are_scanned_once_and_only_when_an_answer_could_involve_one() -> None:
+    """A built-in name is answered without scanning the installed packages (a plug-in cannot take a built-in
+    name); the first listing or an unknown name scans once, and a plug-in registered then is found."""
+    calls: list[int] = []
+    reg: F.Registry
+
+    class PlugIn(F.REGISTRY["oct"]):  # type: ignore[misc, valid-type]
+        name = "plug_in_test"
+
+    def plugins() -> None:
+        calls.append(1)
+        reg["plug_in_test"] = PlugIn
+
+    reg = F.Registry(dict(F.FORMULATIONS), plugins=plugins)
+    assert "oct" in reg and reg["oct"].name == "oct" and calls == []
+    assert "plug_in_test" in reg and calls == [1]
+    assert reg["plug_in_test"] is PlugIn and "plug_in_test" in list(reg) and len(reg) == len(F.FORMULATIONS) + 1
+    assert "nope" not in reg and calls == [1]
+    fresh = F.Registry(dict(F.FORMULATIONS), plugins=lambda: calls.append(2))
+    assert list(fresh) == list(F.FORMULATIONS) and calls == [1, 2]
+    with pytest.raises(KeyError):
+        fresh["nope"]
+    assert calls == [1, 2]
+
+
 _LOOKUP = """
 import sys
 from treeopt_dsl.formulations import REGISTRY, get_formulation
