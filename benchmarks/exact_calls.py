@@ -7,6 +7,7 @@ two checkouts) can be run in turn and compared pair by pair.
     PYTHONPATH=. .venv/bin/python benchmarks/exact_calls.py --dump /tmp/cases
     .venv-exact/bin/python benchmarks/exact_calls_peers.py --cases /tmp/cases
     .venv/bin/python benchmarks/exact_calls.py --pairs runs.txt --plot docs/img/exact_calls.png  # table, picture
+    .venv/bin/python benchmarks/exact_calls.py --first-call ../main . --rounds 5   # fresh processes, checkouts in turn
 
 (``runs.txt``: lines ``ours LINE`` and ``peers LINE`` from whole runs in turn, e.g.
 ``benchmarks/results/exact_calls_pairs_2026-11-27.txt``.)
@@ -19,7 +20,11 @@ shared machine a millisecond call either runs through or loses a time slice to a
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import statistics
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -41,7 +46,17 @@ def main() -> None:
                     "compared with ours too): print the table of the ratios per case (the median over the rounds of "
                     "each round's ratio) and draw them (--plot)")
     ap.add_argument("--plot", type=Path, default=Path("docs/img/exact_calls.png"))
+    ap.add_argument("--first-call", nargs="+", type=Path, metavar="CHECKOUT",
+                    help="the first call in a fresh process, for each checkout in turn (PYTHONPATH=CHECKOUT): "
+                    "get_formulation('oct', depth=D).solve(load(SET)) and `treeopt fit oct --data SET --depth D`; "
+                    "the process' CPU (user + system) and wall seconds, the call's and the engine's own seconds")
+    ap.add_argument("--rounds", type=int, default=5, help="--first-call: rounds of the checkouts in turn")
+    ap.add_argument("--case", default="monks-3:3", help="--first-call: SET:DEPTH")
     args = ap.parse_args()
+    if args.first_call:
+        name, depth = args.case.split(":")
+        print(first_calls(args.first_call, args.rounds, name, int(depth)))
+        return
     if args.pairs:
         print(pairs(args.pairs, args.plot))
         return
@@ -66,6 +81,59 @@ def main() -> None:
             out.append(f"{name}:{depth}:{statistics.median(times) * 1e3:.2f}ms:{res.solver}:{res.objective}:"
                        f"{min(times) * 1e3:.2f}ms")
     print(" ".join(out))
+
+
+#: a fresh interpreter's first call: import, load, one solve; the call's seconds, the engine's, the objective and
+#: where the package came from (the checkout under test, not the editable install)
+FIRST_CALL = """import time
+from treeopt_dsl.datasets import load
+from treeopt_dsl.formulations import get_formulation
+import treeopt_dsl
+d = load({name!r})
+t = time.perf_counter()
+r = get_formulation("oct", depth={depth}).solve(d)
+print(time.perf_counter() - t, r.runtime_s, r.objective, treeopt_dsl.__file__)
+"""
+
+
+def _run_child(cmd: list[str], root: Path) -> tuple[float, float, str]:
+    """The process' CPU (user + system, from the children's rusage) and wall seconds, and its stdout."""
+    env = {**os.environ, "PYTHONPATH": str(root.resolve())}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True, cwd=root)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall, out.stdout
+
+
+def first_calls(roots: list[Path], rounds: int, name: str, depth: int) -> str:
+    """``--first-call``: each checkout in turn, ``rounds`` times, the library call and the command line; a line per
+    run and the medians per checkout."""
+    lines, rows = [], []
+    treeopt = str(Path(sys.executable).parent / "treeopt")
+    for r in range(rounds):
+        for root in roots:
+            cpu, wall, out = _run_child([sys.executable, "-c", FIRST_CALL.format(name=name, depth=depth)], root)
+            call, engine, objective, where = out.split()[-4:]
+            assert where.startswith(str(root.resolve())), where
+            rows.append((str(root), "api", cpu, wall, float(call), float(engine)))
+            lines.append(f"round {r} {root} api: cpu {cpu:.2f} s wall {wall:.2f} s call {float(call):.3f} s engine "
+                         f"{float(engine):.4f} s objective {objective}")
+            cpu, wall, out = _run_child([treeopt, "fit", "oct", "--data", name, "--depth", str(depth), "--quiet"],
+                                        root)
+            rows.append((str(root), "cli", cpu, wall, float("nan"), float("nan")))
+            lines.append(f"round {r} {root} cli: cpu {cpu:.2f} s wall {wall:.2f} s")
+    for root in roots:
+        for kind in ("api", "cli"):
+            mine = [row for row in rows if row[0] == str(root) and row[1] == kind]
+            lines.append(f"median {root} {kind}: cpu {statistics.median(x[2] for x in mine):.2f} s (range "
+                         f"{min(x[2] for x in mine):.2f}-{max(x[2] for x in mine):.2f}), wall "
+                         f"{statistics.median(x[3] for x in mine):.2f} s (range {min(x[3] for x in mine):.2f}-"
+                         f"{max(x[3] for x in mine):.2f})"
+                         + (f", call {statistics.median(x[4] for x in mine):.3f} s, engine "
+                            f"{statistics.median(x[5] for x in mine):.4f} s" if kind == "api" else ""))
+    return "\n".join(lines)
 
 
 def _parse(text: str) -> dict[tuple[str, int], tuple[float, str, float]]:

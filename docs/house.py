@@ -32,7 +32,7 @@ LAYERS = [
     ("pipeline", ["solve", "lazy"]),
     ("routes", ["backends"]),
     ("data, IR, files", ["datasets", "data", "topology", "ir", "io", "result", "progress"]),
-    ("ground", ["defaults", "numeric", "errors"]),
+    ("ground", ["defaults", "numeric", "errors", "registry"]),
 ]
 COLORS = {"faces": "#f4cccc", "formulations": "#e6d7f2", "starts": "#d9ead3", "engines": "#d9ead3",
           "models": "#fce5cd", "blocks": "#fff2cc", "composition": "#cfe2f3", "pipeline": "#cfe2f3",

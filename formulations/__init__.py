@@ -1,22 +1,116 @@
-"""The literature's formulations, each a short composition of blocks (installed as treeopt_dsl.formulations)."""
+"""The literature's formulations, each a short composition of blocks (installed as treeopt_dsl.formulations).
+
+The built-in families are registered by name (:data:`FORMULATIONS`: name -> ``"module:Class"``) and imported when
+first looked up (``get_formulation(name)``, ``REGISTRY[name]``, ``from treeopt_dsl.formulations import OCT``), so
+that a call pays only for its own family: ``oct``'s exact route imports neither the risk scores nor S-ORCT nor their
+starts. Iterating over :data:`REGISTRY` lists the names without importing; its values (``REGISTRY.items()``, what
+``treeopt formulations`` lists) import every family.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any
 
 from treeopt_dsl.errors import FormulationError
-from treeopt_dsl.formulations.categorical import ODTCategorical
-from treeopt_dsl.formulations.margot import MARGOT, MARGOT_HFS, MARGOT_SFS
-from treeopt_dsl.formulations.oct import OCT, OCTH
-from treeopt_dsl.formulations.olct import OLCT, UnivariateOLCT
-from treeopt_dsl.formulations.risk import OGRS, ORS
-from treeopt_dsl.formulations.sorct import SORCT
 from treeopt_dsl.formulations.spec import FormulationSpec
+from treeopt_dsl.registry import load
 
-REGISTRY: dict[str, type[FormulationSpec]] = {
-    cls.name: cls for cls in (OLCT, UnivariateOLCT, OCT, OCTH, MARGOT, MARGOT_HFS, MARGOT_SFS, ORS, OGRS, SORCT,
-                             ODTCategorical)
+#: the built-in formulations: name -> ``"module:Class"``, each imported when first looked up (the one list of
+#: them: :data:`REGISTRY`, the names :func:`__getattr__` exports and ``treeopt formulations`` read it)
+FORMULATIONS: dict[str, str] = {
+    "olct": "treeopt_dsl.formulations.olct:OLCT",
+    "olct_univariate": "treeopt_dsl.formulations.olct:UnivariateOLCT",
+    "oct": "treeopt_dsl.formulations.oct:OCT",
+    "octh": "treeopt_dsl.formulations.oct:OCTH",
+    "margot": "treeopt_dsl.formulations.margot:MARGOT",
+    "margot_hfs": "treeopt_dsl.formulations.margot:MARGOT_HFS",
+    "margot_sfs": "treeopt_dsl.formulations.margot:MARGOT_SFS",
+    "ors": "treeopt_dsl.formulations.risk:ORS",
+    "ogrs": "treeopt_dsl.formulations.risk:OGRS",
+    "sorct": "treeopt_dsl.formulations.sorct:SORCT",
+    "odt_categorical": "treeopt_dsl.formulations.categorical:ODTCategorical",
 }
+
+
+class Registry(MutableMapping[str, type[FormulationSpec]]):
+    """The registered formulations by name: the built-in ones (:data:`FORMULATIONS`) imported on first lookup,
+    the ones :func:`register_formulation` added as classes. ``name in REGISTRY``, ``len`` and iteration read names
+    only; ``REGISTRY[name]`` (and ``values``/``items``) import what they return. ``plugins`` (the installed
+    packages' entry points, :data:`ENTRY_POINT_GROUP`) is called once, when an answer could involve one: the first
+    listing, or a name that is not built in (a plug-in cannot take a built-in name), so that looking up ``oct`` does
+    not scan the installed packages."""
+
+    def __init__(self, targets: dict[str, str], plugins: Callable[[], None] | None = None) -> None:
+        self._targets = targets
+        self._classes: dict[str, type[FormulationSpec]] = {}
+        self._removed: set[str] = set()
+        self._plugins = plugins
+
+    def _load_plugins(self) -> None:
+        """Call ``plugins`` once (it registers through :func:`register_formulation`, which asks this mapping)."""
+        if self._plugins is not None:
+            plugins, self._plugins = self._plugins, None
+            plugins()
+
+    def _built_in(self, name: object) -> bool:
+        return name in self._targets and name not in self._removed
+
+    def __getitem__(self, name: str) -> type[FormulationSpec]:
+        if name not in self._classes:
+            if not self._built_in(name):
+                self._load_plugins()
+                if name not in self._classes:
+                    raise KeyError(name)
+                return self._classes[name]
+            cls = load(self._targets[name])
+            if getattr(cls, "name", None) != name:  # the table and the class must agree
+                raise FormulationError(f"FORMULATIONS[{name!r}] names {self._targets[name]}, whose name is "
+                                       f"{getattr(cls, 'name', None)!r}")
+            self._classes[name] = cls
+        return self._classes[name]
+
+    def __setitem__(self, name: str, cls: type[FormulationSpec]) -> None:
+        self._classes[name] = cls
+        self._removed.discard(name)
+
+    def __delitem__(self, name: str) -> None:
+        if name not in self:
+            raise KeyError(name)
+        self._classes.pop(name, None)
+        if name in self._targets:
+            self._removed.add(name)
+
+    def __iter__(self) -> Iterator[str]:
+        self._load_plugins()
+        return iter(dict.fromkeys([*(k for k in self._targets if k not in self._removed), *self._classes]))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __contains__(self, name: object) -> bool:
+        if name in self._classes or self._built_in(name):
+            return True
+        self._load_plugins()
+        return name in self._classes
+
+    def __repr__(self) -> str:
+        return f"Registry({sorted(self)})"
+
+
+#: every registered formulation by name (:class:`Registry`: a mapping whose built-in values are imported on
+#: lookup)
+REGISTRY: Registry = Registry(FORMULATIONS, plugins=lambda: _load_entry_points())
+
+#: the classes ``from treeopt_dsl.formulations import OCT`` gives, read from :data:`FORMULATIONS`
+_CLASSES: dict[str, str] = {target.rpartition(":")[2]: name for name, target in FORMULATIONS.items()}
+
+
+def __getattr__(attr: str) -> Any:
+    """PEP 562: a built-in formulation's class (``OCT``, ``SORCT``, ...) imported when it is first asked for."""
+    if attr in _CLASSES:
+        return REGISTRY[_CLASSES[attr]]
+    raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
 
 
 #: the entry-point group through which an installed package adds formulations (``treeopt`` lists them too):
@@ -78,8 +172,6 @@ def _load_entry_points() -> None:
                           RuntimeWarning, stacklevel=2)
 
 
-_load_entry_points()
-
 
 def get_formulation(name: str, **params: object) -> FormulationSpec:
     """The registered formulation ``name`` with ``params``; a clear error for unknown names."""
@@ -89,5 +181,6 @@ def get_formulation(name: str, **params: object) -> FormulationSpec:
     return REGISTRY[key](**params)
 
 
-__all__ = ["ENTRY_POINT_GROUP", "MARGOT", "MARGOT_HFS", "MARGOT_SFS", "OCT", "OCTH", "OGRS", "OLCT", "ORS",
-           "REGISTRY", "SORCT", "ODTCategorical", "UnivariateOLCT", "get_formulation", "register_formulation"]
+__all__ = ["ENTRY_POINT_GROUP", "FORMULATIONS", "MARGOT", "MARGOT_HFS", "MARGOT_SFS", "OCT", "OCTH",
+           "OGRS", "OLCT", "ORS", "REGISTRY", "SORCT", "ODTCategorical", "Registry", "UnivariateOLCT",
+           "get_formulation", "register_formulation"]

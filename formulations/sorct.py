@@ -27,6 +27,7 @@ from treeopt_dsl.data import Dataset
 from treeopt_dsl.defaults import SOLVER, TEST_SIZE
 from treeopt_dsl.errors import SolveError
 from treeopt_dsl.formulation import Formulation
+from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.formulations.spec import FormulationSpec, Param, callers_time_off, floats, optional_float
 from treeopt_dsl.models.randomized import decode_randomized
 from treeopt_dsl.numeric import logistic_cdf
@@ -131,8 +132,6 @@ def run_path(formulation: str, data: Dataset, lambdas_l: Sequence[float] | str,
     >>> [p.to_dict()["n_starts"] for p in path], train.n_samples + test.n_samples
     ([2, 3], 150)
     """
-    from treeopt_dsl.formulations import get_formulation  # the registry of the package this module belongs to
-
     params = dict(params or {})
     spec = get_formulation(formulation, **params)
     if not {"lambda_l", "lambda_g"} <= set(spec.values):

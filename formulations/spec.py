@@ -26,8 +26,8 @@ from treeopt_dsl.defaults import (
 )
 from treeopt_dsl.errors import FormulationError, ModelTooLarge
 from treeopt_dsl.formulation import Built, Formulation
+from treeopt_dsl.registry import resolve_start
 from treeopt_dsl.result import SolveResult, engine_timing
-from treeopt_dsl.starts import resolve
 from treeopt_dsl.topology import Topology
 
 
@@ -243,7 +243,8 @@ class FormulationSpec:
         HiGHS or Ipopt); ``result.route`` says which and why. An engine answers a composition it recognizes from
         the blocks without building the model. Otherwise the model is built, ``warm_start`` (a name such as
         ``"auto"``, ``"greedy"``, ``"cart"``; a fitted tree; values) is made into values by
-        :func:`treeopt_dsl.starts.resolve` and the built model is solved (:func:`treeopt_dsl.solve.solve_built`).
+        :func:`treeopt_dsl.starts.resolve` (reached through :func:`treeopt_dsl.registry.resolve_start`: the starts
+        are imported only when one is asked for) and the built model is solved (:func:`treeopt_dsl.solve.solve_built`).
         ``options``: ``time_limit``, ``gap``, ``threads``, ``seed``, ``progress``, ... and the solver's own
         option names; ``started``: the :func:`time.perf_counter` instant at which the caller's clock started (the
         command line: the process' start, so that reading the data is inside ``time_limit``; default: now): the
@@ -283,8 +284,8 @@ class FormulationSpec:
             get_backend(solver, backend, built.model)  # a solver that cannot take the model: said before the starts
         t1 = time.perf_counter()
         limit = check_time_limit(options.get("time_limit"))
-        start = resolve(built, warm_start, None if limit is None else max(0.0, START_SHARE * limit - (t1 - t0)),
-                        seed=options.get("seed"))
+        budget = None if limit is None else max(0.0, START_SHARE * limit - (t1 - t0))
+        start = resolve_start(built, warm_start, budget, seed=options.get("seed"))
         t2 = time.perf_counter()
         if limit is not None:  # one clock: the solver gets what building and the starts left of the call's limit,
             # less a reserve for decoding and certifying its answer

@@ -44,6 +44,9 @@ for depth in (2, 3):
     for solver in ["auto", *solvers]:
         get_formulation("oct", depth=depth).solve(d, solver=solver)
 print(" ".join(sorted(m for m in ("sklearn", "pandas.io.formats.style", "matplotlib", "highspy") if m in sys.modules)))
+families = ("risk", "sorct", "olct", "margot", "categorical")
+others = ("scipy.optimize", *(f"treeopt_dsl.formulations.{f}" for f in families))
+print(" ".join(sorted(m for m in sys.modules if m in others or m.startswith("treeopt_dsl.starts"))))
 print(" ".join(solvers))
 import pystreed  # the package imported after its core was loaded alone: its wrapper still works
 Z, y01 = (X > 0).astype(np.int32), (y > 0).astype(np.int32)  # class codes (labels -1 crash pystreed itself)
@@ -53,14 +56,17 @@ print(int(np.sum(pystreed.STreeDClassifier(max_depth=2).fit(Z, y01).predict(Z) !
 
 def test_the_exact_route_imports_only_its_engine() -> None:
     """The first call in a fresh process pays for the engine it uses (issue 32): the exact engines' compiled cores
-    are loaded without their packages' scikit-learn wrappers, and no MILP solver or plotting library is imported.
+    are loaded without their packages' scikit-learn wrappers, and no MILP solver or plotting library is imported;
+    nor the starts (a start is resolved by name when one is asked for, :mod:`treeopt_dsl.registry`), nor
+    ``scipy.optimize``, nor any other formulation family (the registry imports a family on lookup).
     The package imported afterwards reuses the core (an extension module loads once per process)."""
     pytest.importorskip("pystreed")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     out = subprocess.run([sys.executable, "-c", _EXACT_ROUTE], capture_output=True, text=True, env=env, cwd=ROOT,
                          timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
-    imported, solvers, errors = out.stdout.splitlines()[-3:]
+    imported, loaded, solvers, errors = out.stdout.splitlines()[-4:]
     assert imported == "", f"the exact route imported {imported}"
+    assert loaded == "", f"the exact route imported {loaded} (starts, scipy.optimize or another family)"
     assert "streed" in solvers.split()
     assert int(errors) == 0

@@ -32,7 +32,7 @@ def test_the_solver_gets_what_the_starts_left_of_the_time_limit(monkeypatch) -> 
     X = rng.normal(size=(30, 3))
     data = Dataset.from_arrays(X, np.where(X[:, 0] > 0, 1, -1))
     clock = FakeClock()
-    real_resolve, seen = spec_module.resolve, {}
+    real_resolve, seen = spec_module.resolve_start, {}
 
     def slow_resolve(built, warm_start, time_budget=None, **kw):
         seen["start_budget"] = time_budget
@@ -46,7 +46,7 @@ def test_the_solver_gets_what_the_starts_left_of_the_time_limit(monkeypatch) -> 
         return real_solve(self, *a, **kw)
 
     monkeypatch.setattr(spec_module, "time", clock)
-    monkeypatch.setattr(spec_module, "resolve", slow_resolve)
+    monkeypatch.setattr(spec_module, "resolve_start", slow_resolve)
     monkeypatch.setattr(Built, "solve", spy)
     res = get_formulation("olct", depth=1).solve(data, solver="highs", time_limit=20, warm_start="cart")
     assert seen["start_budget"] == 5.0  # the starts' share: a quarter of the call's 20 s
@@ -90,7 +90,7 @@ def test_auto_picks_a_solver_that_takes_the_model_and_a_named_one_that_cannot_is
     assert res.solver in ("scip", "gurobi") and res.status.value == "optimal"
     assert "cannot solve a MIQP model" in res.route["why"]
     called = []
-    monkeypatch.setattr(spec_module, "resolve", lambda *a, **k: called.append(1))
+    monkeypatch.setattr(spec_module, "resolve_start", lambda *a, **k: called.append(1))
     with pytest.raises(CapabilityError, match="MIQP"):
         get_formulation("margot", depth=1).solve(data, solver="highs", time_limit=30)
     assert not called

@@ -32,9 +32,6 @@ from treeopt_dsl.progress import Progress
 from treeopt_dsl.result import Status
 from treeopt_dsl.solve import failure_message
 
-WARM_STARTS = ("auto", "none", "greedy", "greedy_lp", "cart", "tao", "tmo", "beam")
-
-
 #: exit status: done; no solution (or some experiment task failed); a bad input (any TreeoptError, a usage error)
 EXIT_OK, EXIT_NO_SOLUTION, EXIT_USAGE = 0, 1, 2
 #: exit status of an interrupted solve (Ctrl-C, or SIGTERM during a solve) and of SIGTERM outside one

@@ -8,7 +8,6 @@ from typing import Any
 
 from treeopt_dsl import __version__
 from treeopt_dsl.cli.common import (
-    WARM_STARTS,
     Parser,
     exit_codes_text,
     gap_arg,
@@ -17,6 +16,7 @@ from treeopt_dsl.cli.common import (
     time_limit_arg,
 )
 from treeopt_dsl.defaults import GRID_TIME_LIMIT, PATH_TIME_LIMIT, SEED, SOLVER, TEST_SIZE, TIME_LIMIT
+from treeopt_dsl.registry import WARM_STARTS
 
 __all__ = ["SHARED", "add_born_again", "add_experiment", "add_shared", "build_parser"]
 

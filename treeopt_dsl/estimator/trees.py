@@ -183,10 +183,12 @@ class OptimalTreeClassifier(SolvedClassifier):
         if not isinstance(self.formulation, str):
             raise FormulationError(f"formulation must be a name, got {self.formulation!r}")
         key = self.formulation.lower().replace("-", "_")
-        trees = sorted(k for k, cls in REGISTRY.items() if "depth" in {p.name for p in cls.params})
-        if key not in REGISTRY:
-            raise FormulationError(f"unknown formulation {self.formulation!r}; tree formulations: {', '.join(trees)}")
-        if key not in trees:
+        if key not in REGISTRY or "depth" not in {p.name for p in REGISTRY[key].params}:
+            # the tree formulations named only in the error: listing them imports every family
+            trees = sorted(k for k, cls in REGISTRY.items() if "depth" in {p.name for p in cls.params})
+            if key not in REGISTRY:
+                raise FormulationError(f"unknown formulation {self.formulation!r}; tree formulations: "
+                                       f"{', '.join(trees)}")
             raise FormulationError(f"{key!r} is not a tree formulation (use RiskScoreClassifier for risk scores); "
                                    f"tree formulations: {', '.join(trees)}")
         if self.params is not None and not isinstance(self.params, dict):

@@ -74,8 +74,8 @@ from treeopt_dsl.datasets import check_dataset
 from treeopt_dsl.defaults import GRID_TIME_LIMIT
 from treeopt_dsl.errors import DataError, TreeoptError
 from treeopt_dsl.formulations import REGISTRY, get_formulation
+from treeopt_dsl.registry import RISK_STARTS, TREE_STARTS, WARM_STARTS
 from treeopt_dsl.starts.refine import check_refinable
-from treeopt_dsl.starts.resolver import RISK_STRATEGIES, STRATEGIES
 from treeopt_dsl.topology import Topology
 
 if sys.version_info >= (3, 11):
@@ -94,10 +94,9 @@ SCALES = ("baseline_errors", "n_train")
 #: the metrics a task may record on every part (train / validation / test)
 METRICS = ("accuracy", "balanced_accuracy", "auc", "logloss")
 _CV_METRICS = ("accuracy", "balanced_accuracy", "auc")
-#: what ``warm_start = ...`` may name (the starts registry, :mod:`treeopt_dsl.starts.resolver`)
-WARM_STARTS = ("auto", "none", *STRATEGIES, *RISK_STRATEGIES)
-#: what ``references = [...]`` may name: the starts made by name
-REFERENCES = (*STRATEGIES, *RISK_STRATEGIES)
+#: what ``references = [...]`` may name: the starts made by name (``warm_start = ...`` may name
+#: :data:`treeopt_dsl.registry.WARM_STARTS`)
+REFERENCES = (*TREE_STARTS, *RISK_STARTS)
 #: estimators whose ``depth`` parameter is a tree depth (checked against :class:`~treeopt_dsl.topology.Topology`)
 _DEPTH_ESTIMATORS = ("tmo", "tao", "optimal_tree")
 

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.optimize import minimize
 
 from treeopt_dsl.errors import DataError, ModelError
 from treeopt_dsl.models.pictures import pyplot
@@ -187,6 +186,8 @@ def fit_scale(total: Any, y: Any, multiplier: float = 1.0, intercept: float = 0.
         m = gy * (z[0] * gt + z[1])
         d = -gw * gy * sigmoid(-m)  # d/dv of w log(1 + exp(-y v)) at v = a t + c
         return float(np.sum(gw * np.logaddexp(0.0, -m))), np.array([np.dot(d, gt), d.sum()])
+
+    from scipy.optimize import minimize  # heavy (0.3 s to import): only a card's calibration needs it
 
     before = scaled_loss(gt, gy, gw, multiplier, intercept)
     z0 = np.array([1.0 / multiplier, intercept / multiplier])

@@ -18,8 +18,26 @@ The faces (the command line, the estimators, the experiment runner, a formulatio
 * :mod:`~treeopt_dsl.starts.multistart`: multistart and regularization paths (S-ORCT).
 """
 
-from treeopt_dsl.starts.resolver import AUTO_CANDIDATES, STRATEGIES, auto_start, resolve, start_point
+from __future__ import annotations
+
+from typing import Any
+
+from treeopt_dsl.registry import load
 from treeopt_dsl.starts.tao import AxisBins, from_sklearn, tao, tao_tree, training_error
+
+#: the resolver's public names, imported from it when first asked for (PEP 562), so that importing one module of
+#: the package (``treeopt_dsl.starts.refine`` for ``--refine``) does not import every start (TAO's names are
+#: imported here: the function ``tao`` must hide the module of the same name)
+EXPORTS: dict[str, str] = {name: f"treeopt_dsl.starts.resolver:{name}"
+                           for name in ("AUTO_CANDIDATES", "STRATEGIES", "auto_start", "resolve", "start_point")}
+
+
+def __getattr__(attr: str) -> Any:
+    """PEP 562: :data:`EXPORTS` imported when first asked for."""
+    if attr in EXPORTS:
+        return load(EXPORTS[attr])
+    raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
+
 
 __all__ = ["AUTO_CANDIDATES", "STRATEGIES", "AxisBins", "auto_start", "from_sklearn", "resolve", "start_point", "tao",
            "tao_tree", "training_error"]

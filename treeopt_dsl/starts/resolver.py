@@ -15,6 +15,7 @@ formulation's ``solve``) calls before the solve, which takes a start only as val
 
 from __future__ import annotations
 
+import inspect
 import time
 from typing import Any
 
@@ -24,23 +25,23 @@ from treeopt_dsl.defaults import AUTO_TMO, DP_START_TIME, NODE_ROWS
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.formulation import Built
 from treeopt_dsl.models.embed import feasible_start, is_risk_score, is_tree, point_of, split_budget
+from treeopt_dsl.registry import RISK_STARTS, RULE_STARTS, TREE_STARTS, load
 from treeopt_dsl.solve import Start
 from treeopt_dsl.starts.dp import dp_candidate
-from treeopt_dsl.starts.greedy import cart_tree, greedy_tree
+from treeopt_dsl.starts.greedy import cart_tree
 from treeopt_dsl.starts.memetic.tmo import tmo
 from treeopt_dsl.starts.node_lp import greedy_lp_tree
-from treeopt_dsl.starts.risk import risk_score_start
-from treeopt_dsl.starts.rules import rule_by_rule
 from treeopt_dsl.starts.tao import tao
 
-__all__ = ["AUTO_CANDIDATES", "RISK_STRATEGIES", "STRATEGIES", "auto_start", "resolve", "start_point", "tao_start",
-           "tmo_start"]
+__all__ = ["AUTO_CANDIDATES", "RISK_STRATEGIES", "STRATEGIES", "auto_start", "resolve", "start_point",
+           "tao_from_cart", "tao_start", "tmo_start"]
 
-#: tree starts by name
-STRATEGIES = ("greedy", "greedy_lp", "cart", "tao", "tmo")
-#: starts by name for risk scores (formulations with an IntegerScores block, ``ors``): "beam" is the sparse
-#: beam search of :func:`treeopt_dsl.starts.risk.risk_score_start` (FasterRisk-style); also the auto start
-RISK_STRATEGIES = ("beam",)
+#: tree starts by name (the registry's table, :data:`treeopt_dsl.registry.TREE_STARTS`)
+STRATEGIES = tuple(TREE_STARTS)
+#: starts by name for risk scores (formulations with an IntegerScores block, ``ors``;
+#: :data:`treeopt_dsl.registry.RISK_STARTS`): "beam" is the sparse beam search of
+#: :func:`treeopt_dsl.starts.risk.risk_score_start` (FasterRisk-style); also the auto start
+RISK_STRATEGIES = tuple(RISK_STARTS)
 #: what ``warm_start="auto"`` tries, in this order (the best in the formulation's own objective wins);
 #: "tmo" is a short memetic run (:data:`treeopt_dsl.defaults.AUTO_TMO`), "tao" improves the best of the others by
 #: Tree Alternating Optimization; neither runs once a start is proven optimal
@@ -163,6 +164,12 @@ def tmo_start(built: Built, **kw: Any) -> tuple[np.ndarray, np.ndarray]:
     return res.W, res.b
 
 
+def tao_from_cart(built: Built) -> tuple[np.ndarray, np.ndarray]:
+    """``warm_start="tao"``: CART's tree (:func:`~treeopt_dsl.starts.greedy.cart_tree`) improved by TAO
+    (:func:`tao_start`)."""
+    return tao_start(built, *cart_tree(built))
+
+
 def _tao_from(built: Built, x: np.ndarray, deadline: float | None = None) -> np.ndarray:
     """The completed point of TAO started from the decisions of the point ``x``; no node refitted past
     ``deadline`` (the end of the starts' share)."""
@@ -192,17 +199,17 @@ def start_point(built: Built, start: Any, seed: int | None = None) -> np.ndarray
         return point_of(built, start)
     if not is_tree(built):  # not a tree: risk scores take a strategy of their own
         risk = is_risk_score(built)
-        if start == "greedy" and "a_rule" in built.ctx:
-            return point_of(built, rule_by_rule(built))
-        if start in RISK_STRATEGIES and risk:  # "beam": sparse beam search
-            return point_of(built, risk_score_start(built))
+        if start in RULE_STARTS and "a_rule" in built.ctx:  # "greedy": rule by rule
+            return point_of(built, load(RULE_STARTS[start])(built))
+        if start in RISK_STARTS and risk:  # "beam": sparse beam search
+            return point_of(built, load(RISK_STARTS[start])(built))
         raise FormulationError(f"{built.formulation.name} takes a warm start as a dict of its decisions "
-                               f"{list(built.formulation.decisions)}" + (" or 'greedy'" if "a_rule" in built.ctx
-                                                                           else "")
+                               f"{list(built.formulation.decisions)}"
+                               + ("".join(f" or {k!r}" for k in RULE_STARTS) if "a_rule" in built.ctx else "")
                                + (f" or one of {RISK_STRATEGIES}" if risk else ""))
-    if start not in STRATEGIES:
+    if start not in TREE_STARTS:
         raise FormulationError(f"unknown warm start {start!r}; use one of {STRATEGIES}, a TreeModel or values")
-    W, b = {"greedy": greedy_tree, "greedy_lp": greedy_lp_tree, "cart": cart_tree,
-            "tao": lambda bt: tao_start(bt, *cart_tree(bt)),
-            "tmo": lambda bt: tmo_start(bt, seed=0 if seed is None else int(seed))}[start](built)
+    make = load(TREE_STARTS[start])
+    takes_seed = any(p.name == "seed" or p.kind is p.VAR_KEYWORD for p in inspect.signature(make).parameters.values())
+    W, b = make(built, seed=0 if seed is None else int(seed)) if takes_seed else make(built)
     return feasible_start(built, W, b)
