@@ -24,7 +24,7 @@ while the logit they stand for is ``(s·x + beta)/m``. ``m = 1`` (the default) i
 ``scale="search"`` searches FasterRisk's multiplier instead of taking it as given: after the solve, with the integer
 points fixed, the multiplier ``m`` and the intercept that minimize the true log-loss ``sum_i w_i log(1 + exp(-y_i
 (s·x_i + beta) / m))`` on the training data (convex in ``(1/m, beta/m)``:
-:func:`~treeopt_dsl.models.calibration.fit_scale`). A calibration step *after* the proof: the status, objective,
+:func:`~treeopt_dsl.models.scale.fit_scale`). A calibration step *after* the proof: the status, objective,
 bound and certificate are the card's at the multiplier given (optimal in the true loss at ``m = 1`` by default);
 the returned model is the scaled card, never worse in the true loss, and ``result.scale_search`` records both.
 

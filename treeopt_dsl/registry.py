@@ -25,7 +25,7 @@ from typing import Any
 
 from treeopt_dsl.errors import TreeoptError
 
-__all__ = ["RESOLVER", "RISK_STARTS", "RULE_STARTS", "TREE_STARTS", "WARM_STARTS", "load", "resolve_start"]
+__all__ = ["REFINE", "RESOLVER", "RISK_STARTS", "RULE_STARTS", "TREE_STARTS", "WARM_STARTS", "load", "resolve_start"]
 
 #: the tree starts by name: each a function ``f(built)`` (``f(built, seed=...)`` when it takes a seed) returning a
 #: tree's ``(W, b)`` in the layout of :func:`treeopt_dsl.starts.resolver.start_point`
@@ -43,6 +43,10 @@ RISK_STARTS: dict[str, str] = {"beam": "treeopt_dsl.starts.risk:risk_score_start
 RULE_STARTS: dict[str, str] = {"greedy": "treeopt_dsl.starts.rules:rule_by_rule"}
 #: every start a face may name: ``warm_start=``, ``--warm-start``'s choices, a grid's ``warm_start``
 WARM_STARTS: tuple[str, ...] = ("auto", "none", *dict.fromkeys([*TREE_STARTS, *RISK_STARTS, *RULE_STARTS]))
+#: OLCT's last-layer refinement (thesis Remark 1), asked for by ``refine=True`` / ``--refine``: the check before the
+#: solve (``f(spec)``) and the refit after it (``f(result)``)
+REFINE: dict[str, str] = {"check": "treeopt_dsl.starts.refine:check_refinable",
+                          "refit": "treeopt_dsl.starts.refine:refine_result"}
 #: the function that makes a start (a name, ``"auto"``, values) into values for a built formulation
 RESOLVER = "treeopt_dsl.starts.resolver:resolve"
 

@@ -19,14 +19,8 @@ from treeopt_dsl.datasets import load
 from treeopt_dsl.errors import DataError, FormulationError
 from treeopt_dsl.estimator import RiskScoreClassifier
 from treeopt_dsl.formulations import get_formulation
-from treeopt_dsl.models.calibration import (
-    equal_mass_bins,
-    expected_calibration_error,
-    fit_scale,
-    log_loss,
-    reliability_curve,
-    scaled_loss,
-)
+from treeopt_dsl.models.calibration import equal_mass_bins, expected_calibration_error, log_loss, reliability_curve
+from treeopt_dsl.models.scale import fit_scale, scaled_loss
 from treeopt_dsl.numeric import sigmoid
 from treeopt_dsl.result import Status
 

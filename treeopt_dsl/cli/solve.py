@@ -21,18 +21,18 @@ from treeopt_dsl.cli.common import (
 )
 from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.models.metrics import metrics
-from treeopt_dsl.starts.refine import check_refinable, refine_result
+from treeopt_dsl.registry import REFINE, load
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
     spec = get_formulation(args.formulation, **formulation_params(args))
-    if args.refine:
-        check_refinable(spec)
+    if args.refine:  # OLCT's refinement, imported only when asked for
+        load(REFINE["check"])(spec)
     check_paths(args)
     data = load_data(args, spec)
     res = run_solve(spec, data, args)
     if args.refine:
-        res = refine_result(res)
+        res = load(REFINE["refit"])(res)
     extra = write_model_file(res.built, args.output) if res.built is not None else {}
     if res.model is not None:
         extra["metrics"] = {"train": metrics(res.model, data)}
@@ -53,14 +53,14 @@ def cmd_fit(args: argparse.Namespace) -> int:
     if not 0 < args.test_size < 1:
         raise UsageError(f"--test-size must be in (0, 1), got {args.test_size}")
     spec = get_formulation(args.formulation, **formulation_params(args))
-    if args.refine:
-        check_refinable(spec)
+    if args.refine:  # OLCT's refinement, imported only when asked for
+        load(REFINE["check"])(spec)
     check_paths(args)
     data = load_data(args, spec)
     train, test = data.split(args.test_size, seed=args.seed)
     res = run_solve(spec, train, args)
     if args.refine:
-        res = refine_result(res)
+        res = load(REFINE["refit"])(res)
     extra: dict[str, Any] = {"n_train": train.n_samples, "n_test": test.n_samples}
     if res.built is not None:
         extra.update(write_model_file(res.built, args.output))  # the model solved: the training part

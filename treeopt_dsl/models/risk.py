@@ -9,16 +9,10 @@ import numpy as np
 
 from treeopt_dsl.data import Scaler, pick_labels
 from treeopt_dsl.errors import DataError
-from treeopt_dsl.models.calibration import (
-    ECE_BINS,
-    ScaleFit,
-    expected_calibration_error,
-    fit_scale,
-    log_loss,
-    plot_reliability,
-)
+from treeopt_dsl.models.calibration import ECE_BINS, expected_calibration_error, log_loss, plot_reliability
 from treeopt_dsl.models.card import CardRow, ScoreCard
 from treeopt_dsl.models.pictures import plot_score_card
+from treeopt_dsl.models.scale import ScaleFit, fit_scale
 from treeopt_dsl.numeric import cut_text, sigmoid
 
 
@@ -88,7 +82,7 @@ class RiskScoreModel:
     def scaled(self, X: Any, y: Any, sample_weight: Any = None, scaled: bool = False
                ) -> tuple[RiskScoreModel, ScaleFit]:
         """The same points with the multiplier ``m`` and the intercept searched (FasterRisk's scale, Liu et al.
-        2022): :func:`~treeopt_dsl.models.calibration.fit_scale` minimizes the true (summed, weighted) log-loss
+        2022): :func:`~treeopt_dsl.models.scale.fit_scale` minimizes the true (summed, weighted) log-loss
         ``sum_i w_i log(1 + exp(-y_i (total_i + intercept) / m))`` on ``(X, y)`` over ``(1/m, intercept/m)``, a
         convex problem, with the integer points fixed. Never worse than this card on ``(X, y)``; returns the
         scaled card and the search's record.
