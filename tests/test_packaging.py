@@ -70,3 +70,25 @@ def test_the_exact_route_imports_only_its_engine() -> None:
     assert loaded == "", f"the exact route imported {loaded} (starts, scipy.optimize or another family)"
     assert "streed" in solvers.split()
     assert int(errors) == 0
+
+
+_CLI_FIT = """
+import sys
+from treeopt_dsl.cli import main
+status = main(["fit", "oct", "--data", "monks-3", "--depth", "3", "--quiet"])
+others = ("scipy.optimize", "sklearn", *(f"treeopt_dsl.formulations.{f}" for f in ("risk", "sorct", "olct", "margot")))
+print(status, " ".join(sorted(m for m in sys.modules if m in others or m.startswith("treeopt_dsl.starts"))))
+"""
+
+
+def test_the_command_line_fit_of_an_exact_tree_imports_no_start() -> None:
+    """``treeopt fit oct`` on the exact route: no start, no ``scipy.optimize`` (the risk cards' scale search), no
+    scikit-learn, no other family; ``--refine`` is reached through :data:`treeopt_dsl.registry.REFINE`."""
+    pytest.importorskip("pystreed")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-c", _CLI_FIT], capture_output=True, text=True, env=env, cwd=ROOT,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    status, _, loaded = out.stdout.splitlines()[-1].partition(" ")
+    assert status == "0"
+    assert loaded == "", f"treeopt fit oct imported {loaded}"
