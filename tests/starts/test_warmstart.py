@@ -331,3 +331,18 @@ def test_a_greedy_split_a_hair_above_zero_is_shifted_out_of_the_gap_not_refused(
     decoded = built.decode(x)
     v = Xs @ decoded.W[0] + decoded.b[0]
     assert np.array_equal(v > eps / 2, Xs @ W[0] + b[0] > eps / 2)  # the root routes every sample as given
+
+
+@pytest.mark.parametrize("name", ["oct", "olct", "margot", "octh"])
+def test_the_compiled_violation_is_the_models(name):
+    """``Built.max_violation`` (one sparse product over the compiled rows, what starts are checked with) equals the
+    model's row-by-row evaluation, at random points with and without NaN (not completed) columns."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(30, 3))
+    built = get_formulation(name, depth=2).build(Dataset.from_arrays(X, np.where(X[:, 0] > 0, 1, -1)))
+    for _ in range(6):
+        x = rng.normal(scale=2.0, size=built.model.n_vars)
+        assert built.max_violation(x) == pytest.approx(built.model.max_violation(x), rel=1e-9, abs=1e-12)
+    x = start_point(built, "cart")
+    assert built.max_violation(x) == pytest.approx(built.model.max_violation(x), abs=1e-12)
+    assert built.max_violation(x) <= 1e-6

@@ -79,7 +79,7 @@ class ObliqueSplit(Block):
             col = m.add_variables("split_v", (SAMPLE, NODE), {SAMPLE: np.arange(data.n_samples), NODE: topo.nodes},
                                   lower=-U, upper=U)
             m.add_constraints("split_value", col - v == 0)
-            ctx.state(self)["value"] = (col, v)
+            ctx.state(self)["value"] = (col, w, b)
             v = col.to_expr()
         for role, val in (("w", w), ("b", b), ("split", v), ("split_bound", bound)):
             ctx.provide(role, val, "ObliqueSplit")
@@ -98,10 +98,12 @@ class ObliqueSplit(Block):
         return {} if note is None else {"resolution": note}
 
     def complete(self, ctx: BuildContext, x: np.ndarray) -> None:
-        """With ``columns``: ``v[i, t] = w_t·x_i + b_t`` from the point's ``(w, b)``."""
+        """With ``columns``: ``v[i, t] = w_t·x_i + b_t`` from the point's ``(w, b)``, as one product ``X W^T + b``
+        (the row ``split_value``'s expression evaluated term by term gathers ``n T (p + 1)`` values: 2.6 s on
+        adult at depth 3, against milliseconds)."""
         if "value" in ctx.state(self):
-            col, expr = ctx.state(self)["value"]
-            x[col.ids] = expr.evaluate(x)
+            col, w, b = ctx.state(self)["value"]
+            x[col.ids] = ctx.data.X @ x[w.ids].T + x[b.ids]
 
 
 def derived_bound(ctx: BuildContext, nodes: np.ndarray) -> xr.DataArray:

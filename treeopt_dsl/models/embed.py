@@ -97,7 +97,7 @@ def feasible_start(built: Built, W: np.ndarray, b: np.ndarray) -> np.ndarray:
         x[w_fam.ids] = W
         x[b_fam.ids] = b
         x = built.complete(x)
-        if model.max_violation(x) <= FEASIBILITY_TOL:
+        if built.max_violation(x) <= FEASIBILITY_TOL:
             return x
         W, b = W * 0.5, b * 0.5
     raise FormulationError("could not make the warm start feasible for this model without changing how it routes "

@@ -28,7 +28,7 @@ from treeopt_dsl.models.embed import feasible_start, is_risk_score, is_tree, poi
 from treeopt_dsl.registry import RISK_STARTS, RULE_STARTS, TREE_STARTS, load
 from treeopt_dsl.solve import Start
 from treeopt_dsl.starts.dp import dp_candidate
-from treeopt_dsl.starts.greedy import cart_tree
+from treeopt_dsl.starts.greedy import cart_tree, greedy_tree
 from treeopt_dsl.starts.memetic.tmo import tmo
 from treeopt_dsl.starts.node_lp import greedy_lp_tree
 from treeopt_dsl.starts.tao import tao
@@ -188,6 +188,8 @@ def _candidate(built: Built, name: str, left: float | None = None,
         return feasible_start(built, *tmo_start(built, **AUTO_TMO, seed=0 if seed is None else int(seed))), None
     if name == "greedy_lp" and left is not None:  # root weights tried while the starts' share lasts
         return feasible_start(built, *greedy_lp_tree(built, deadline=time.perf_counter() + left)), None
+    if name == "greedy" and left is not None and is_tree(built):  # linear node fits while the share lasts
+        return feasible_start(built, *greedy_tree(built, deadline=time.perf_counter() + left)), None
     return start_point(built, name, seed), None
 
 
