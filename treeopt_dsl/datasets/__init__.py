@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import difflib
 import os
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ from treeopt_dsl.datasets.bundled import BUNDLED, breast_cancer
 from treeopt_dsl.datasets.csvfile import load_csv
 from treeopt_dsl.datasets.frames import ALL_CLASSES, label_key
 from treeopt_dsl.datasets.manifest import MANIFEST, describe, entry_spec, load_entry, read_manifest
+from treeopt_dsl.datasets.onehot import one_hot_columns
 from treeopt_dsl.errors import DataError
 
 ENV = "TREEOPT_DATA_DIR"
@@ -100,7 +102,8 @@ def _unknown(text: str, names: list[str], directory: Path | None) -> DataError:
 
 
 def load(name_or_path: str | Path, *, data_dir: str | Path | None = None, label: Any = None,
-         positive: Any = None, variant: str | None = None, multiclass: bool = False) -> Dataset:
+         positive: Any = None, variant: str | None = None, multiclass: bool = False,
+         one_hot: str | Sequence[str] | None = None, one_hot_drop: str | None = None) -> Dataset:
     """A validated binary :class:`~treeopt_dsl.data.Dataset` (labels ±1; the raw labels in ``classes``).
 
     ``multiclass=True`` (without ``positive``) keeps every class of a multiclass set (labels are
@@ -114,9 +117,29 @@ def load(name_or_path: str | Path, *, data_dir: str | Path | None = None, label:
     sets default to the manifest's ``positive``, e.g. the disease; CSV files to the larger label).
     ``variant``: another encoding of a manifest set (``list_datasets()`` lists them).
 
+    ``one_hot``: feature names of integer (ordinal or code) columns to one-hot encode, one 0/1 column per
+    value (S-ORCT's balance: its four attributes); ``one_hot_drop="first"`` drops the first level of every
+    one-hot attribute, these and those the loader makes from categorical columns (the papers' ``p`` where they
+    drop one level: balance 16, car 15). See :func:`~treeopt_dsl.datasets.onehot.one_hot_columns`.
+
     Manifest sets drop rows with missing values (``meta["dropped_missing"]``); CSV files with missing
     values are rejected.
+
+    >>> d = load("balance", multiclass=True, one_hot=["left-weight", "left-distance", "right-weight",
+    ...          "right-distance"], one_hot_drop="first")                # doctest: +SKIP
+    >>> d.X.shape, d.feature_names[:4]                                   # doctest: +SKIP
+    ((625, 16), ('left-weight=2', 'left-weight=3', 'left-weight=4', 'left-weight=5'))
     """
+    d = _load(name_or_path, data_dir=data_dir, label=label, positive=positive, variant=variant,
+              multiclass=multiclass)
+    if one_hot is None and one_hot_drop is None:
+        return d
+    return one_hot_columns(d, one_hot, drop=one_hot_drop)
+
+
+def _load(name_or_path: str | Path, *, data_dir: str | Path | None, label: Any, positive: Any,
+          variant: str | None, multiclass: bool) -> Dataset:
+    """:func:`load` before its ``one_hot`` options."""
     if multiclass and positive is None:
         positive = ALL_CLASSES
     text = str(name_or_path)
@@ -198,4 +221,4 @@ def list_datasets(data_dir: str | Path | None = None) -> list[dict[str, Any]]:
 load_dataset = load
 
 __all__ = ["BUNDLED", "ENV", "MANIFEST", "breast_cancer", "check_dataset", "data_dir", "entry_spec", "find_data_dir",
-           "list_datasets", "load", "load_csv", "load_dataset", "load_entry", "read_manifest"]
+           "list_datasets", "load", "load_csv", "load_dataset", "load_entry", "one_hot_columns", "read_manifest"]
