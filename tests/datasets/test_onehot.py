@@ -87,3 +87,30 @@ def test_one_hot_columns_on_arrays() -> None:
     with pytest.raises(DataError, match=r"attribute 'const' has a single level"):
         one_hot_columns(d, ["const"], drop="first")
     assert one_hot_columns(d, None) is d
+
+
+# ------------------------------------------------------------------------------------------------
+# file=: one file of a stacked set
+
+
+@needs_shared
+def test_file_reads_one_file_of_a_stacked_set() -> None:
+    """Günlük et al.'s monks-1 is the 432-row test file alone (seed 002 Table 1: 'monks-1 432 50% 17 6'); the data
+    directory stacks the 124-row training file before it. The rows are the file's, checked against the csv module."""
+    assert SHARED is not None
+    d = load("monks-1", file="monks-1.test")
+    assert (d.n_samples, d.n_features) == (432, 17) and d.meta["rows_by_file"] == {"monks-1.test": 432}
+    with open(SHARED / "monks-1" / "monks-1.test") as f:
+        rows = [line.split() for line in f if line.strip()]
+    raw = np.array([[int(v) for v in r[1:7]] for r in rows])
+    expected = pd.get_dummies(pd.DataFrame(raw, columns=[f"a{k}" for k in range(1, 7)]).astype(str))
+    assert np.array_equal(d.X, expected.to_numpy(float))
+    assert np.array_equal(np.array(d.classes)[(d.y + 1) // 2].astype(int), [int(r[0]) for r in rows])
+    assert abs(100 * (d.y == 1).mean() - 50) < 0.5  # the paper's 50 %
+    train = load("monks-1", file="monks-1.train")
+    assert train.n_samples == 124 and np.array_equal(train.X, load("monks-1").X[:124])
+    with pytest.raises(DataError, match=r"dataset 'monks-1' has no file 'monks-1.tst' \(file= reads one of its "
+                                        r"parse files: \['monks-1.train', 'monks-1.test'\]\)"):
+        load("monks-1", file="monks-1.tst")
+    with pytest.raises(DataError, match=r"file= picks one file of a manifest dataset; the bundled 'breast-cancer'"):
+        load("breast-cancer", file="x")

@@ -192,6 +192,20 @@ def test_one_hot_keys_reach_the_loader() -> None:
         _load(bad)
 
 
+def test_file_key_reaches_the_loader_and_an_unknown_file_is_refused_up_front() -> None:
+    """``file`` of a [data] table: only that file of a stacked set (Günlük's monks-1, the 432-row test file)."""
+    text = PATH.replace('{ name = "iris", multiclass = true }', '{ name = "monks-1", file = "monks-1.test" }')
+    task = expand(parse_grid(text))[0]
+    assert task["dataset"] == {"name": "monks-1", "file": "monks-1.test"}
+    if data_dir() is None:
+        pytest.skip("no data directory")
+    d = _load(task)
+    assert (d.n_samples, d.meta["rows_by_file"]) == (432, {"monks-1.test": 432})
+    with pytest.raises(GridError, match=r"line 6: \[data\] key 'datasets': entry 1: dataset 'monks-1' has no file "
+                                        r"'monks-1.tst'"):
+        parse_grid(text.replace("monks-1.test", "monks-1.tst"))
+
+
 def test_grids_without_the_new_keys_keep_their_task_ids() -> None:
     """The new keys enter a task only when given: the stores of earlier runs still match their grids."""
     ids = [t["id"] for t in expand(parse_grid(GOOD))]
@@ -205,6 +219,7 @@ def test_grids_without_the_new_keys_keep_their_task_ids() -> None:
     (PROTOCOL.replace("rows = 2265", "one_hot = []"), 6, "datasets", "one_hot must be a non-empty list of column"),
     (PROTOCOL.replace("rows = 2265", "one_hot = [1, 2]"), 6, "datasets", "one_hot must be a non-empty list of colu"),
     (PROTOCOL.replace("rows = 2265", 'one_hot_drop = "last"'), 6, "datasets", 'one_hot_drop must be "first"'),
+    (PROTOCOL.replace("rows = 2265", "file = 3"), 6, "datasets", "file must be the name of one of a manifest"),
     (PROTOCOL.replace("validation_size = 0.2\n", ""), 14, "cv", "validation_size > 0"),
     (PROTOCOL.replace("folds = 0", "folds = 1"), 15, "cv", "folds must be an integer >= 2 (or 0"),
     (PROTOCOL.replace('scale = { alpha = "baseline_errors" }', 'scale = { beta = "baseline_errors" }'), 16, "scale",

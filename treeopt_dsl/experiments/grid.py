@@ -16,7 +16,8 @@ A grid has four kinds of tables::
     # a table: name or path, positive, variant, label, multiclass, sample, rows = N (the first N rows, before
     # any split or sample: e.g. { name = "a2a", rows = 2265 }, the LIBSVM training file of a stacked set),
     # one_hot = [integer columns to one-hot encode], one_hot_drop = "first" (one level of every one-hot
-    # attribute dropped: e.g. { name = "balance", one_hot = ["left-weight", ...], one_hot_drop = "first" })
+    # attribute dropped: e.g. { name = "balance", one_hot = ["left-weight", ...], one_hot_drop = "first" }),
+    # file = "NAME" (only that one of a manifest set's files: e.g. { name = "monks-1", file = "monks-1.test" })
     seeds = [0, 1]
     test_size = 0.2              # or folds = 5 (k-fold: one task per fold and seed)
     validation_size = 0.0        # a validation part of the training rows (metrics recorded as val_*)
@@ -118,7 +119,7 @@ _EXPERIMENT_KEYS = {"name", "description", "time_limit", "memory_mb", "threads",
                     "metrics", "warm_start", "task_timeout", "paper"}
 _DATA_KEYS = {"datasets", "seeds", "test_size", "validation_size", "folds", "sample", "data_dir", "train_sample"}
 _DATASET_KEYS = {"name", "path", "positive", "variant", "label", "sample", "multiclass", "rows", "one_hot",
-                 "one_hot_drop"}
+                 "one_hot_drop", "file"}
 _METHOD_KEYS = {"name", "formulation", "estimator", "params", "grid", "cv", "solver", "backend", "time_limit",
                 "warm_start", "threads", "memory_mb", "task_timeout", "references", "datasets", "train_sample",
                 "refine",
@@ -144,6 +145,8 @@ class DataSpec:
     one_hot: tuple[str, ...] | None = None
     #: ``"first"``: the first level of every one-hot attribute dropped (``None``: every level kept)
     one_hot_drop: str | None = None
+    #: only this one of the manifest set's ``parse`` files (``None``: all of them, stacked)
+    file: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if v not in (None, 0, False) or k == "name"}
@@ -344,6 +347,9 @@ def parse_grid(text: str, source: str = "<grid>", base_dir: str | Path | None = 
                                         or not all(isinstance(c, str) for c in one_hot)):
                 raise ck.fail("data", "datasets", f"entry {i + 1}: one_hot must be a non-empty list of column names, "
                                                   f"got {d.get('one_hot')!r}")
+            if d.get("file") is not None and (not isinstance(d["file"], str) or not d["file"] or "path" in d):
+                raise ck.fail("data", "datasets", f"entry {i + 1}: file must be the name of one of a manifest "
+                                                  f"dataset's files (not with path), got {d['file']!r}")
             if d.get("one_hot_drop") not in ONE_HOT_DROPS:
                 raise ck.fail("data", "datasets", f"entry {i + 1}: one_hot_drop must be \"first\" (or left out: every "
                                                   f"level kept), got {d.get('one_hot_drop')!r}")
@@ -351,7 +357,7 @@ def parse_grid(text: str, source: str = "<grid>", base_dir: str | Path | None = 
                                      positive=d.get("positive"), variant=d.get("variant"), label=d.get("label"),
                                      sample=d.get("sample", 0), multiclass=bool(d.get("multiclass", False)),
                                      rows=d.get("rows", 0), one_hot=None if one_hot is None else tuple(one_hot),
-                                     one_hot_drop=d.get("one_hot_drop")))
+                                     one_hot_drop=d.get("one_hot_drop"), file=d.get("file")))
         else:
             raise ck.fail("data", "datasets", f"entry {i + 1}: expected a name or a table, got {d!r}")
     names = [d.name for d in datasets]
@@ -612,7 +618,8 @@ def _check_datasets(ck: _Checker, datasets: list[DataSpec], methods: list[Method
                 raise ck.fail("data", "datasets", f"entry {k + 1}: no data file {d.path!r}"
                               + _relative_note(d.path, base))
         try:
-            check_dataset(resolve_path(d.path, base) if d.path else d.name, data_dir=directory, variant=d.variant)
+            check_dataset(resolve_path(d.path, base) if d.path else d.name, data_dir=directory, variant=d.variant,
+                          file=d.file)
         except DataError as exc:
             raise ck.fail("data", "datasets", f"entry {k + 1}: {exc}") from None
 
