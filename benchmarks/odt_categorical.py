@@ -30,11 +30,15 @@ from the JSON-lines rows of the runs before the runner, with the paper's numbers
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from treeopt_dsl.io import atomic_binary
 
 TABLE8_DATASETS = ("breast-wisconsin-original", "krkp", "mushrooms", "tic-tac-toe", "monks-1", "votes",
                    "spect-heart", "student-alcohol", "a1a")
@@ -149,6 +153,15 @@ def table_rows(store_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def export_rows(rows: list[dict[str, Any]], path: Path) -> None:
+    """The summary's rows as JSON lines (NaN as null), written atomically."""
+    def clean(v: Any) -> Any:
+        return None if isinstance(v, float) and math.isnan(v) else v
+
+    with atomic_binary(path) as f:
+        f.write("".join(json.dumps({k: clean(v) for k, v in r.items()}) + "\n" for r in rows).encode())
+
+
 def _num(v: float | None) -> str:
     return "-" if v is None else f"{0.0 if abs(v) < 5e-7 else v:.1f}"
 
@@ -218,10 +231,16 @@ def main(argv: list[str] | None = None) -> int:
                          "experiment's to a .toml file")
     ap.add_argument("--summary", type=Path, metavar="FILE",
                     help="only print the tables from FILE: a store (.sqlite) or the old rows (.jsonl)")
+    ap.add_argument("--export", type=Path, metavar="JSONL",
+                    help="also write the summary's rows as JSON lines (the shape of benchmarks/results/"
+                         "odt_categorical_*.jsonl), atomically")
     args = ap.parse_args(argv)
     if args.summary:
         rows = load_rows(args.summary)
-        print(summary(rows if args.summary.suffix == ".jsonl" else table_rows(rows)))
+        rows = rows if args.summary.suffix == ".jsonl" else table_rows(rows)
+        if args.export:
+            export_rows(rows, args.export)
+        print(summary(rows))
         return 0
     exps = [e.strip() for e in args.experiments.split(",") if e.strip()]
     if any(e not in GRIDS for e in exps):
@@ -249,6 +268,8 @@ def main(argv: list[str] | None = None) -> int:
         if run.interrupted:
             interrupted = True
             break
+    if args.export:
+        export_rows(table_rows(rows), args.export)
     print(summary(table_rows(rows)))
     return 130 if interrupted else 0
 
