@@ -30,11 +30,15 @@ from the JSON-lines rows of the runs before the runner, with the paper's numbers
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from treeopt_dsl.io import atomic_binary
 
 TABLE8_DATASETS = ("breast-wisconsin-original", "krkp", "mushrooms", "tic-tac-toe", "monks-1", "votes",
                    "spect-heart", "student-alcohol", "a1a")
@@ -67,6 +71,17 @@ PAPER_TABLE10_D2 = {"a1a": (82.9, 80.9), "breast-wisconsin-original": (96.7, 96.
                     "votes": (96.2, 95.5), "spect-heart": (85.5, 88.1), "student-alcohol": (92.8, 91.0)}
 
 
+#: the data sets the paper read from one file of those the data directory stacks (seed 002 Table 1: 'monks-1 432
+#: 50% 17 6', the 432-row UCI test file; the data directory stacks the 124-row training file before it)
+PAPER_FILES = {"monks-1": "monks-1.test"}
+
+
+def _data_entry(name: str) -> str | dict[str, str]:
+    """The grid's ``[data]`` entry of one data set: its name, or a table reading the paper's file
+    (:data:`PAPER_FILES`)."""
+    return {"name": name, "file": PAPER_FILES[name]} if name in PAPER_FILES else name
+
+
 #: the columns of Table 2, in the paper's order (``formulations.categorical.TABLE2``'s keys)
 CONFIGS = ("Nothing", "No anchor", "No relax", "No strength", "All")
 #: each experiment's grid name (``experiments/<name>.toml`` is its default grid)
@@ -92,7 +107,7 @@ def grid_text(experiment: str, datasets: list[str], seeds: int, time_limit: floa
                if experiment == "table8" else []),
              "[experiment]", f'name = "{name}"', f"time_limit = {float(time_limit)!r}", f"threads = {threads}"]
     if experiment == "table2":
-        lines += ["", "[data]", f"datasets = {toml_value(datasets, indent=12)}",
+        lines += ["", "[data]", f"datasets = {toml_value([_data_entry(d) for d in datasets], indent=12)}",
                   f"seeds = {toml_value(list(range(seeds)))}", f"sample = {samples}",
                   "test_size = 0  # the solve is the measure: time, status, nodes, LP iterations"]
         for cfg in configs:
@@ -102,8 +117,8 @@ def grid_text(experiment: str, datasets: list[str], seeds: int, time_limit: floa
         return "\n".join(lines) + "\n"
     shape = shape or "2"
     lines += ['metrics = ["accuracy", "balanced_accuracy"]', "", "[data]",
-              f"datasets = {toml_value(datasets, indent=12)}", f"seeds = {toml_value(list(range(seeds)))}",
-              "test_size = 0.1  # Dataset.split(0.1, seed=split)", "",
+              f"datasets = {toml_value([_data_entry(d) for d in datasets], indent=12)}",
+              f"seeds = {toml_value(list(range(seeds)))}", "test_size = 0.1  # Dataset.split(0.1, seed=split)", "",
               "[[method]]", f'name = "ODT-D{re.sub(r"[^A-Za-z0-9_.+-]", "_", shape)}"',
               'formulation = "odt_categorical"', f"params = {toml_value({'shape': shape})}", 'warm_start = "none"',
               f"train_sample = {train_samples}  # min(90%, {train_samples}) stratified training rows", "",
@@ -136,6 +151,15 @@ def table_rows(store_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                         "cart_d3_train_acc": c.get("train_accuracy", np.nan),
                         "cart_d3_test_acc": c.get("test_accuracy", np.nan)})
     return out
+
+
+def export_rows(rows: list[dict[str, Any]], path: Path) -> None:
+    """The summary's rows as JSON lines (NaN as null), written atomically."""
+    def clean(v: Any) -> Any:
+        return None if isinstance(v, float) and math.isnan(v) else v
+
+    with atomic_binary(path) as f:
+        f.write("".join(json.dumps({k: clean(v) for k, v in r.items()}) + "\n" for r in rows).encode())
 
 
 def _num(v: float | None) -> str:
@@ -207,10 +231,16 @@ def main(argv: list[str] | None = None) -> int:
                          "experiment's to a .toml file")
     ap.add_argument("--summary", type=Path, metavar="FILE",
                     help="only print the tables from FILE: a store (.sqlite) or the old rows (.jsonl)")
+    ap.add_argument("--export", type=Path, metavar="JSONL",
+                    help="also write the summary's rows as JSON lines (the shape of benchmarks/results/"
+                         "odt_categorical_*.jsonl), atomically")
     args = ap.parse_args(argv)
     if args.summary:
         rows = load_rows(args.summary)
-        print(summary(rows if args.summary.suffix == ".jsonl" else table_rows(rows)))
+        rows = rows if args.summary.suffix == ".jsonl" else table_rows(rows)
+        if args.export:
+            export_rows(rows, args.export)
+        print(summary(rows))
         return 0
     exps = [e.strip() for e in args.experiments.split(",") if e.strip()]
     if any(e not in GRIDS for e in exps):
@@ -238,6 +268,8 @@ def main(argv: list[str] | None = None) -> int:
         if run.interrupted:
             interrupted = True
             break
+    if args.export:
+        export_rows(table_rows(rows), args.export)
     print(summary(table_rows(rows)))
     return 130 if interrupted else 0
 

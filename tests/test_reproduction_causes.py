@@ -92,6 +92,25 @@ def test_the_rules(rc: ModuleType, tmp_path: Path) -> None:
     assert cells["T3 pima r=3"]["cause"] == "empty" and cells["T3 pima r=3"]["diff"] == pytest.approx(1.7)
 
 
+def test_a_later_table8_file_replaces_the_sets_it_holds(rc: ModuleType, tmp_path: Path) -> None:
+    """Günlük Table 8: a rerun's file (monks-1 on the paper's 432-row file) replaces that set's splits, the other
+    sets' rows stay; the cell is the mean of the new rows."""
+    def rows(name: str, accs: list[float]) -> list[dict]:
+        return [{"experiment": "table8", "dataset": name, "split": s, "train_acc": a, "test_acc": a,
+                 "cart_d3_train_acc": a, "cart_d3_test_acc": a} for s, a in enumerate(accs)]
+
+    old = _write(tmp_path / "old.jsonl", rows("monks-1", [0.70] * 5) + rows("votes", [0.955] * 5)
+                 + [{"experiment": "table2", "dataset": "tic-tac-toe"}])
+    new = _write(tmp_path / "new.jsonl", rows("monks-1", [0.74, 0.75, 0.73, 0.74, 0.74]))
+    merged = rc.odt_rows([old, new])
+    assert sorted(r["dataset"] for r in merged if r["experiment"] == "table8") == ["monks-1"] * 5 + ["votes"] * 5
+    assert sum(r["experiment"] == "table2" for r in merged) == 1
+    cells = {c["cell"]: c for c in rc.odt_cells(merged, rc._script("odt_categorical"))}
+    assert cells["monks-1 ODT-D2 test"]["ours"] == pytest.approx(74.0)
+    assert cells["monks-1 ODT-D2 test"]["cause"] == "within"  # the paper's 74.1
+    assert cells["votes ODT-D2 test"]["ours"] == pytest.approx(95.5)
+
+
 def test_the_page_holds_the_generated_part(rc: ModuleType, cells: list[dict], tmp_path: Path) -> None:
     """docs/reproduction.md's generated part is what the script writes from the stored results today, and
     ``--write-doc`` replaces only that part."""

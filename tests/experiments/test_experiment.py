@@ -7,10 +7,12 @@ import math
 import numpy as np
 import pytest
 
-from treeopt_dsl.errors import TreeoptError
+from treeopt_dsl.datasets import data_dir
+from treeopt_dsl.errors import DataError, TreeoptError
 from treeopt_dsl.experiments.grid import GridError, parse_grid
 from treeopt_dsl.experiments.report import cumulative_gap, paper_table, performance_profile
 from treeopt_dsl.experiments.tasks import apply_overrides, expand
+from treeopt_dsl.experiments.worker import _load
 
 GOOD = """\
 [experiment]
@@ -170,6 +172,40 @@ def test_new_keys_parse_into_the_tasks() -> None:
     assert [t["path"] for t in expand(parse_grid(PATH))] == [p, p]
 
 
+def test_one_hot_keys_reach_the_loader() -> None:
+    """``one_hot`` / ``one_hot_drop`` of a [data] table enter its tasks and the worker loads the encoded columns
+    (balance as S-ORCT reads it: 4 integer attributes one-hot, one level dropped, 16 columns; every row kept)."""
+    text = PATH.replace('{ name = "iris", multiclass = true }',
+                        '{ name = "balance", multiclass = true, one_hot = ["left-weight", "left-distance", '
+                        '"right-weight", "right-distance"], one_hot_drop = "first" }')
+    tasks = expand(parse_grid(text))
+    assert tasks[0]["dataset"]["one_hot"] == ("left-weight", "left-distance", "right-weight", "right-distance")
+    assert tasks[0]["dataset"]["one_hot_drop"] == "first"
+    assert "one_hot" not in expand(parse_grid(PATH))[0]["dataset"]
+    if data_dir() is None:
+        pytest.skip("no data directory")
+    d, plain = _load(tasks[0]), _load(expand(parse_grid(PATH.replace("iris", "balance")))[0])
+    assert (d.n_samples, d.n_features, plain.n_features) == (625, 16, 4)
+    assert np.array_equal(d.y, plain.y)
+    bad = expand(parse_grid(text.replace('"left-weight"', '"left-weigth"')))[0]
+    with pytest.raises(DataError, match="no column 'left-weigth' in dataset 'balance'"):
+        _load(bad)
+
+
+def test_file_key_reaches_the_loader_and_an_unknown_file_is_refused_up_front() -> None:
+    """``file`` of a [data] table: only that file of a stacked set (Günlük's monks-1, the 432-row test file)."""
+    text = PATH.replace('{ name = "iris", multiclass = true }', '{ name = "monks-1", file = "monks-1.test" }')
+    task = expand(parse_grid(text))[0]
+    assert task["dataset"] == {"name": "monks-1", "file": "monks-1.test"}
+    if data_dir() is None:
+        pytest.skip("no data directory")
+    d = _load(task)
+    assert (d.n_samples, d.meta["rows_by_file"]) == (432, {"monks-1.test": 432})
+    with pytest.raises(GridError, match=r"line 6: \[data\] key 'datasets': entry 1: dataset 'monks-1' has no file "
+                                        r"'monks-1.tst'"):
+        parse_grid(text.replace("monks-1.test", "monks-1.tst"))
+
+
 def test_grids_without_the_new_keys_keep_their_task_ids() -> None:
     """The new keys enter a task only when given: the stores of earlier runs still match their grids."""
     ids = [t["id"] for t in expand(parse_grid(GOOD))]
@@ -180,6 +216,10 @@ def test_grids_without_the_new_keys_keep_their_task_ids() -> None:
 @pytest.mark.parametrize("text, line, key, words", [
     (PROTOCOL.replace("rows = 2265", "rows = -5"), 6, "datasets", "rows must be an integer >= 0"),
     (PROTOCOL.replace("rows = 2265", 'rows = "all"'), 6, "datasets", "rows must be an integer"),
+    (PROTOCOL.replace("rows = 2265", "one_hot = []"), 6, "datasets", "one_hot must be a non-empty list of column"),
+    (PROTOCOL.replace("rows = 2265", "one_hot = [1, 2]"), 6, "datasets", "one_hot must be a non-empty list of colu"),
+    (PROTOCOL.replace("rows = 2265", 'one_hot_drop = "last"'), 6, "datasets", 'one_hot_drop must be "first"'),
+    (PROTOCOL.replace("rows = 2265", "file = 3"), 6, "datasets", "file must be the name of one of a manifest"),
     (PROTOCOL.replace("validation_size = 0.2\n", ""), 14, "cv", "validation_size > 0"),
     (PROTOCOL.replace("folds = 0", "folds = 1"), 15, "cv", "folds must be an integer >= 2 (or 0"),
     (PROTOCOL.replace('scale = { alpha = "baseline_errors" }', 'scale = { beta = "baseline_errors" }'), 16, "scale",
@@ -231,6 +271,7 @@ def test_the_documented_grid_parses() -> None:
     doc = (Path(__file__).resolve().parents[2] / "docs" / "experiments.md").read_text()
     g = parse_grid(re.search(r"```toml\n(.*?)```", doc, re.S).group(1), source="docs/experiments.md")
     assert g.datasets[-1].rows == 2265 and g.methods[0].cv["folds"] == 4
+    assert g.datasets[-3].file == "monks-1.test" and g.datasets[-2].one_hot_drop == "first"
 
 
 # ------------------------------------------------------------------------------------------- issue 36

@@ -361,3 +361,118 @@ def test_ctrl_c_in_a_run_is_raised_between_steps_and_a_second_at_once() -> None:
         assert _StopOnCtrlC().previous is None  # an ignored Ctrl-C stays ignored: nothing installed
     finally:
         signal.signal(signal.SIGINT, ignored)
+
+
+def _proc_table() -> dict[int, tuple[int, str]]:
+    """pid -> (parent pid, state) of every process, from /proc (Linux)."""
+    out = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:  # ended meanwhile
+                continue
+            fields = stat[stat.rindex(")") + 2:].split()
+            out[int(entry)] = (int(fields[1]), fields[0])
+    return out
+
+
+def _descendants(root: int) -> set[int]:
+    table, found, grew = _proc_table(), {root}, True
+    while grew:
+        grew = False
+        for pid, (parent, _) in table.items():
+            if parent in found and pid not in found:
+                found.add(pid)
+                grew = True
+    return found - {root}
+
+
+def _alive(pids: set[int]) -> set[int]:
+    table = _proc_table()
+    return {p for p in pids if p in table and table[p][1] != "Z"}
+
+
+#: a script as benchmarks/sorct_path.py is: run_grid_text under Python's default SIGTERM disposition
+RUN_GRID_SCRIPT = """\
+import sys
+from treeopt_dsl.experiments import run_grid_text
+if __name__ == "__main__":  # the fork server imports the main module
+    run, _ = run_grid_text(open(sys.argv[1]).read(), sys.argv[2], "signal-test", jobs=1, progress=False)
+    sys.exit(130 if run.interrupted else 0)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process tree from /proc (Linux)")
+@pytest.mark.parametrize("sig", [signal.SIGTERM, pytest.param(signal.SIGINT, marks=pytest.mark.slow),
+                                 pytest.param(signal.SIGKILL, marks=pytest.mark.slow)])
+def test_a_signal_to_a_script_running_a_grid_ends_its_task_processes(sig: int, tmp_path: Path) -> None:
+    """SIGTERM (or Ctrl-C, or SIGKILL) to a benchmark script that runs a grid (benchmarks/sorct_path.py's way:
+    run_grid_text under the default SIGTERM disposition) leaves no process behind: no task process still computing,
+    no forkserver, no resource tracker. Before, SIGTERM and SIGKILL ended the script alone and the three were
+    reparented to init (the task, a gated sleep here, would have run its 600 s; the task process holds the fork
+    server's and the tracker's pipes, so they lived as long as it did). SIGKILL: the task process ends itself when
+    the runner's end of its lifeline closes."""
+    grid, script = tmp_path / "g.toml", tmp_path / "run.py"
+    grid.write_text(SLEEPS.replace('datasets = ["a", "b"]', 'datasets = ["a"]').replace(
+        "params = { seconds = 0.1 }", f'params = {{ seconds = 600.0, until_file = "{tmp_path / "gate"}" }}'))
+    script.write_text(RUN_GRID_SCRIPT)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2]),
+                                                         os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen([sys.executable, str(script), str(grid), str(tmp_path / "r.sqlite")], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_ctrl_c_as_in_a_shell)
+    tree: set[int] = set()
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and proc.poll() is None:
+            tree = _descendants(proc.pid)
+            table = _proc_table()
+            if any(table.get(p, (0,))[0] in tree for p in tree):  # a grandchild: the task under the forkserver
+                break
+            time.sleep(0.1)
+        assert proc.poll() is None and len(tree) >= 3, "the task process did not start"
+        proc.send_signal(sig)
+        _out, err = proc.communicate(timeout=60)
+        deadline = time.time() + 10  # the forkserver ends when it reads its parent's end of the pipe
+        while _alive(tree) and time.time() < deadline:
+            time.sleep(0.1)
+        assert not _alive(tree), f"left behind: {sorted(_alive(tree))} of {sorted(tree)}"
+        assert proc.returncode == {signal.SIGTERM: 143, signal.SIGINT: 130, signal.SIGKILL: -9}[sig], err.decode()
+    finally:
+        for pid in _alive(tree):
+            os.kill(pid, signal.SIGKILL)
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_sigterm_in_a_run_is_acted_on_between_steps() -> None:
+    """The runner's SIGTERM: a flag read between the loop's steps; under the default disposition it raises
+    ``SystemExit(143)``, with a program's own handler it calls that handler there; the handler is back after."""
+    before = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        stop = _StopOnCtrlC()
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.05)  # the handler runs in this (main) thread: only the flag is set
+            assert stop.terminated
+            with pytest.raises(SystemExit) as exc:
+                stop.check()
+            assert exc.value.code == 143
+        finally:
+            stop.restore()
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+        calls: list[int] = []
+        signal.signal(signal.SIGTERM, lambda signum, frame: calls.append(signum))
+        stop = _StopOnCtrlC()
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.05)
+            assert calls == []  # not yet: at the loop's next step
+            stop.check()
+            assert calls == [signal.SIGTERM]
+            stop.check()  # once per signal
+            assert calls == [signal.SIGTERM]
+        finally:
+            stop.restore()
+    finally:
+        signal.signal(signal.SIGTERM, before)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import difflib
 import os
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,8 @@ from treeopt_dsl.data import Dataset
 from treeopt_dsl.datasets.bundled import BUNDLED, breast_cancer
 from treeopt_dsl.datasets.csvfile import load_csv
 from treeopt_dsl.datasets.frames import ALL_CLASSES, label_key
-from treeopt_dsl.datasets.manifest import MANIFEST, describe, entry_spec, load_entry, read_manifest
+from treeopt_dsl.datasets.manifest import MANIFEST, describe, entry_spec, load_entry, only_file, read_manifest
+from treeopt_dsl.datasets.onehot import one_hot_columns
 from treeopt_dsl.errors import DataError
 
 ENV = "TREEOPT_DATA_DIR"
@@ -100,7 +102,9 @@ def _unknown(text: str, names: list[str], directory: Path | None) -> DataError:
 
 
 def load(name_or_path: str | Path, *, data_dir: str | Path | None = None, label: Any = None,
-         positive: Any = None, variant: str | None = None, multiclass: bool = False) -> Dataset:
+         positive: Any = None, variant: str | None = None, multiclass: bool = False,
+         one_hot: str | Sequence[str] | None = None, one_hot_drop: str | None = None,
+         file: str | None = None) -> Dataset:
     """A validated binary :class:`~treeopt_dsl.data.Dataset` (labels ±1; the raw labels in ``classes``).
 
     ``multiclass=True`` (without ``positive``) keeps every class of a multiclass set (labels are
@@ -114,15 +118,39 @@ def load(name_or_path: str | Path, *, data_dir: str | Path | None = None, label:
     sets default to the manifest's ``positive``, e.g. the disease; CSV files to the larger label).
     ``variant``: another encoding of a manifest set (``list_datasets()`` lists them).
 
+    ``one_hot``: feature names of integer (ordinal or code) columns to one-hot encode, one 0/1 column per
+    value (S-ORCT's balance: its four attributes); ``one_hot_drop="first"`` drops the first level of every
+    one-hot attribute, these and those the loader makes from categorical columns (the papers' ``p`` where they
+    drop one level: balance 16, car 15). See :func:`~treeopt_dsl.datasets.onehot.one_hot_columns`.
+    ``file``: only this one of a manifest set's files, for a set the data directory stacks from several
+    (``load("monks-1", file="monks-1.test")``: the 432-row test file alone, as Günlük et al. read it).
+
     Manifest sets drop rows with missing values (``meta["dropped_missing"]``); CSV files with missing
     values are rejected.
+
+    >>> d = load("balance", multiclass=True, one_hot=["left-weight", "left-distance", "right-weight",
+    ...          "right-distance"], one_hot_drop="first")                # doctest: +SKIP
+    >>> d.X.shape, d.feature_names[:4]                                   # doctest: +SKIP
+    ((625, 16), ('left-weight=2', 'left-weight=3', 'left-weight=4', 'left-weight=5'))
     """
+    d = _load(name_or_path, data_dir=data_dir, label=label, positive=positive, variant=variant,
+              multiclass=multiclass, file=file)
+    if one_hot is None and one_hot_drop is None:
+        return d
+    return one_hot_columns(d, one_hot, drop=one_hot_drop)
+
+
+def _load(name_or_path: str | Path, *, data_dir: str | Path | None, label: Any, positive: Any,
+          variant: str | None, multiclass: bool, file: str | None) -> Dataset:
+    """:func:`load` before its ``one_hot`` options."""
     if multiclass and positive is None:
         positive = ALL_CLASSES
     text = str(name_or_path)
     if not isinstance(name_or_path, Path) and text in BUNDLED:
         if variant is not None:
             raise DataError(f"the bundled dataset {text!r} has no variants (got variant={variant!r})")
+        if file is not None:
+            raise DataError(f"file= picks one file of a manifest dataset; the bundled {text!r} has none")
         if label is not None:
             raise DataError(f"label= is for CSV files; the bundled {text!r} has its labels")
         d = breast_cancer()
@@ -134,23 +162,26 @@ def load(name_or_path: str | Path, *, data_dir: str | Path | None = None, label:
         return replace(d, y=-d.y, classes=("malignant", "benign"),
                        meta={**d.meta, "positive": "+1 = benign, -1 = malignant (positive= chosen by the caller)"})
     if _is_path(name_or_path):
-        if variant is not None:
-            raise DataError(f"variant= is for manifest datasets, not for the file {text}")
+        if variant is not None or file is not None:
+            raise DataError(f"{'variant' if variant is not None else 'file'}= is for manifest datasets, not for "
+                            f"the file {text}")
         return load_csv(name_or_path, label=label, positive=positive)
     directory = find_data_dir(data_dir)
     entries = read_manifest(directory) if directory is not None else {}
     if text not in entries:
         if Path(text).expanduser().is_file():
+            if file is not None:
+                raise DataError(f"file= is for manifest datasets, not for the file {text}")
             return load_csv(text, label=label, positive=positive)
         raise _unknown(text, [*BUNDLED, *entries], directory)
     if label is not None:
         raise DataError(f"label= is for CSV files; dataset {text!r} takes its label column from {MANIFEST}")
     assert directory is not None
-    return load_entry(directory, entries[text], positive=positive, variant=variant)
+    return load_entry(directory, entries[text], positive=positive, variant=variant, file=file)
 
 
-def check_dataset(name_or_path: str | Path, *, data_dir: str | Path | None = None, variant: str | None = None
-                  ) -> None:
+def check_dataset(name_or_path: str | Path, *, data_dir: str | Path | None = None, variant: str | None = None,
+                  file: str | None = None) -> None:
     """Raise the :class:`DataError` :func:`load` would for a name or file it cannot find (an unknown name, with
     the available ones; a missing CSV file; an unknown variant), without reading any data: a grid's datasets are
     checked before anything runs.
@@ -165,12 +196,15 @@ def check_dataset(name_or_path: str | Path, *, data_dir: str | Path | None = Non
     if not isinstance(name_or_path, Path) and text in BUNDLED:
         if variant is not None:
             raise DataError(f"the bundled dataset {text!r} has no variants (got variant={variant!r})")
+        if file is not None:
+            raise DataError(f"file= picks one file of a manifest dataset; the bundled {text!r} has none")
         return
     if _is_path(name_or_path):
         if not Path(text).expanduser().is_file():
             raise DataError(f"no data file {text!r}")
-        if variant is not None:
-            raise DataError(f"variant= is for manifest datasets, not for the file {text}")
+        if variant is not None or file is not None:
+            raise DataError(f"{'variant' if variant is not None else 'file'}= is for manifest datasets, not for "
+                            f"the file {text}")
         return
     directory = find_data_dir(data_dir)
     entries = read_manifest(directory) if directory is not None else {}
@@ -178,8 +212,8 @@ def check_dataset(name_or_path: str | Path, *, data_dir: str | Path | None = Non
         if Path(text).expanduser().is_file():
             return
         raise _unknown(text, [*BUNDLED, *entries], directory)
-    if variant is not None:
-        entry_spec(entries[text], variant)
+    if variant is not None or file is not None:
+        only_file(entry_spec(entries[text], variant), file, text)
 
 
 def list_datasets(data_dir: str | Path | None = None) -> list[dict[str, Any]]:
@@ -198,4 +232,4 @@ def list_datasets(data_dir: str | Path | None = None) -> list[dict[str, Any]]:
 load_dataset = load
 
 __all__ = ["BUNDLED", "ENV", "MANIFEST", "breast_cancer", "check_dataset", "data_dir", "entry_spec", "find_data_dir",
-           "list_datasets", "load", "load_csv", "load_dataset", "load_entry", "read_manifest"]
+           "list_datasets", "load", "load_csv", "load_dataset", "load_entry", "one_hot_columns", "read_manifest"]

@@ -220,17 +220,29 @@ def _load_libsvm(files: list[Path], spec: dict[str, Any], name: str, positive: A
                              meta=meta)
 
 
+def only_file(spec: dict[str, Any], file: str | None, name: str) -> dict[str, Any]:
+    """``spec`` reading only ``file``, one of its ``parse`` files (a stacked set's training or test file), or
+    ``spec`` itself when ``file`` is ``None``; another name is refused with the files there are."""
+    if file is None:
+        return spec
+    files = list(spec.get("parse", []))
+    if file not in files:
+        raise DataError(f"dataset {name!r} has no file {file!r} (file= reads one of its parse files: {files})")
+    return {**spec, "parse": [file]}
+
+
 def load_entry(directory: str | Path, entry: dict[str, Any], *, positive: Any = None,
-               variant: str | None = None) -> Dataset:
+               variant: str | None = None, file: str | None = None) -> Dataset:
     """Load one manifest entry (or its ``variant``) as a binary :class:`Dataset`.
 
     Binary tasks map the manifest's ``positive`` values (or ``positive_rule``) to +1 unless
     ``positive=`` overrides it (one versus rest); multiclass tasks need ``positive=``. Rows with a
-    missing value are dropped (``meta["dropped_missing"]``).
+    missing value are dropped (``meta["dropped_missing"]``). ``file``: only this one of the entry's ``parse``
+    files (e.g. ``"monks-1.test"`` of the stacked monks-1; ``meta["file"]``).
     """
     directory = Path(directory)
-    spec = entry_spec(entry, variant)
     name = entry["name"] + (f"[{variant}]" if variant else "")
+    spec = only_file(entry_spec(entry, variant), file, name)
     fmt = spec.get("format")
     if fmt not in FORMATS:
         raise DataError(f"dataset {name!r}: unknown format {fmt!r} in {MANIFEST} (known: {', '.join(FORMATS)})")
@@ -240,6 +252,8 @@ def load_entry(directory: str | Path, entry: dict[str, Any], *, positive: Any = 
                             "origin": spec.get("source", ""), "title": spec.get("title", entry.get("title", "")),
                             "license": spec.get("license", ""), "variant": variant, "task": spec.get("task"),
                             "manifest_positive": spec.get("to_pm1", "")}
+    if file is not None:
+        meta["file"] = file
     if fmt == "libsvm":
         return _load_libsvm(files, spec, name, positive, meta)
     df, row_file = _read_table(files, spec, name)

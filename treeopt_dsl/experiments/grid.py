@@ -14,7 +14,10 @@ A grid has four kinds of tables::
     [data]
     datasets = ["haberman", "heart", { name = "pima", sample = 200 }]   # names, CSV paths or tables
     # a table: name or path, positive, variant, label, multiclass, sample, rows = N (the first N rows, before
-    # any split or sample: e.g. { name = "a2a", rows = 2265 }, the LIBSVM training file of a stacked set)
+    # any split or sample: e.g. { name = "a2a", rows = 2265 }, the LIBSVM training file of a stacked set),
+    # one_hot = [integer columns to one-hot encode], one_hot_drop = "first" (one level of every one-hot
+    # attribute dropped: e.g. { name = "balance", one_hot = ["left-weight", ...], one_hot_drop = "first" }),
+    # file = "NAME" (only that one of a manifest set's files: e.g. { name = "monks-1", file = "monks-1.test" })
     seeds = [0, 1]
     test_size = 0.2              # or folds = 5 (k-fold: one task per fold and seed)
     validation_size = 0.0        # a validation part of the training rows (metrics recorded as val_*)
@@ -71,6 +74,7 @@ from typing import Any
 
 from treeopt_dsl.backends import AUTO, BACKENDS, KNOWN_SOLVERS, engines
 from treeopt_dsl.datasets import check_dataset
+from treeopt_dsl.datasets.onehot import DROPS as ONE_HOT_DROPS
 from treeopt_dsl.defaults import GRID_TIME_LIMIT
 from treeopt_dsl.errors import DataError, TreeoptError
 from treeopt_dsl.formulations import REGISTRY, get_formulation
@@ -113,7 +117,8 @@ class GridError(TreeoptError, ValueError):
 _EXPERIMENT_KEYS = {"name", "description", "time_limit", "memory_mb", "threads", "solver", "backend", "retries",
                     "metrics", "warm_start", "task_timeout", "paper"}
 _DATA_KEYS = {"datasets", "seeds", "test_size", "validation_size", "folds", "sample", "data_dir", "train_sample"}
-_DATASET_KEYS = {"name", "path", "positive", "variant", "label", "sample", "multiclass", "rows"}
+_DATASET_KEYS = {"name", "path", "positive", "variant", "label", "sample", "multiclass", "rows", "one_hot",
+                 "one_hot_drop", "file"}
 _METHOD_KEYS = {"name", "formulation", "estimator", "params", "grid", "cv", "solver", "backend", "time_limit",
                 "warm_start", "threads", "memory_mb", "task_timeout", "references", "datasets", "train_sample",
                 "refine",
@@ -135,6 +140,12 @@ class DataSpec:
     multiclass: bool = False
     #: only the first ``rows`` rows of the loaded dataset (before any split or sample; 0: all)
     rows: int = 0
+    #: integer columns one-hot encoded by the loader (:func:`~treeopt_dsl.datasets.onehot.one_hot_columns`)
+    one_hot: tuple[str, ...] | None = None
+    #: ``"first"``: the first level of every one-hot attribute dropped (``None``: every level kept)
+    one_hot_drop: str | None = None
+    #: only this one of the manifest set's ``parse`` files (``None``: all of them, stacked)
+    file: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if v not in (None, 0, False) or k == "name"}
@@ -328,10 +339,24 @@ def parse_grid(text: str, source: str = "<grid>", base_dir: str | Path | None = 
                 v = d.get(key, 0)
                 if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                     raise ck.fail("data", "datasets", f"entry {i + 1}: {key} must be an integer >= 0, got {v!r}")
+            one_hot = d.get("one_hot")
+            if isinstance(one_hot, str):
+                one_hot = [one_hot]
+            if one_hot is not None and (not isinstance(one_hot, list) or not one_hot
+                                        or not all(isinstance(c, str) for c in one_hot)):
+                raise ck.fail("data", "datasets", f"entry {i + 1}: one_hot must be a non-empty list of column names, "
+                                                  f"got {d.get('one_hot')!r}")
+            if d.get("file") is not None and (not isinstance(d["file"], str) or not d["file"] or "path" in d):
+                raise ck.fail("data", "datasets", f"entry {i + 1}: file must be the name of one of a manifest "
+                                                  f"dataset's files (not with path), got {d['file']!r}")
+            if d.get("one_hot_drop") not in ONE_HOT_DROPS:
+                raise ck.fail("data", "datasets", f"entry {i + 1}: one_hot_drop must be \"first\" (or left out: every "
+                                                  f"level kept), got {d.get('one_hot_drop')!r}")
             datasets.append(DataSpec(name=str(d.get("name", Path(str(d.get("path"))).stem)), path=d.get("path"),
                                      positive=d.get("positive"), variant=d.get("variant"), label=d.get("label"),
                                      sample=d.get("sample", 0), multiclass=bool(d.get("multiclass", False)),
-                                     rows=d.get("rows", 0)))
+                                     rows=d.get("rows", 0), one_hot=None if one_hot is None else tuple(one_hot),
+                                     one_hot_drop=d.get("one_hot_drop"), file=d.get("file")))
         else:
             raise ck.fail("data", "datasets", f"entry {i + 1}: expected a name or a table, got {d!r}")
     names = [d.name for d in datasets]
@@ -592,7 +617,8 @@ def _check_datasets(ck: _Checker, datasets: list[DataSpec], methods: list[Method
                 raise ck.fail("data", "datasets", f"entry {k + 1}: no data file {d.path!r}"
                               + _relative_note(d.path, base))
         try:
-            check_dataset(resolve_path(d.path, base) if d.path else d.name, data_dir=directory, variant=d.variant)
+            check_dataset(resolve_path(d.path, base) if d.path else d.name, data_dir=directory, variant=d.variant,
+                          file=d.file)
         except DataError as exc:
             raise ck.fail("data", "datasets", f"entry {k + 1}: {exc}") from None
 

@@ -58,33 +58,64 @@ class RunSummary:
 
 
 class _StopOnCtrlC:
-    """Ctrl-C during :func:`run_tasks` (main thread): the first sets a flag the loop reads between its steps (at
-    most 0.5 s apart), so that ``KeyboardInterrupt`` is raised there and never at an arbitrary point inside
+    """Ctrl-C and SIGTERM during :func:`run_tasks` (main thread): the first sets a flag the loop reads between its
+    steps (at most 0.5 s apart), so that the exception is raised there and never at an arbitrary point inside
     ``concurrent.futures``' waiting, where it could leave a future's lock half-acquired and the pool's shutdown
     waiting for a thread that cannot finish (a hazard read from the standard library's code, not observed); a
-    second Ctrl-C raises at once. A Ctrl-C the process ignores (a background job) stays ignored."""
+    second Ctrl-C (or SIGTERM) raises at once. A signal the process ignores (a background job's Ctrl-C) stays
+    ignored.
+
+    Ctrl-C raises ``KeyboardInterrupt``. SIGTERM calls the handler the program had installed (the command's
+    raises its ``Terminated``) or, under the default disposition (which ends the process at once and left the
+    task processes, the forkserver and the resource tracker computing, reparented to init), raises
+    ``SystemExit(143)``: either way the loop ends the running tasks' processes before the exception goes on."""
 
     def __init__(self) -> None:
         self.requested = False
+        self.terminated = False
         self.previous: Any = None
-        if (threading.current_thread() is threading.main_thread()
-                and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN):  # an ignored Ctrl-C stays ignored
+        self.previous_term: Any = None
+        self.term_installed = False
+        if threading.current_thread() is not threading.main_thread():
+            return
+        if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:  # an ignored Ctrl-C stays ignored
             self.previous = signal.signal(signal.SIGINT, self._handler)
+        term = signal.getsignal(signal.SIGTERM)
+        if term is signal.SIG_DFL or callable(term):  # not ignored, not a handler set outside Python (None)
+            self.previous_term = signal.signal(signal.SIGTERM, self._on_term)
+            self.term_installed = True
 
     def _handler(self, signum: int, frame: Any) -> None:
         if self.requested:
             raise KeyboardInterrupt
         self.requested = True
 
+    def _on_term(self, signum: int, frame: Any) -> None:
+        if self.terminated:
+            self._terminate(frame)
+        self.terminated = True
+
+    def _terminate(self, frame: Any = None) -> None:
+        self.terminated = False
+        if callable(self.previous_term):
+            self.previous_term(signal.SIGTERM, frame)  # the program's own handler: it raises, or the run goes on
+            return
+        raise SystemExit(128 + signal.SIGTERM)
+
     def check(self) -> None:
-        """Raise ``KeyboardInterrupt`` here when Ctrl-C was pressed."""
+        """Raise ``KeyboardInterrupt`` here when Ctrl-C was pressed; act on a SIGTERM (see the class)."""
         if self.requested:
             raise KeyboardInterrupt
+        if self.terminated:
+            self._terminate()
 
     def restore(self) -> None:
         if self.previous is not None:
             signal.signal(signal.SIGINT, self.previous)
             self.previous = None
+        if self.term_installed:
+            signal.signal(signal.SIGTERM, self.previous_term)
+            self.term_installed = False
 
 
 def run_tasks(tasks: list[dict[str, Any]], store: ResultStore, *, executor: str = "local", jobs: int = 1,
@@ -94,7 +125,8 @@ def run_tasks(tasks: list[dict[str, Any]], store: ResultStore, *, executor: str 
 
     ``retries``: attempts after the first for a task whose worker died (default: each task's ``retries``).
     ``retry_failed``: also rerun tasks stored as failed. Ctrl-C ends running children and returns with
-    ``interrupted`` set; every row finished before stays in the store.
+    ``interrupted`` set; every row finished before stays in the store. SIGTERM ends the running children too,
+    then raises (the program's SIGTERM handler's exception, or ``SystemExit(143)`` under the default disposition).
 
     Each task is leased in the store before it starts (:meth:`ResultStore.claim`, for its wall timeout plus
     :data:`LEASE_MARGIN_S`): several runners on one store (on one machine or several) compute each task once; a

@@ -32,6 +32,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from typing import Any
@@ -77,7 +78,8 @@ def _versions(solver: str | None) -> dict[str, str]:
 
 def _load(task: dict[str, Any]) -> Any:
     d = task["dataset"]
-    kw = {k: d[k] for k in ("positive", "variant", "label", "multiclass") if d.get(k) is not None}
+    kw = {k: d[k] for k in ("positive", "variant", "label", "multiclass", "one_hot", "one_hot_drop", "file")
+          if d.get(k) is not None}
     base = task.get("base_dir")  # relative paths of the grid are read against the grid file's directory
     data_dir = None if task.get("data_dir") is None else resolve_path(task["data_dir"], base)
     data = load(resolve_path(d["path"], base) if d.get("path") else d["name"], data_dir=data_dir, **kw)
@@ -445,7 +447,25 @@ def _limit(memory_mb: int | None, threads: int) -> None:
         os.environ[var] = str(threads)
 
 
-def _child(task: dict[str, Any], attempt: int, conn: Any) -> None:
+#: the exit status of a task process whose runner went away (:func:`_die_with_the_runner`)
+EXIT_ORPHANED = 75
+
+
+def _die_with_the_runner(lifeline: Any) -> None:
+    """In the child, a thread: wait on the lifeline, whose other end only the runner holds, and end the process at
+    once when it closes (the runner gone, even by SIGKILL, or done with this task). The child holds the fork
+    server's and the resource tracker's pipes, so a child left computing kept both alive too."""
+    try:
+        lifeline.recv()  # nothing is ever sent: returns by EOFError when the runner's end closes
+    except (EOFError, OSError):
+        pass
+    os._exit(EXIT_ORPHANED)
+
+
+
+def _child(task: dict[str, Any], attempt: int, conn: Any, lifeline: Any = None) -> None:
+    if lifeline is not None:
+        threading.Thread(target=_die_with_the_runner, args=(lifeline,), name="treeopt-lifeline", daemon=True).start()
     _limit(task.get("memory_mb"), int(task.get("threads", 1)))
     try:
         from threadpoolctl import threadpool_limits
@@ -502,9 +522,11 @@ def run_isolated(task: dict[str, Any], attempt: int = 1, *, timeout: float | Non
         return _run_subprocess(task, attempt, timeout, running, t0)
     ctx = _forkserver()
     recv, send = ctx.Pipe(duplex=False)
-    p = ctx.Process(target=_child, args=(task, attempt, send), daemon=True)
+    life_r, life_w = ctx.Pipe(duplex=False)  # the child ends itself when life_w closes (this process gone)
+    p = ctx.Process(target=_child, args=(task, attempt, send, life_r), daemon=True)
     p.start()
     send.close()
+    life_r.close()
     if running is not None:
         running.add(p)
     try:
@@ -539,6 +561,7 @@ def run_isolated(task: dict[str, Any], attempt: int = 1, *, timeout: float | Non
             running.discard(p)
         if p.is_alive():
             p.kill()
+        life_w.close()
 
 
 class _Popen:
