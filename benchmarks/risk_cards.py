@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from peer_envs import peer_python
+from peer_envs import ensure_source_peer, peer_python
 
 from treeopt_dsl.errors import TreeoptError
 
@@ -133,6 +133,10 @@ def riskslim(X: np.ndarray, y: np.ndarray, T: int, time_limit: float, init_s: fl
     limit, its card's loss at its own integer intercept and at the best real intercept (ours is real)."""
     from treeopt_dsl.blocks.lattice import best_intercept
 
+    try:
+        ensure_source_peer("exact")
+    except (subprocess.CalledProcessError, OSError) as exc:
+        return {"rs_error": f"RiskSLIM could not be installed in .venv-exact: {exc}"}
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "data.npz"
         np.savez(path, X=X, y=y, k=T, time_limit=time_limit, init_s=init_s)
