@@ -5,6 +5,8 @@ are lost on the way."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from brute_force import risk_data
@@ -111,3 +113,24 @@ def test_scip_offers_only_the_support_as_first_candidates():
     both = [first for first, n in seen if n > len(first)]  # nodes where lower-priority candidates were waiting
     assert both, "no node had candidates of both families: the test's model does not test the ranking"
     assert all(first <= names for first in both)  # only support columns in the top class
+
+
+@pytest.mark.skipif(not _installed("gurobi"), reason="gurobi is not installed")
+@pytest.mark.parametrize(("given", "held"), [({}, 3), ({"MIPFocus": 1}, 1)])
+def test_the_lattice_master_takes_the_bound_focus_unless_the_user_sets_it(given, held):
+    """Gurobi's ``bound_focus`` (MIPFocus 3) reaches the lattice master's solve, read from Gurobi's own log; a
+    value the user gives wins; the optimum is still brute force's."""
+    from brute_force import brute_force_ors_true
+
+    from treeopt_dsl.backends.gurobi import GurobiBackend
+    from treeopt_dsl.result import Status
+
+    assert GurobiBackend.bound_focus_for("gurobi") == {"MIPFocus": 3}
+    X, y = risk_data(0)
+    lines: list[str] = []
+    spec = get_formulation("ors", T=2, A="-3..3", loss="true", proof="lcpa", cardinality="at_most")
+    res = spec.solve(Dataset.from_arrays(X, y), solver="gurobi", time_limit=60, log_callback=lines.append, **given)
+    assert any(re.fullmatch(rf"MIPFocus\s+{held}\s*", line) for line in lines)  # Gurobi's non-default parameters
+    assert "Using branch priorities." in lines  # and the support's priorities
+    best, _, _ = brute_force_ors_true(X, y, 2, range(-3, 4))
+    assert res.status is Status.OPTIMAL and best - 1e-7 <= res.objective <= best + 1e-4 * max(1.0, best)
