@@ -19,6 +19,11 @@ FasterRisk 0.1.10 with its defaults (``lb=-5, ub=5``, its own multiplier search)
 (``.venv-fasterrisk``, benchmarks/peer_envs.py), on the same 0/1 matrix; of the models it returns, the one with
 the smallest logistic loss.
 
+RiskSLIM (Ustun & Rudin, JMLR 2019) with ``--peers ours riskslim`` (``--peers riskslim`` alone: only it): its own
+LCPA on CPLEX 22.2 Community Edition in ``.venv-exact`` (:data:`PEER_RISKSLIM`), printed on a line under ours with its
+gap, bound, its card's loss and the ratios ours / RiskSLIM (``--rs-init-s``: its initialization's seconds).
+``--solver-option NAME=VALUE`` hands options to our master's solver (e.g. Gurobi ``MIPFocus=1``).
+
 Reported per (data set, T), all on the training data (the objective both minimize): the true log-loss (summed,
 of the card at multiplier 1 and after the scale search, and FasterRisk's at its multiplier), AUC, expected
 calibration error (10 equal-mass bins, :mod:`treeopt_dsl.models.calibration`), time to the first card (ours:
