@@ -266,6 +266,11 @@ class Backend:
     #: incumbent, else the warm start): HiGHS' presolve and root LP do not read the clock (issue 36: 24 minutes of
     #: ``HPresolve::sparsify`` under a 120 s limit); the abandoned solver finishes on its own in its worker
     limit_grace_s: ClassVar[float] = 1.0
+    #: solver options (as the solver spells them) that turn its search towards the bound, per solver: taken by the
+    #: masters whose remaining gap is the bound's (the lattice masters of ``ors loss="true"``, :func:`~treeopt_dsl.
+    #: lazy.solve_lazy`) unless the user sets the same names; ``{}``: none measured (docs/blocks.md, "The designs
+    #: measured")
+    bound_focus: ClassVar[dict[str, dict[str, Any]]] = {}
 
     # ------------------------------------------------------------------ capabilities
     @classmethod
@@ -281,6 +286,11 @@ class Backend:
     def classes_for(cls, solver: str) -> frozenset[str]:
         """The problem classes this backend solves with ``solver`` (default: all of ``problem_classes``)."""
         return cls.problem_classes
+
+    @classmethod
+    def bound_focus_for(cls, solver: str) -> dict[str, Any]:
+        """The options of :attr:`bound_focus` for ``solver`` (a copy; ``{}`` when there are none)."""
+        return dict(cls.bound_focus.get(solver, {}))
 
     @classmethod
     def features_for(cls, solver: str) -> frozenset[str]:

@@ -46,7 +46,7 @@ class ScipBackend(Backend):
     problem_classes = frozenset({"LP", "MILP", "QP", "MIQP"})
     extra = "scip"
     features = frozenset({"time_limit", "gap", "seed", "warm_start", "log", "export", "interrupt", "lazy",
-                          "cuts", "progress"})
+                          "cuts", "progress", "priority"})
     @classmethod
     def available(cls) -> bool:
         return importable("pyscipopt")
@@ -78,6 +78,9 @@ class ScipBackend(Backend):
         m.setLogfile(str(run.data["log_path"]))
         m.setParam("misc/catchctrlc", False)
         run.data["vars"] = columns_by_name(m.getVars(), run.sf.n_cols)
+        if run.sf.priority is not None:  # the blocks' branching priorities: only the columns that have one (a few)
+            for j in np.flatnonzero(run.sf.priority):
+                m.chgVarBranchPriority(run.data["vars"][j], int(run.sf.priority[j]))
 
     def native_options(self, run: Run) -> dict[str, Any]:
         """SCIP's dialect, but threads: SCIP runs single-threaded here (``lp/threads`` is the LP solver's)."""

@@ -19,6 +19,11 @@ FasterRisk 0.1.10 with its defaults (``lb=-5, ub=5``, its own multiplier search)
 (``.venv-fasterrisk``, benchmarks/peer_envs.py), on the same 0/1 matrix; of the models it returns, the one with
 the smallest logistic loss.
 
+RiskSLIM (Ustun & Rudin, JMLR 2019) with ``--peers ours riskslim`` (``--peers riskslim`` alone: only it): its own
+LCPA on CPLEX 22.2 Community Edition in ``.venv-exact`` (:data:`PEER_RISKSLIM`), printed on a line under ours with its
+gap, bound, its card's loss and the ratios ours / RiskSLIM (``--rs-init-s``: its initialization's seconds).
+``--solver-option NAME=VALUE`` hands options to our master's solver (e.g. Gurobi ``MIPFocus=1``).
+
 Reported per (data set, T), all on the training data (the objective both minimize): the true log-loss (summed,
 of the card at multiplier 1 and after the scale search, and FasterRisk's at its multiplier), AUC, expected
 calibration error (10 equal-mass bins, :mod:`treeopt_dsl.models.calibration`), time to the first card (ours:
@@ -39,7 +44,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from peer_envs import peer_python
+from peer_envs import ensure_source_peer, peer_python
 
 from treeopt_dsl.errors import TreeoptError
 
@@ -62,6 +67,41 @@ losses = [float(np.sum(np.logaddexp(0.0, -y * (X @ b + b0) / m))) for m, b0, b i
 i = int(np.argmin(losses))
 print(json.dumps({"time_s": secs, "cpu_s": cpu, "loss": losses[i], "multiplier": float(multipliers[i]),
                   "intercept": float(beta0s[i]), "points": np.asarray(betas[i], dtype=float).tolist()}))
+"""
+
+
+#: RiskSLIM (Ustun & Rudin, JMLR 2019; github ustunb/risk-slim) on the same 0/1 matrix: its LCPA on CPLEX (the
+#: Community Edition's 1,000 columns / rows hold its master: 2p + 4 columns), points in -5..5, ``max_L0_value`` = T,
+#: ``c0`` = 1e-9 (it must be > 0; 5 c0 is 1e-8 of the mean loss, far below the 1e-4 tolerance), one thread, its
+#: own integer intercept bounded by ``update_intercept_bounds`` (the conservative offset), its initialization
+#: (CPA on the relaxation, rounding, polishing) within ``init_s`` and the LCPA within the rest of the time limit.
+PEER_RISKSLIM = r"""
+import json, sys, time
+import numpy as np
+np.float_, np.float = np.float64, float  # names RiskSLIM (2023) uses, removed in NumPy 2
+import riskslim
+d = np.load(sys.argv[1])
+X, y, k, limit, init_s = d["X"], d["y"], int(d["k"]), float(d["time_limit"]), float(d["init_s"])
+names = ["(Intercept)"] + [f"x{j}" for j in range(X.shape[1])]
+data = {"X": np.hstack([np.ones((X.shape[0], 1)), X]), "Y": y.reshape(-1, 1).astype(float),
+        "variable_names": names, "outcome_name": "y"}
+t, c = time.perf_counter(), time.process_time()
+coef_set = riskslim.CoefficientSet(variable_names=names, lb=-5, ub=5, sign=0)
+coef_set.update_intercept_bounds(X=data["X"], y=data["Y"], max_offset=1000, max_L0_value=k)
+settings = {"c0_value": 1e-9, "max_runtime": limit - (init_s if init_s > 0 else 0.0),
+            "max_tolerance": np.finfo("float").eps, "display_cplex_progress": False, "loss_computation": "lookup",
+            "round_flag": True, "polish_flag": True, "chained_updates_flag": True,
+            "add_cuts_at_heuristic_solutions": True, "initialization_flag": init_s > 0, "init_max_runtime": init_s,
+            "init_display_progress": False, "cplex_randomseed": 0, "cplex_n_cores": 1}
+model, mip, info = riskslim.run_lattice_cpa(data, {"L0_min": 0, "L0_max": k, "coef_set": coef_set}, settings)
+secs, cpu = time.perf_counter() - t, time.process_time() - c
+rho = np.asarray(model["solution"], dtype=float)
+n = X.shape[0]
+print(json.dumps({"time_s": secs, "cpu_s": cpu, "mip_s": model["run_time"], "status": info["cplex_status"],
+                  "gap": float(model["optimality_gap"]), "ub": float(info["upperbound"]) * n,
+                  "lb": float(info["lowerbound"]) * n, "loss": float(model["loss_value"]) * n,
+                  "intercept": float(rho[0]), "points": rho[1:].tolist(), "nodes": int(info["nodes_processed"]),
+                  "cuts": int(info["n_cuts"]), "intercept_bounds": [float(coef_set.lb[0]), float(coef_set.ub[0])]}))
 """
 
 
@@ -93,6 +133,33 @@ def fasterrisk(X: np.ndarray, y: np.ndarray, T: int) -> dict[str, object]:
             "fr_nonzeros": int(np.count_nonzero(peer["points"]))}
 
 
+def riskslim(X: np.ndarray, y: np.ndarray, T: int, time_limit: float, init_s: float = 0.0) -> dict[str, object]:
+    """RiskSLIM (:data:`PEER_RISKSLIM`) in the benchmark environment ``.venv-exact``: its gap and bound at the time
+    limit, its card's loss at its own integer intercept and at the best real intercept (ours is real)."""
+    from treeopt_dsl.blocks.lattice import best_intercept
+
+    try:
+        ensure_source_peer("exact")
+    except (subprocess.CalledProcessError, OSError) as exc:
+        return {"rs_error": f"RiskSLIM could not be installed in .venv-exact: {exc}"}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "data.npz"
+        np.savez(path, X=X, y=y, k=T, time_limit=time_limit, init_s=init_s)
+        out = subprocess.run([str(peer_python("exact")), "-c", PEER_RISKSLIM, str(path)], capture_output=True,
+                             text=True)
+    if out.returncode != 0:
+        return {"rs_error": out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "failed"}
+    peer = json.loads(out.stdout.strip().splitlines()[-1])
+    total = X @ np.asarray(peer["points"])
+    own = card_metrics(total, peer["intercept"], 1.0, y)
+    real = card_metrics(total, best_intercept(total, y, np.ones_like(y)), 1.0, y)
+    return {"rs_time_s": peer["time_s"], "rs_cpu_s": peer["cpu_s"], "rs_mip_s": peer["mip_s"],
+            "rs_status": peer["status"], "rs_gap": peer["gap"], "rs_lb": peer["lb"], "rs_ub": peer["ub"],
+            "rs_loss": own["loss"], "rs_loss_real_intercept": real["loss"], "rs_auc": own["auc"],
+            "rs_nodes": peer["nodes"], "rs_cuts": peer["cuts"], "rs_init_s": init_s,
+            "rs_intercept_bounds": peer["intercept_bounds"], "rs_nonzeros": int(np.count_nonzero(peer["points"]))}
+
+
 def recorded_fasterrisk(path: Path | None, dataset: str, T: int) -> dict[str, object]:
     """FasterRisk's figures for ``(dataset, T)`` from an earlier result file of this script (``--fr-from``), for a
     machine without the peer environment; ``{}`` when there are none."""
@@ -107,7 +174,9 @@ def recorded_fasterrisk(path: Path | None, dataset: str, T: int) -> dict[str, ob
 
 def run(dataset: str, T: int, time_limit: float, max_cuts: int, sample: int, proof: str = "lcpa",
         solver: str = "auto", at_fr_multiplier: bool = False, fr_from: Path | None = None,
-        fr: dict[str, object] | None = None) -> dict[str, object]:
+        fr: dict[str, object] | None = None, peers: tuple[str, ...] = ("fasterrisk",),
+        rs: dict[str, object] | None = None, rs_init_s: float = 0.0,
+        solver_options: dict[str, object] | None = None) -> dict[str, object]:
     from treeopt_dsl.datasets import load
     from treeopt_dsl.formulations import get_formulation
 
@@ -119,16 +188,22 @@ def run(dataset: str, T: int, time_limit: float, max_cuts: int, sample: int, pro
     X, y = np.asarray(cols.X, dtype=float), np.asarray(cols.y, dtype=float)
     row: dict[str, object] = {"dataset": dataset, "n": data.n_samples, "p": data.n_features, "columns": X.shape[1],
                               "T": T, "max_cuts": max_cuts, "time_limit": time_limit, "proof": proof,
-                              "solver": solver}
+                              "solver": solver, "solver_options": solver_options or {}}
     if fr is None:
-        fr = recorded_fasterrisk(fr_from, dataset, T) or fasterrisk(X, y, T)
+        fr = recorded_fasterrisk(fr_from, dataset, T) or (fasterrisk(X, y, T) if "fasterrisk" in peers else {})
     row.update(fr)
+    if rs is None and "riskslim" in peers:
+        rs = riskslim(X, y, T, time_limit, rs_init_s)
+    row.update(rs or {})
+    if "ours" not in peers:
+        row.update(status="not run", gap=None)
+        return row
     if at_fr_multiplier and fr.get("fr_multiplier") is not None:  # the proof at FasterRisk's own multiplier
         kw["multiplier"] = float(fr["fr_multiplier"])
     row["multiplier_proven"] = kw.get("multiplier", 1.0)
     t, c = time.perf_counter(), time.process_time()
     res = get_formulation("ors", scale="fixed" if at_fr_multiplier else "search", **kw).solve(
-        data, solver=solver, time_limit=time_limit, threads=1, warm_start="auto")
+        data, solver=solver, time_limit=time_limit, threads=1, warm_start="auto", **(solver_options or {}))
     wall, cpu = time.perf_counter() - t, time.process_time() - c
     card = res.model
     total = card.total_score(X, scaled=True)
@@ -181,6 +256,18 @@ def line(r: dict[str, object]) -> str:
             + (f"  [{r['fr_error']}]" if "fr_error" in r else ""))
 
 
+def rs_line(r: dict[str, object]) -> str:
+    """RiskSLIM's figures beside ours: status, gap, bound, its card's loss (own integer intercept / best real
+    intercept) and the ratios ours / RiskSLIM of the loss and of the gap."""
+    if "rs_error" in r:
+        return f"{'':<26} RiskSLIM not run: {r['rs_error']}"
+    ours = r.get("loss") if r.get("status") != "not run" else None
+    return (f"{'':<26} RiskSLIM/CPLEX {r['rs_status']:<26} gap {r['rs_gap']:.3g} LB {r['rs_lb']:.3f} "
+            f"loss {r['rs_loss']:.4f} (real intercept {r['rs_loss_real_intercept']:.4f}) "
+            f"{r['rs_time_s']:.1f} s, {r['rs_nodes']} nodes, {r['rs_cuts']} cuts | ours/RS: loss "
+            f"{fmt(ratio(ours, r['rs_loss']), '.5f')} gap {fmt(ratio(r.get('gap'), r['rs_gap']), '.3f')}")
+
+
 HEADER = (f"{'dataset':<26} {'T':>2} {'n':>5} {'cols':>4} {'proof':>5} {'solver':>6} {'m':>5} | {'status':<10} "
           f"{'gap':>7} {'loss m=1':>10} "
           f"{'loss scal':>10} {'AUC':>6} {'ECE':>6} {'ECE sc':>6} {'1st s':>6} {'proof s':>7} | {'FR loss':>10} "
@@ -208,6 +295,16 @@ def markdown(rows: list[dict[str, object]]) -> str:
     return "\n".join(out)
 
 
+def _number(text: str) -> object:
+    """``"3"`` -> 3, ``"0.5"`` -> 0.5, anything else as written (a solver option's value)."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--datasets", nargs="+", default=list(DATASETS))
@@ -222,22 +319,29 @@ def main() -> None:
     ap.add_argument("--solver", nargs="+", default=["auto"], help="the master's solvers (each run in turn)")
     ap.add_argument("--at-fr-multiplier", action="store_true",
                     help="prove our card at FasterRisk's multiplier (its loss and ours at the same m)")
+    ap.add_argument("--peers", nargs="+", default=["ours", "fasterrisk"], choices=["ours", "fasterrisk", "riskslim"],
+                    help="what runs: ours, FasterRisk, RiskSLIM (CPLEX, in .venv-exact)")
+    ap.add_argument("--rs-init-s", type=float, default=0.0,
+                    help="RiskSLIM's initialization procedure's time (0: off; its LCPA gets the rest of the limit)")
+    ap.add_argument("--solver-option", nargs="+", default=[], metavar="NAME=VALUE",
+                    help="options passed to the master's solver as it spells them (e.g. MIPFocus=3)")
     ap.add_argument("--fr-from", type=Path, help="FasterRisk's figures from this earlier result file "
                     "(a machine without the peer environment)")
     a = ap.parse_args()
     if a.table:
         print(markdown([json.loads(t) for f in a.table for t in f.read_text().splitlines() if t.strip()]))
         return
+    options = {k: _number(v) for k, v in (o.split("=", 1) for o in a.solver_option)}
     warm_up()
     print(HEADER, flush=True)
     for T in a.T:
         for ds in a.datasets:
-            fr = None
+            fr, rs = None, None
             for proof in a.proof:
                 for solver in a.solver if proof != "outer" else ["highs"]:
                     try:
                         r = run(ds, T, a.time_limit, a.max_cuts, a.sample, proof, solver, a.at_fr_multiplier,
-                                a.fr_from, fr)
+                                a.fr_from, fr, tuple(a.peers), rs, a.rs_init_s, options)
                     except TreeoptError as exc:  # e.g. a master too large for Gurobi's pip licence: said, not fatal
                         print(f"{ds:<26} {T:>2} {proof:>5} {solver:>6} | not run: {exc}", flush=True)
                         if a.json_out:
@@ -246,7 +350,11 @@ def main() -> None:
                                                      "error": str(exc)}) + "\n")
                         continue
                     fr = {k: v for k, v in r.items() if k.startswith("fr_")}  # FasterRisk once per (data, T)
-                    print(line(r), flush=True)
+                    rs = {k: v for k, v in r.items() if k.startswith("rs_")} or None  # RiskSLIM too
+                    if "ours" in a.peers:
+                        print(line(r), flush=True)
+                    if rs:
+                        print(rs_line(r), flush=True)
                     if a.json_out:
                         with a.json_out.open("a") as fh:
                             fh.write(json.dumps(r) + "\n")

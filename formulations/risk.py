@@ -122,6 +122,9 @@ def _loss_tol(value: str | float) -> float:
 #: whole loss per integer card, lazily), the same cuts disaggregated (a column and a tangent per sample, lazily), or
 #: the outer approximation (a tangent row per sample, the MILP re-solved)
 PROOFS = ("lcpa", "samples", "outer")
+#: the branching priority of the support indicators ``a_j`` in the lattice master (``proof`` lcpa / samples): above
+#: the points' 0, so Gurobi and SCIP branch on which features are used before on how many points they get
+SUPPORT_PRIORITY = 10
 
 
 def _proof(text: str) -> str:
@@ -282,7 +285,8 @@ class ORS(FormulationSpec):
                 self.name,
                 [
                     B.IntegerScores(A=v["A"], beta_bound=v["beta_bound"]),
-                    B.L0(of="s", budget=v["T"], exact=v["cardinality"] == "exact"),
+                    # the support branched on first (measured: docs/blocks.md, "The designs measured")
+                    B.L0(of="s", budget=v["T"], exact=v["cardinality"] == "exact", branch_priority=SUPPORT_PRIORITY),
                     (B.LatticeLogisticLoss if v["proof"] == "lcpa" else B.SampleLatticeLoss)(
                         multiplier=float(v["multiplier"]), C=v["C"], tol=v["loss_tol"]),
                 ],

@@ -9,7 +9,7 @@ import pytest
 from brute_force import brute_force_ors_true
 from brute_force import risk_data as _data
 from brute_force import true_loss as _true_loss
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import minimize_scalar
 
@@ -68,6 +68,7 @@ def test_lcpa_and_the_outer_loop_prove_the_same_optimum(solver):
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000), weights=st.booleans())
+@example(seed=4198, weights=True)  # HiGHS' last master optimal at a gap of 2e-5 (its own gap 9e-5): was time_limit
 def test_lcpa_bound_never_exceeds_brute_force_on_random_weights_and_labels(seed, weights):
     rng = np.random.default_rng(seed)
     X = rng.integers(0, 2, size=(20, 3)).astype(float)

@@ -71,17 +71,25 @@ class L0(Block):
     tightest possible); a constant may be given for reproduction. With a budget ``k`` the block
     also tightens the split bound ``U`` (``|v[i, t]| <= w_bound * (sum of the k largest |x_ij|) +
     b_bound``), so blocks placed after it derive smaller big-M values.
+
+    ``branch_priority`` (default 0: the solver's choice) is the indicators' branching priority: with a positive
+    value the solvers with the backend feature ``"priority"`` (Gurobi, SCIP) branch on the support ``delta`` before
+    the weights. ``ors loss="true"`` sets it: measured in docs/blocks.md, "The designs measured".
     """
 
     provides = ("l0",)
 
     def __init__(self, of: str = "w", budget: Any = None, penalty: Any = 0.0, penalty_floor: Any = 0.0,
-                 M: float | None = None, over: str = "feature", exact: bool = False) -> None:
+                 M: float | None = None, over: str = "feature", exact: bool = False, branch_priority: int = 0) -> None:
         if budget is None and not np.any(np.asarray(penalty) > 0):
             raise FormulationError("L0 needs a budget (HFS) or a positive penalty (SFS)")
         if exact and budget is None:
             raise FormulationError("L0(exact=True) needs a budget")
-        self.exact = exact
+        if isinstance(branch_priority, bool) or not isinstance(branch_priority, (int, np.integer)) \
+                or branch_priority < 0:
+            raise FormulationError(f"branch_priority of L0 must be an integer >= 0 (0: the solver's choice), got "
+                                   f"{branch_priority!r}")
+        self.exact, self.branch_priority = exact, int(branch_priority)
         self.of, self.budget, self.penalty, self.penalty_floor, self.M, self.over = (
             of, budget, penalty, penalty_floor, M, over)
         self.requires = (of,)
@@ -94,7 +102,8 @@ class L0(Block):
         if _is_indicator(w):  # a 0/1 family (e.g. FlowOCT's splits) is its own indicator: ||w||_0 = 1ᵀw, no rows
             delta = w
         else:
-            delta = m.add_variables(f"{w.name}_used", w.dims, w.coords, kind=Kind.BINARY)
+            delta = m.add_variables(f"{w.name}_used", w.dims, w.coords, kind=Kind.BINARY,
+                                    priority=self.branch_priority)
             m.add_constraints(f"{w.name}_l0_up", w <= delta * bound)  # (3.14)
             m.add_constraints(f"{w.name}_l0_lo", w >= delta * (-bound))
         count = delta.sum(self.over)

@@ -42,12 +42,13 @@ class Model:
     # ------------------------------------------------------------------ building
     def add_variables(self, name: str, dims: tuple[str, ...] | list[str] = (),
                       coords: Mapping[str, Any] | None = None, kind: Kind | str = Kind.CONTINUOUS,
-                      lower: Any = None, upper: Any = None) -> VarFamily:
-        """Add a family of columns over ``dims`` (coordinates: labels, or an int for ``range``)."""
+                      lower: Any = None, upper: Any = None, priority: int = 0) -> VarFamily:
+        """Add a family of columns over ``dims`` (coordinates: labels, or an int for ``range``); ``priority``: their
+        branching priority (:class:`~treeopt_dsl.ir.variables.VarFamily`)."""
         if name in self.variables:
             raise ModelError(f"variable family {name!r} already exists")
         dims, cs = as_coords(dims, coords)
-        fam = VarFamily(name, dims, cs, Kind(kind), lower, upper, self.n_vars)
+        fam = VarFamily(name, dims, cs, Kind(kind), lower, upper, self.n_vars, priority)
         self.variables[name] = fam
         self.n_vars += fam.size
         return fam

@@ -62,6 +62,9 @@ class StandardForm:
     nonlinear: dict = field(default_factory=dict)
     #: nonlinear constraint families (``NLConstraint``), present only for NLP formulations
     nl_constraints: dict = field(default_factory=dict)
+    #: branching priorities per column (int32, higher first), ``None`` when every family has priority 0; passed on
+    #: by the backends with the feature ``"priority"`` (a hint: the others solve the same model without it)
+    priority: np.ndarray | None = None
 
     @property
     def n_cols(self) -> int:
@@ -152,6 +155,8 @@ def compile_model(model: Model) -> StandardForm:
     integrality = np.concatenate(
         [np.full(f.size, f.kind is not Kind.CONTINUOUS, dtype=np.int8) for f in fams]) if fams else np.zeros(0, np.int8)
     columns = [Block(f.name, f.offset, f.dims, f.coords) for f in fams]
+    priority = np.concatenate([np.full(f.size, f.priority, dtype=np.int32) for f in fams]) \
+        if any(f.priority for f in fams) else None
 
     indptr_parts, index_parts, data_parts, lo_parts, up_parts, rows = [np.zeros(1, np.int64)], [], [], [], [], []
     shared: list[tuple[Constraint, int]] = []  # dense families whose terms the CSR arrays hold as they are
@@ -234,7 +239,7 @@ def compile_model(model: Model) -> StandardForm:
     if not np.isfinite(data.sum()) and not np.all(np.isfinite(data)):
         raise ModelError("the constraint matrix contains NaN or inf coefficients")
     return StandardForm(A, row_lower, row_upper, col_lower, col_upper, integrality, c, c0, Q, columns, rows,
-                        model.name, dict(model.nonlinear), dict(model.nl_constraints))
+                        model.name, dict(model.nonlinear), dict(model.nl_constraints), priority)
 
 
 def _has_duplicates(var: np.ndarray, valid: np.ndarray | None) -> bool:

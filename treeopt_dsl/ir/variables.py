@@ -23,11 +23,13 @@ class Kind(str, Enum):
 class VarFamily(ExprOps):
     """Columns ``offset .. offset + size`` of a model, laid out in C order over ``dims``.
 
-    Arithmetic on a family acts on the linear expression ``1 * x`` of its columns.
+    Arithmetic on a family acts on the linear expression ``1 * x`` of its columns. ``priority`` is the branching
+    priority of its columns (higher: branched on first; 0: the solver's own choice), a hint that the backends with
+    the feature ``"priority"`` pass on and the others ignore.
     """
 
     def __init__(self, name: str, dims: tuple[str, ...], coords: Coords, kind: Kind,
-                 lower: Any, upper: Any, offset: int) -> None:
+                 lower: Any, upper: Any, offset: int, priority: int = 0) -> None:
         if not name.isidentifier():
             raise ModelError(f"variable family name {name!r} must be an identifier (letters, digits, _)")
         self.name, self.dims, self.coords, self.kind = name, dims, coords, Kind(kind)
@@ -42,6 +44,9 @@ class VarFamily(ExprOps):
         if np.any(lo > up):
             raise ModelError(f"variable family {name!r} has a lower bound above its upper bound")
         self.lower, self.upper = lo, up
+        if isinstance(priority, bool) or not isinstance(priority, (int, np.integer)) or priority < 0:
+            raise ModelError(f"priority of {name!r} (its branching priority) must be an integer >= 0, got {priority!r}")
+        self.priority = int(priority)
 
     @property
     def shape(self) -> tuple[int, ...]:
