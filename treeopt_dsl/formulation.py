@@ -186,14 +186,15 @@ class Built:
         return self._sf
 
     def max_violation(self, x: np.ndarray) -> float:
-        """:meth:`Model.max_violation <treeopt_dsl.ir.Model.max_violation>` from the compiled rows (the standard form
-        the solve needs anyway, compiled once): one sparse product ``A x`` instead of evaluating every row family
-        term by term (OLCT on adult at depth 3, 36.7 M nonzeros: 0.18 s against 0.83 s per start checked, 2.8 s
-        under load). Entries at NaN columns (not completed) count as no violation, as in the model's. Nonlinear
-        rows: the model's own evaluation."""
-        if self.model.nl_constraints:
+        """:meth:`Model.max_violation <treeopt_dsl.ir.Model.max_violation>`, from the compiled rows once the model is
+        compiled (a solve that will hand the matrix to a solver compiles it before its starts): one sparse product
+        ``A x`` instead of evaluating every row family term by term (OLCT on adult at depth 3, 36.7 M nonzeros:
+        0.18 s against 0.83 s per start checked, 2.8 s under load). Not compiled (a DP start may answer without a
+        matrix) or nonlinear rows: the model's own evaluation. Entries at NaN columns (not completed) count as no
+        violation, as in the model's."""
+        if self._sf is None or self.model.nl_constraints:
             return self.model.max_violation(x)
-        sf = self.compile()
+        sf = self._sf
         x = np.asarray(x, dtype=float)
         r = sf.A @ x
         rows = np.maximum(sf.row_lower - r, 0.0) + np.maximum(r - sf.row_upper, 0.0)

@@ -340,6 +340,7 @@ def test_the_compiled_violation_is_the_models(name):
     rng = np.random.default_rng(5)
     X = rng.normal(size=(30, 3))
     built = get_formulation(name, depth=2).build(Dataset.from_arrays(X, np.where(X[:, 0] > 0, 1, -1)))
+    built.compile()  # as a solve that will hand the matrix to a solver does before its starts
     for _ in range(6):
         x = rng.normal(scale=2.0, size=built.model.n_vars)
         assert built.max_violation(x) == pytest.approx(built.model.max_violation(x), rel=1e-9, abs=1e-12)

@@ -44,6 +44,10 @@ __all__ = ["binarized", "binarized_fits", "contree", "streed_setup"]
 #: seconds per ``n c`` of the count's products (0/1 data: fewer than ``RANKS_FROM`` cuts per feature), and per
 #: ``n p^2`` and per ``c^2`` of its rank histograms (many cuts per feature)
 COUNT_COST = (1.4e-8, 1.45e-7, 1.4e-8)
+#: the rank histograms' fixed seconds (the rank tables' setup): in the fit, ConTree was faster than the count's rank
+#: regime in 15 of 15 measured cases while the fit without it sent haberman at depth 2 to the count (1.2-1.4 ms
+#: measured, 1.0 ms estimated, against ConTree's 0.53-0.58 ms; 2026-11-27); with it no other measured choice changes
+COUNT_RANKS_FIXED = 1e-3
 #: seconds per ``n c^3`` of STreeD at depth 3 (fitted with a factor ``(c/p)^g`` for the cuts per feature: ``g``
 #: came out 0.03)
 STREED_COST = 1.36e-10
@@ -73,7 +77,7 @@ def binarized(n: int, p: int, c: int, depth: int) -> tuple[float, float]:
     table = BINARIZED_BYTES * n * c
     if depth <= MAX_DEPTH:
         work = (COUNT_COST[0] * n * c if c < RANKS_FROM * p  # the products (depth2.solve chooses)
-                else COUNT_COST[1] * n * float(p) ** 2 + COUNT_COST[2] * float(c) ** 2)
+                else COUNT_RANKS_FIXED + COUNT_COST[1] * n * float(p) ** 2 + COUNT_COST[2] * float(c) ** 2)
         return (OVERHEAD_S + work,
                 table + COUNT_RANK_BYTES * n * p + min(2 * BLOCK_BYTES, 16 * float(c) ** 2))
     return (OVERHEAD_S + STREED_COST * n * float(c) ** 3 * (c / 20) ** (depth - 3),
