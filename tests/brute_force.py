@@ -1,6 +1,7 @@
 """Independent references shared by tests: brute force over every axis-aligned tree (the exact-route tests), over
 every integer score card (the risk-score tests, in the tangent surrogate and in the true logistic loss), and the LP
-relaxation of a standard form by scipy's ``linprog`` (the relaxation-bound tests)."""
+relaxation of a standard form by scipy's ``linprog`` (the relaxation-bound tests); and whether a solver is
+installed (:func:`installed`, for the tests parametrized over solvers)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ import numpy as np
 from hypothesis import strategies as st
 from scipy.optimize import linprog, minimize_scalar
 from scipy.sparse import vstack
+
+from treeopt_dsl.backends import get_backend
+from treeopt_dsl.errors import SolverNotAvailable
 
 
 def linprog_relaxation(sf, c: np.ndarray | None = None) -> float:
@@ -128,3 +132,12 @@ def true_loss(model, X, y) -> float:
     """The log-loss of a fitted card on the raw data, from its predicted probabilities."""
     p = model.predict_proba(X)[:, 1]
     return float(-np.sum(np.log(np.where(y > 0, p, 1.0 - p))))
+
+
+def installed(solver: str) -> bool:
+    """Whether ``solver``'s backend can be had here (its package importable, its licence found)."""
+    try:
+        get_backend(solver)
+    except SolverNotAvailable:
+        return False
+    return True

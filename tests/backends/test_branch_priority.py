@@ -9,24 +9,15 @@ import re
 
 import numpy as np
 import pytest
-from brute_force import risk_data
+from brute_force import brute_force_ors_true, installed, risk_data
 
 from treeopt_dsl import Dataset
-from treeopt_dsl.backends import get_backend
 from treeopt_dsl.blocks import L0
-from treeopt_dsl.errors import FormulationError, ModelError, SolverNotAvailable
+from treeopt_dsl.errors import FormulationError, ModelError
 from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.formulations.risk import SUPPORT_PRIORITY
 from treeopt_dsl.ir.model import Model
 from treeopt_dsl.ir.standard_form import compile_model
-
-
-def _installed(solver: str) -> bool:
-    try:
-        get_backend(solver)
-    except SolverNotAvailable:
-        return False
-    return True
 
 
 def _lattice_master() -> tuple[object, np.ndarray, np.ndarray]:
@@ -64,7 +55,7 @@ def test_the_lattice_master_puts_its_support_first():
     assert int(np.count_nonzero(sf.priority)) == support.size  # nothing else (theta, beta) gets one
 
 
-@pytest.mark.skipif(not _installed("gurobi"), reason="gurobi is not installed")
+@pytest.mark.skipif(not installed("gurobi"), reason="gurobi is not installed")
 def test_gurobi_holds_the_priorities():
     from treeopt_dsl.backends.gurobi import to_gurobi
 
@@ -75,7 +66,7 @@ def test_gurobi_holds_the_priorities():
     assert np.all(held[support] == SUPPORT_PRIORITY) and np.all(held[points] == 0)
 
 
-@pytest.mark.skipif(not _installed("scip"), reason="scip is not installed")
+@pytest.mark.skipif(not installed("scip"), reason="scip is not installed")
 def test_scip_offers_only_the_support_as_first_candidates():
     """SCIP has no getter of a priority: a branching rule reads, at the first node whose LP is fractional in both
     families, which candidates SCIP ranks in its top priority class (``npriocands`` of ``getLPBranchCands``)."""
@@ -115,13 +106,11 @@ def test_scip_offers_only_the_support_as_first_candidates():
     assert all(first <= names for first in both)  # only support columns in the top class
 
 
-@pytest.mark.skipif(not _installed("gurobi"), reason="gurobi is not installed")
+@pytest.mark.skipif(not installed("gurobi"), reason="gurobi is not installed")
 @pytest.mark.parametrize(("given", "held"), [({}, 3), ({"MIPFocus": 1}, 1)])
 def test_the_lattice_master_takes_the_bound_focus_unless_the_user_sets_it(given, held):
     """Gurobi's ``bound_focus`` (MIPFocus 3) reaches the lattice master's solve, read from Gurobi's own log; a
     value the user gives wins; the optimum is still brute force's."""
-    from brute_force import brute_force_ors_true
-
     from treeopt_dsl.backends.gurobi import GurobiBackend
     from treeopt_dsl.result import Status
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from brute_force import brute_force_ors_true
+from brute_force import brute_force_ors_true, installed
 from brute_force import risk_data as _data
 from brute_force import true_loss as _true_loss
 from hypothesis import HealthCheck, example, given, settings
@@ -14,23 +14,14 @@ from hypothesis import strategies as st
 from scipy.optimize import minimize_scalar
 
 from treeopt_dsl import Dataset
-from treeopt_dsl.backends import get_backend, lazy_solver
+from treeopt_dsl.backends import lazy_solver
 from treeopt_dsl.blocks import LatticeLogisticLoss, best_intercept
-from treeopt_dsl.errors import FormulationError, SolverNotAvailable
+from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.estimator import RiskScoreClassifier
 from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.result import Status
 
-
-def _installed(solver: str) -> bool:
-    try:
-        get_backend(solver)
-    except SolverNotAvailable:
-        return False
-    return True
-
-
-SOLVERS = [pytest.param(s, marks=pytest.mark.skipif(not _installed(s), reason=f"{s} is not installed"))
+SOLVERS = [pytest.param(s, marks=pytest.mark.skipif(not installed(s), reason=f"{s} is not installed"))
            for s in ("highs", "gurobi", "scip")]
 
 
