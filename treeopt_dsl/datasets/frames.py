@@ -185,7 +185,7 @@ def looks_numeric(col: pd.Series) -> bool:
     return bool(pd.to_numeric(present, errors="coerce").notna().all())
 
 
-def _one_hot(col: pd.Series, numeric: bool) -> tuple[np.ndarray, list[str]]:
+def one_hot_column(col: pd.Series, numeric: bool) -> tuple[np.ndarray, list[str]]:
     """Indicator columns, one per distinct value (numeric order for numbers, text order otherwise): the sorted levels
     and one indicator per row (pandas' ``factorize``; scikit-learn's ``OneHotEncoder`` gives the same columns but its
     import, 0.8 s, was most of the first call of ``treeopt fit`` on a dataset with categorical columns)."""
@@ -263,7 +263,7 @@ def frame_to_dataset(df: pd.DataFrame, label: Any, spec: dict[str, Any], *, name
         cname = _feature_name(c, header)
         if c in cat or c in auto:
             numeric = c not in auto and looks_numeric(col)
-            M, levels = _one_hot(col, numeric)
+            M, levels = one_hot_column(col, numeric)
             if c in auto and len(levels) > MAX_AUTO_LEVELS and len(levels) > sub.shape[0] / 2:
                 raise DataError(f"dataset {name!r}: column {cname!r} holds text with {len(levels)} distinct values "
                                 f"in {sub.shape[0]} rows (an identifier?); drop that column")

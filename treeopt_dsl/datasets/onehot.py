@@ -27,9 +27,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
+import pandas as pd
 
 from treeopt_dsl.data import Dataset
-from treeopt_dsl.datasets.frames import label_key
+from treeopt_dsl.datasets.frames import one_hot_column
 from treeopt_dsl.errors import DataError
 
 #: what ``drop=`` accepts: keep every level, or drop the first (smallest) level of each one-hot attribute
@@ -126,14 +127,11 @@ def one_hot_columns(d: Dataset, columns: str | Sequence[str] | None = None, drop
     for j, name in enumerate(d.feature_names):
         x = d.X[:, j]
         if name in wanted:
-            values, codes = np.unique(x, return_inverse=True)
-            M = np.zeros((x.size, values.size))
-            M[np.arange(x.size), codes] = 1.0
-            levels = [label_key(v) for v in values]
+            M, levels = one_hot_column(pd.Series(x), numeric=True)  # the loader's own encoding of a column
             levels_of[name] = levels
             blocks.append(M)
             out_names += [f"{name}={lv}" for lv in levels]
-            out_groups += [groups[j]] * values.size
+            out_groups += [groups[j]] * len(levels)
         else:
             blocks.append(x[:, None])
             out_names.append(name)
