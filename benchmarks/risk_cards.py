@@ -11,8 +11,9 @@ quantiles. Neither paper's binarization: RiskSLIM's and FasterRisk's data sets c
 authors, so both sides here read the same columns. adult and spambase are subsampled to ``--sample`` rows
 (2000, stratified by class, seed 0), as ``risk_peers.py`` does; the other sets are used whole.
 
-Ours: ``ors`` with ``loss="true"`` (the card proven optimal in the true logistic loss at multiplier 1, to relative
-gap 1e-4, by outer approximation), T points in A = -5..5, the default beam start, HiGHS one thread,
+Ours: ``ors`` with ``loss="true"`` (the card proven optimal in the true logistic loss at multiplier 1, or with
+``--multiplier auto`` at the multiplier chosen with the start's card, to relative gap 1e-4, by lattice cutting
+planes), T points in A = -5..5, the default beam start, the solver ``auto`` picks (Gurobi) on one thread,
 ``--time-limit`` (120 s) for the whole call; then the scale search (``scale="search"``: the multiplier and the
 intercept minimizing the true log-loss for the fixed integer points, a calibration step after the proof).
 FasterRisk 0.1.10 with its defaults (``lb=-5, ub=5``, its own multiplier search), in its own environment
@@ -176,7 +177,7 @@ def run(dataset: str, T: int, time_limit: float, max_cuts: int, sample: int, pro
         solver: str = "auto", at_fr_multiplier: bool = False, fr_from: Path | None = None,
         fr: dict[str, object] | None = None, peers: tuple[str, ...] = ("fasterrisk",),
         rs: dict[str, object] | None = None, rs_init_s: float = 0.0,
-        solver_options: dict[str, object] | None = None) -> dict[str, object]:
+        solver_options: dict[str, object] | None = None, multiplier: str = "1") -> dict[str, object]:
     from treeopt_dsl.datasets import load
     from treeopt_dsl.formulations import get_formulation
 
@@ -200,11 +201,16 @@ def run(dataset: str, T: int, time_limit: float, max_cuts: int, sample: int, pro
         return row
     if at_fr_multiplier and fr.get("fr_multiplier") is not None:  # the proof at FasterRisk's own multiplier
         kw["multiplier"] = float(fr["fr_multiplier"])
-    row["multiplier_proven"] = kw.get("multiplier", 1.0)
+    elif multiplier == "auto":  # chosen with the start's card, then proven at it
+        kw["multiplier"] = "auto"
+    elif float(multiplier) != 1.0:
+        kw["multiplier"] = float(multiplier)
     t, c = time.perf_counter(), time.process_time()
     res = get_formulation("ors", scale="fixed" if at_fr_multiplier else "search", **kw).solve(
         data, solver=solver, time_limit=time_limit, threads=1, warm_start="auto", **(solver_options or {}))
     wall, cpu = time.perf_counter() - t, time.process_time() - c
+    row["multiplier_proven"] = (res.multiplier_search or {}).get("multiplier", kw.get("multiplier", 1.0))
+    row["multiplier_search"] = res.multiplier_search
     card = res.model
     total = card.total_score(X, scaled=True)
     cal = res.scale_search or {}
@@ -319,6 +325,9 @@ def main() -> None:
     ap.add_argument("--solver", nargs="+", default=["auto"], help="the master's solvers (each run in turn)")
     ap.add_argument("--at-fr-multiplier", action="store_true",
                     help="prove our card at FasterRisk's multiplier (its loss and ours at the same m)")
+    ap.add_argument("--multiplier", default="1",
+                    help="ours: the multiplier proven at (a number, or auto: chosen with the start's card, the loss "
+                         "columns then at it; the 'loss m=1' column is the card at that multiplier)")
     ap.add_argument("--peers", nargs="+", default=["ours", "fasterrisk"], choices=["ours", "fasterrisk", "riskslim"],
                     help="what runs: ours, FasterRisk, RiskSLIM (CPLEX, in .venv-exact)")
     ap.add_argument("--rs-init-s", type=float, default=0.0,
@@ -341,7 +350,7 @@ def main() -> None:
                 for solver in a.solver if proof != "outer" else ["highs"]:
                     try:
                         r = run(ds, T, a.time_limit, a.max_cuts, a.sample, proof, solver, a.at_fr_multiplier,
-                                a.fr_from, fr, tuple(a.peers), rs, a.rs_init_s, options)
+                                a.fr_from, fr, tuple(a.peers), rs, a.rs_init_s, options, a.multiplier)
                     except TreeoptError as exc:  # e.g. a master too large for Gurobi's pip licence: said, not fatal
                         print(f"{ds:<26} {T:>2} {proof:>5} {solver:>6} | not run: {exc}", flush=True)
                         if a.json_out:

@@ -54,16 +54,18 @@ import numpy as np
 
 from treeopt_dsl import blocks as B
 from treeopt_dsl.backends import lazy_solver
+from treeopt_dsl.blocks.scores import score_set
 from treeopt_dsl.data import Dataset
 from treeopt_dsl.defaults import SOLVER
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.exact.binarize import threshold_columns
-from treeopt_dsl.formulation import Formulation, Numerics
+from treeopt_dsl.formulation import Built, Formulation, Numerics
 from treeopt_dsl.formulations.olct import _tangents
 from treeopt_dsl.formulations.spec import COMPRESS, FormulationSpec, Param, boolean, floats
 from treeopt_dsl.lazy import LATTICE_GAP_SHARE
 from treeopt_dsl.models.risk import decode_generalized_risk_score, decode_risk_score
 from treeopt_dsl.result import SolveResult
+from treeopt_dsl.starts.risk import MultiplierSearch, search_multiplier
 
 
 class ScaledTangentLogisticLoss(B.TangentLogisticLoss):
@@ -166,6 +168,23 @@ def scale_search(res: SolveResult, data: Dataset) -> SolveResult:
     return res
 
 
+#: ``ors multiplier="auto"``: the multiplier chosen with the start's card (:func:`search_multiplier`), then proven at
+MULTIPLIER_AUTO = "auto"
+
+
+def _multiplier(value: str | float) -> str | float:
+    """``"auto"`` or a positive finite number (FasterRisk's ``m``)."""
+    if isinstance(value, str) and value.strip().lower() == MULTIPLIER_AUTO:
+        return MULTIPLIER_AUTO
+    try:
+        m = float(value)
+    except (TypeError, ValueError):
+        m = float("nan")
+    if not (np.isfinite(m) and m > 0):
+        raise FormulationError(f"multiplier must be a positive finite number or 'auto', got {value!r}")
+    return m
+
+
 def _binarize(text: str) -> str:
     if text not in BINARIZE:
         raise FormulationError(f"binarize must be one of {BINARIZE}, got {text!r}")
@@ -205,7 +224,9 @@ class ORS(FormulationSpec):
               "0/1 conditions x_j >= t in the data's units, at most max_cuts quantile cuts per continuous feature "
               "(binary features stay one column): a card to score by hand"),
         Param("max_cuts", MAX_CUTS, _max_cuts, "binarize=quantile: cuts per continuous feature, at its quantiles"),
-        Param("multiplier", 1.0, float, "FasterRisk's scale m > 0: the loss and P(y|x) on (s·x + beta)/m (1: (4.5))"),
+        Param("multiplier", 1.0, _multiplier, "FasterRisk's scale m > 0: the loss and P(y|x) on (s·x + beta)/m (1: "
+              "(4.5)) | auto: chosen with the start's card by FasterRisk's star-ray search, the card then proven at "
+              "it (result.multiplier_search)"),
         Param("scale", "fixed", _scale, "fixed: the multiplier given | search: after the card is solved, the "
               "multiplier and intercept minimizing the true log-loss for its fixed points (a calibration step after "
               "the proof; result.scale_search)"),
@@ -230,6 +251,7 @@ class ORS(FormulationSpec):
         self.values["max_cuts"] = _max_cuts(self.values["max_cuts"])
         self.values["scale"] = _scale(self.values["scale"])
         self.values["proof"] = _proof(self.values["proof"])
+        self.values["multiplier"] = _multiplier(self.values["multiplier"])
 
     @property
     def lattice(self) -> bool:
@@ -245,12 +267,34 @@ class ORS(FormulationSpec):
     def solve(self, data: Dataset, solver: str = SOLVER, backend: str | None = None, warm_start: Any = None,
               **options: Any) -> SolveResult:
         """:meth:`FormulationSpec.solve`, then with ``scale="search"`` the scale search on ``data``
-        (:func:`scale_search`)."""
+        (:func:`scale_search`). With ``multiplier="auto"`` the card found with the multiplier starts the solve
+        unless ``warm_start`` names another start."""
         if self.lattice:  # the master's own gap: most of the tolerance (the cuts' slack is the rest)
             share = LATTICE_GAP_SHARE * self.values["loss_tol"]
             options["gap"] = share if options.get("gap") is None else min(float(options["gap"]), share)
+        if self.values["multiplier"] == MULTIPLIER_AUTO and warm_start is None:
+            warm_start = "beam"  # the search's card, found with the multiplier: a start that costs nothing more
         res = super().solve(data, solver=solver, backend=backend, warm_start=warm_start, **options)
+        searched = None if res.built is None else res.built.ctx.data.meta.get("multiplier_search")
+        if isinstance(searched, MultiplierSearch):
+            res.multiplier_search = searched.as_dict()
+            res.message = (f"{res.message} (at the multiplier {searched.multiplier:.6g} chosen with the start's card "
+                           f"by the multiplier search, {searched.seconds:.2f} s)")
         return scale_search(res, data) if self.values["scale"] == "search" else res
+
+    def build(self, data: Dataset) -> Built:
+        """:meth:`FormulationSpec.build`; with ``multiplier="auto"`` the multiplier is first chosen on the prepared
+        data with its card (:func:`~treeopt_dsl.starts.risk.search_multiplier`), the model built at it, and the card
+        kept in the data's ``meta["multiplier_search"]`` for the beam start."""
+        if self.values["multiplier"] != MULTIPLIER_AUTO:
+            return super().build(data)
+        prepared = self.prepare(data)
+        v = self.values
+        found = search_multiplier(prepared.X, prepared.y, v["T"], score_set(v["A"]), prepared.weights,
+                                  beta_bound=v["beta_bound"], C=float(np.atleast_1d(v["C"])[0]))
+        spec = type(self)(**{**v, "multiplier": found.multiplier})
+        prepared = replace(prepared, meta={**prepared.meta, "multiplier_search": found})
+        return spec.formulation().build(prepared, spec.topology())
 
     def topology(self) -> None:
         return None
@@ -277,7 +321,11 @@ class ORS(FormulationSpec):
         return data.compressed() if self.values.get("compress") else data
 
     def formulation(self) -> Formulation:
-        v = self.values
+        """The blocks; with ``multiplier="auto"`` at ``m = 1`` (the composition the routes read: the multiplier is
+        chosen on the data by :meth:`build`, which builds the blocks at it)."""
+        v = {**self.values}
+        if v["multiplier"] == MULTIPLIER_AUTO:
+            v["multiplier"] = 1.0
         if v["T"] < 1:
             raise FormulationError(f"T must be at least 1, got {v['T']}")
         if self.lattice:

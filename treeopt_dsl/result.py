@@ -171,6 +171,10 @@ class SolveResult:
     #: log-loss ``loss_before`` / ``loss_after``, ``proven``: what the status is about); ``model`` is the scaled
     #: card, ``objective`` and the certificate the proven card's; ``None`` without it
     scale_search: dict[str, Any] | None = None
+    #: ``ors multiplier="auto"``: the multiplier chosen with the start's card before the solve
+    #: (:func:`treeopt_dsl.starts.risk.search_multiplier`: ``multiplier``, the card's true ``loss``, ``seconds``,
+    #: ``nonzeros``); the status and certificate are the card's at that multiplier; ``None`` otherwise
+    multiplier_search: dict[str, Any] | None = None
 
     @property
     def improvement(self) -> float | None:
@@ -210,4 +214,5 @@ class SolveResult:
             **({"starts": self.starts, "won": self.won} if self.starts else {}),
             **({"refinement": self.refinement} if self.refinement is not None else {}),
             **({"scale_search": self.scale_search} if self.scale_search is not None else {}),
+            **({"multiplier_search": self.multiplier_search} if self.multiplier_search is not None else {}),
         }

@@ -411,6 +411,11 @@ def summary(res: Any) -> list[str]:
                      f"{oa['rows_added']} tangent row(s) added")
     elif res.message.startswith("optimal in "):  # a loss proven in its surrogate (ors loss=tangent, olct)
         lines.append(f"loss        {res.message.split('; ')[0]}")
+    ms = getattr(res, "multiplier_search", None)
+    if ms is not None:  # ors multiplier=auto: the multiplier the proof is at, chosen before it
+        lines.append(f"multiplier  chosen with the start's card before the solve (FasterRisk's star-ray search, "
+                     f"{ms['seconds']:.2f} s): {ms['multiplier']:.6g}, the start's true log-loss {ms['loss']:.6g}; "
+                     "the status is the card's at this multiplier")
     cal = getattr(res, "scale_search", None)
     if cal is not None:  # ors scale=search: a calibration step after the proof, said as such
         lines.append(f"scale       searched after the solve (a calibration step, not part of the proof): multiplier "

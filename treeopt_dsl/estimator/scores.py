@@ -45,9 +45,12 @@ class RiskScoreClassifier(SolvedClassifier):
         (:meth:`card`). ``T`` then counts conditions, from 1 to their number.
     max_cuts : int, default=3
         ``binarize="quantile"``: the most cuts per continuous feature (3: the quartiles).
-    multiplier : float, default=1.0
+    multiplier : float or "auto", default=1.0
         ``ors`` only: the scale factor ``m`` of FasterRisk (Liu et al. 2022), ``P = sigmoid((points + beta) / m)``;
         the loss is fitted on that scale, so ``m > 1`` allows larger integer points for the same probabilities.
+        ``"auto"``: ``m`` is chosen with the start's card (FasterRisk's star-ray search over the beam's cards, each
+        at its own best multiplier) and the card is then proven at that ``m``; ``result_.multiplier_search``
+        records it.
     scale : {"fixed", "search"}, default="fixed"
         ``ors`` only. ``"search"``: after the card is solved, its multiplier and intercept are searched for the fixed
         points, minimizing the true log-loss on the training data (FasterRisk's scale; convex in ``(1/m, beta/m)``):
@@ -108,7 +111,7 @@ class RiskScoreClassifier(SolvedClassifier):
 
     def __init__(self, formulation: str = "ors", T: int = 3, A: str = "-5..5", cardinality: str = "exact",
                  tangents: Any = "V3", C: float = 1.0, scaling: str = "minmax", binarize: str = "none",
-                 max_cuts: int = MAX_CUTS, multiplier: float = 1.0, scale: str = "fixed", loss: str | None = None,
+                 max_cuts: int = MAX_CUTS, multiplier: float | str = 1.0, scale: str = "fixed", loss: str | None = None,
                  loss_tol: float = OUTER_TOL, proof: str = "lcpa",
                  solver: str = SOLVER, backend: str | None = None, time_limit: float | None = ESTIMATOR_TIME_LIMIT,
                  gap: float | None = None, threads: int | None = None, random_state: Any = None,
@@ -156,14 +159,16 @@ class RiskScoreClassifier(SolvedClassifier):
                                    f"to {p}" + (" (or cardinality='at_most' makes T an upper bound)"
                                                 if self.formulation == "ors" else ""))
         common = dict(A=str(self.A), tangents=self.tangents, C=float(self.C), scaling=self.scaling)
-        if not finite_real(self.multiplier) or float(self.multiplier) <= 0:
-            raise FormulationError(f"multiplier must be a finite number > 0, got {self.multiplier!r}")
+        auto = isinstance(self.multiplier, str) and self.multiplier == "auto"
+        if not auto and (not finite_real(self.multiplier) or float(self.multiplier) <= 0):
+            raise FormulationError(f"multiplier must be a finite number > 0 or 'auto', got {self.multiplier!r}")
         if self.formulation == "ors":
             return get_formulation("ors", T=int(self.T), cardinality=self.cardinality, binarize=self.binarize,
-                                   max_cuts=self.max_cuts, multiplier=float(self.multiplier), scale=self.scale,
+                                   max_cuts=self.max_cuts, multiplier="auto" if auto else float(self.multiplier),
+                                   scale=self.scale,
                                    loss_tol=self.loss_tol, proof=self.proof,
                                    **({} if self.loss is None else {"loss": self.loss}), **common)
-        if float(self.multiplier) != 1.0:
+        if auto or float(self.multiplier) != 1.0:
             raise FormulationError("multiplier applies to formulation='ors' only")
         if self.scale != "fixed":
             raise FormulationError(f"scale={self.scale!r} applies to formulation='ors' only; use scale='fixed'")
