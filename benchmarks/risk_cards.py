@@ -282,15 +282,16 @@ HEADER = (f"{'dataset':<26} {'T':>2} {'n':>5} {'cols':>4} {'proof':>5} {'solver'
 
 def markdown(rows: list[dict[str, object]]) -> str:
     """The rows as the table of docs/benchmarks.md (``--table FILE.jsonl ...``)."""
-    out = ["| data | T | n | columns | ours: status (gap) | ours: loss m=1 | ours: loss scaled (m) "
-           "| FasterRisk: loss (m) | loss ours/FR (scaled/FR) | AUC ours / FR | ECE ours m=1 / scaled / FR "
+    out = ["| data | T | n | columns | ours: status (gap) | ours: loss at the m proven (m) | ours: loss scaled (m) "
+           "| FasterRisk: loss (m) | loss ours/FR (scaled/FR) | AUC ours / FR | ECE ours / scaled / FR "
            "| first card s: ours / FR (ratio) "
            "| proof s (/ FR) | CPU s: ours / FR (load) |", "|" + "---|" * 14]
     for r in rows:
         fr = r.get("fr_loss")
         gap = "no bound" if r["gap"] is None else f"{r['gap']:.2g}"
         out.append(
-            f"| {r['dataset']} | {r['T']} | {r['n']} | {r['columns']} | {r['status']} ({gap}) | {r['loss']:.4f} | "
+            f"| {r['dataset']} | {r['T']} | {r['n']} | {r['columns']} | {r['status']} ({gap}) | {r['loss']:.4f} "
+            f"({float(r.get('multiplier_proven') or 1.0):.3f}) | "
             f"{r['loss_scaled']:.4f} ({r['multiplier']:.3f}) | {fmt(fr, '.4f')} ({fmt(r.get('fr_multiplier'), '.3f')}) "
             f"| {fmt(ratio(r['loss'], fr), '.4f')} ({fmt(ratio(r['loss_scaled'], fr), '.4f')}) | "
             f"{r['auc']:.4f} / {fmt(r.get('fr_auc'), '.4f')} | {r['ece']:.4f} / {r['ece_scaled']:.4f} / "

@@ -40,7 +40,7 @@ from treeopt_dsl.formulation import Block, BuildContext, Cuts
 CUT = "cut"
 #: the slack of :meth:`LatticeLogisticLoss.slack`: absolute and relative to the card's loss
 SLACK_ABS, SLACK_REL = 1e-6, 1e-8
-#: bisection steps of :func:`best_intercept` after Newton has bracketed the root (each halves the interval)
+#: steps of :func:`best_intercepts` (safeguarded Newton; a bisection step halves the bracket)
 MAX_STEPS = 200
 
 
@@ -51,7 +51,7 @@ def _weighted(w: np.ndarray | float, n: int) -> np.ndarray:
 def best_intercept(t: np.ndarray, y: np.ndarray, w: np.ndarray, multiplier: float = 1.0,
                    bound: float | None = None, tol: float = 1e-12) -> float:
     """The intercept ``beta`` minimizing ``sum_i w_i log(1 + exp(-y_i (t_i + beta) / m))`` for the scores ``t``
-    (the card's points summed), within ``|beta| <= bound`` when given.
+    (the card's points summed), within ``|beta| <= bound`` when given (:func:`best_intercepts` for one card).
 
     Convex in ``beta``: the root of its increasing derivative, bracketed and found by safeguarded Newton steps.
     With one class only the loss decreases without end: the bound's end (or ``±60 m`` beyond the scores without a
@@ -61,32 +61,46 @@ def best_intercept(t: np.ndarray, y: np.ndarray, w: np.ndarray, multiplier: floa
         >>> round(best_intercept(t, y, np.ones(4)), 6) == round(float(np.log(3.0)), 6)  # logit of the rate 3/4
         True
     """
+    t = np.asarray(t, dtype=float)
+    w = _weighted(w, np.size(t))
+    return float(best_intercepts(t[None, :], np.asarray(y, dtype=float)[None, :], w[None, :], multiplier, bound,
+                                 tol)[0])
+
+
+def best_intercepts(t: np.ndarray, y: np.ndarray, w: np.ndarray, multiplier: float = 1.0,
+                    bound: float | None = None, tol: float = 1e-12) -> np.ndarray:
+    """:func:`best_intercept` for ``B`` cards at once: ``t``, ``y``, ``w`` are ``(B, k)`` (a card's samples or its
+    groups of equal total and label, weighted; a zero weight pads a row); returns ``(B,)``. The same safeguarded
+    Newton steps, on every row until each bracket has shrunk to ``tol`` (relative)."""
     m = float(multiplier)
-    t, y, w = np.asarray(t, dtype=float), np.asarray(y, dtype=float), _weighted(w, np.size(t))
+    t, y = np.atleast_2d(np.asarray(t, dtype=float)), np.atleast_2d(np.asarray(y, dtype=float))
+    w = np.broadcast_to(np.asarray(w, dtype=float), t.shape)
 
-    def grad(beta: float) -> tuple[float, float]:
-        z = y * (t + beta) / m
+    def grad(beta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        z = y * (t + beta[:, None]) / m
         p = np.exp(-np.logaddexp(0.0, z))  # 1 / (1 + exp(z)) = -f'(z)
-        return float(np.sum(-w * y * p) / m), float(np.sum(w * p * (1.0 - p)) / m ** 2)
+        return (-w * y * p).sum(1) / m, (w * p * (1.0 - p)).sum(1) / m ** 2
 
-    reach = 60.0 * m + float(np.max(np.abs(t))) if t.size else 60.0 * m
-    lo, hi = (-reach, reach) if bound is None else (-float(bound), float(bound))
-    if grad(lo)[0] >= 0:
-        return lo
-    if grad(hi)[0] <= 0:
-        return hi
-    beta = 0.0 if lo < 0.0 < hi else 0.5 * (lo + hi)
+    B = t.shape[0]
+    reach = 60.0 * m + (np.max(np.abs(t), axis=1) if t.shape[1] else np.zeros(B))
+    lo, hi = (-reach, reach.copy()) if bound is None else (np.full(B, -float(bound)), np.full(B, float(bound)))
+    g_lo, g_hi = grad(lo)[0], grad(hi)[0]
+    out = np.where(g_lo >= 0, lo, np.where(g_hi <= 0, hi, np.nan))
+    todo = np.isnan(out)
+    beta = np.where((lo < 0.0) & (0.0 < hi), 0.0, 0.5 * (lo + hi))
     for _ in range(MAX_STEPS):
-        g, h = grad(beta)
-        if g > 0:
-            hi = beta
-        else:
-            lo = beta
-        if hi - lo <= tol * max(1.0, abs(beta)) or g == 0.0:
+        if not todo.any():
             break
-        step = beta - g / h if h > 0 else np.nan
-        beta = step if lo < step < hi else 0.5 * (lo + hi)  # Newton inside the bracket, else bisection
-    return float(beta)
+        g, h = grad(beta)
+        hi = np.where(todo & (g > 0), beta, hi)
+        lo = np.where(todo & (g <= 0), beta, lo)
+        done = todo & ((hi - lo <= tol * np.maximum(1.0, np.abs(beta))) | (g == 0.0))
+        out = np.where(done, beta, out)
+        todo &= ~done
+        with np.errstate(divide="ignore", invalid="ignore"):
+            step = np.where(h > 0, beta - g / h, np.nan)
+        beta = np.where((lo < step) & (step < hi), step, 0.5 * (lo + hi))  # Newton inside the bracket, else bisection
+    return np.where(np.isnan(out), beta, out)
 
 
 class LatticeLogisticLoss(Block):

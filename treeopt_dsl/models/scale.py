@@ -2,8 +2,10 @@
 ``m`` (Liu et al., NeurIPS 2022) and the intercept, ``P(y = +1) = sigmoid((total + intercept) / m)``, minimizing the
 true log-loss (:func:`fit_scale`).
 
-A module of its own because it is the one user of ``scipy.optimize`` among the models (0.3 s to import): only the
-risk-score family imports it, so the exact route of a tree and the metrics of the command line do not pay for it.
+Two parameters on a card's few distinct totals: a projected Newton method takes 1.1 ms per card where
+``scipy.optimize.minimize(method="L-BFGS-B")`` took 12.4 ms (297 samples, 25 totals; the same multiplier to 1e-10
+and loss to 1e-14), which matters because the multiplier search (:func:`treeopt_dsl.starts.risk.search_multiplier`)
+fits every rounded card (92 on heart), and it spares the import of ``scipy.optimize``.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.optimize import minimize
 
 from treeopt_dsl.errors import DataError, ModelError
 from treeopt_dsl.numeric import sigmoid
@@ -37,6 +38,51 @@ class ScaleFit:
                 "loss_after": self.loss_after, "improved": self.improved}
 
 
+#: Newton steps of :func:`fit_scale` at most; it stops when the gradient is this small relative to the loss
+NEWTON_STEPS, GRAD_TOL = 100, 1e-12
+
+
+def _newton(t: np.ndarray, y: np.ndarray, w: np.ndarray, a: float, c: float) -> tuple[float, float]:
+    """Minimize ``F(a, c) = sum_k w_k log(1 + exp(-y_k (a t_k + c)))`` over ``a`` in ``[A_MIN, A_MAX]`` and ``c``
+    free, from ``(a, c)``: Newton steps (the 2 x 2 Hessian; on ``c`` alone while ``a`` sits at a bound it is
+    pushed against) with Armijo backtracking, each trial point projected on the box."""
+
+    def value(a: float, c: float) -> float:
+        return float(np.sum(w * np.logaddexp(0.0, -y * (a * t + c))))
+
+    f = value(a, c)
+    for _ in range(NEWTON_STEPS):
+        q = sigmoid(-y * (a * t + c))
+        d = -w * y * q  # dF/dv at v = a t + c
+        g = np.array([d @ t, d.sum()])
+        h = w * q * (1.0 - q)
+        H = np.array([[h @ (t * t), h @ t], [h @ t, h.sum()]])
+        if float(np.abs(g).max()) <= GRAD_TOL * max(1.0, f):
+            break
+        at_bound = (a <= A_MIN and g[0] > 0) or (a >= A_MAX and g[0] < 0)
+        if at_bound or np.linalg.det(H) <= 1e-300 * max(1.0, float(np.abs(H).max())) ** 2:
+            step = np.array([0.0, g[1] / H[1, 1]]) if H[1, 1] > 0 else np.array([0.0, np.sign(g[1])])
+        else:
+            step = np.linalg.solve(H, g)
+        slope = float(g @ step)
+        lam, moved = 1.0, False
+        while lam > 1e-12:
+            a_new = min(max(a - lam * step[0], A_MIN), A_MAX)
+            c_new = c - lam * step[1]
+            f_new = value(a_new, c_new)
+            if f_new <= f - 1e-4 * lam * slope:
+                moved = True
+                break
+            lam *= 0.5
+        if not moved:
+            break
+        converged = abs(f - f_new) <= 1e-15 * max(1.0, f)
+        a, c, f = a_new, c_new, f_new
+        if converged:
+            break
+    return a, c
+
+
 def scaled_loss(total: np.ndarray, y: np.ndarray, w: np.ndarray, multiplier: float, intercept: float) -> float:
     """``sum_i w_i log(1 + exp(-y_i (total_i + intercept) / multiplier))`` (``y`` in {-1, +1})."""
     return float(np.sum(w * np.logaddexp(0.0, -y * (total + intercept) / multiplier)))
@@ -48,10 +94,11 @@ def fit_scale(total: Any, y: Any, multiplier: float = 1.0, intercept: float = 0.
     true (summed, weighted) logistic loss ``sum_i w_i log(1 + exp(-y_i (total_i + intercept) / m))``.
 
     In ``a = 1 / m`` and ``c = intercept / m`` this is a logistic regression on the one feature ``total``: convex
-    in ``(a, c)``, solved by L-BFGS-B with ``a`` in ``[A_MIN, A_MAX]`` from the card's own ``(1 / multiplier,
-    intercept / multiplier)``. Samples are grouped by (total, label) first (a card has few totals), so the cost
-    does not grow with the rows. The answer is never worse than the start: if the solver does not improve the
-    loss, the card's own multiplier and intercept are returned (``improved=False``).
+    in ``(a, c)``, solved by projected Newton steps with a backtracking line search (:func:`_newton`), ``a`` in
+    ``[A_MIN, A_MAX]``, from the card's own ``(1 / multiplier, intercept / multiplier)``. Samples are grouped by
+    (total, label) first (a card has few totals), so the cost does not grow with the rows. The answer is never
+    worse than the start: if the solver does not improve the loss, the card's own multiplier and intercept are
+    returned (``improved=False``).
 
     ``total``: every sample's points (without the intercept); ``y``: labels, positive where ``y > 0``.
 
@@ -74,18 +121,9 @@ def fit_scale(total: Any, y: Any, multiplier: float = 1.0, intercept: float = 0.
     gw = np.bincount(inv.ravel(), weights=w, minlength=keys.shape[0])
     gt, gy = keys[:, 0], keys[:, 1]
 
-    def fun(z: np.ndarray) -> tuple[float, np.ndarray]:
-        m = gy * (z[0] * gt + z[1])
-        d = -gw * gy * sigmoid(-m)  # d/dv of w log(1 + exp(-y v)) at v = a t + c
-        return float(np.sum(gw * np.logaddexp(0.0, -m))), np.array([np.dot(d, gt), d.sum()])
-
     before = scaled_loss(gt, gy, gw, multiplier, intercept)
-    z0 = np.array([1.0 / multiplier, intercept / multiplier])
-    z0[0] = min(max(z0[0], A_MIN), A_MAX)
-    res = minimize(fun, z0, jac=True, method="L-BFGS-B", bounds=[(A_MIN, A_MAX), (None, None)],
-                   options={"maxiter": 1000, "ftol": 1e-15, "gtol": 1e-10})
-    a, c = float(res.x[0]), float(res.x[1])
+    a, c = _newton(gt, gy, gw, min(max(1.0 / multiplier, A_MIN), A_MAX), intercept / multiplier)
     after = scaled_loss(gt, gy, gw, 1.0 / a, c / a)
     if not (np.isfinite(after) and after < before):
-        return ScaleFit(float(multiplier), float(intercept), before, before, False)
-    return ScaleFit(1.0 / a, c / a, before, after, True)
+        return ScaleFit(float(multiplier), float(intercept), float(before), float(before), False)
+    return ScaleFit(float(1.0 / a), float(c / a), float(before), float(after), True)

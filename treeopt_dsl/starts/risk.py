@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 
 from treeopt_dsl.blocks import L0, IntegerScores
-from treeopt_dsl.blocks.lattice import LatticeLogisticLoss, best_intercept
+from treeopt_dsl.blocks.lattice import LatticeLogisticLoss, best_intercepts
 from treeopt_dsl.blocks.losses import logistic_loss
 from treeopt_dsl.defaults import RISK_DESCENT_SWEEPS
 from treeopt_dsl.errors import FormulationError
@@ -313,16 +313,19 @@ class _TrueLoss:
     _grouped = _PiecewiseLoss._grouped
 
     def best(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The best intercept within ``[lo, hi]`` and the loss there, for each row of ``t`` (``(B, n)``)."""
+        """The best intercept within ``[lo, hi]`` and the loss there, for each row of ``t`` (``(B, n)``): every row's
+        groups padded to one array (zero weights) and the intercepts found together
+        (:func:`~treeopt_dsl.blocks.lattice.best_intercepts`)."""
         t = np.atleast_2d(t)
-        betas, values = np.empty(t.shape[0]), np.empty(t.shape[0])
-        for r in range(t.shape[0]):
-            u, wp, wn = self._grouped(t[r])
-            tg, yg, wg = np.r_[u, u], np.r_[np.ones(u.size), -np.ones(u.size)], np.r_[wp, wn]
-            keep = wg > 0
-            tg, yg, wg = tg[keep], yg[keep], wg[keep]
-            beta = float(np.clip(best_intercept(tg, yg, wg, self.m), self.lo, self.hi))
-            betas[r], values[r] = beta, self.C * float(wg @ logistic_loss(yg * (tg + beta) / self.m))
+        groups = [self._grouped(row) for row in t]
+        U = max(g[0].size for g in groups)
+        tg, wg = np.zeros((t.shape[0], 2 * U)), np.zeros((t.shape[0], 2 * U))
+        for r, (u, wp, wn) in enumerate(groups):
+            tg[r, :u.size], tg[r, U:U + u.size] = u, u
+            wg[r, :u.size], wg[r, U:U + u.size] = wp, wn
+        yg = np.r_[np.ones(U), -np.ones(U)][None, :]
+        betas = np.clip(best_intercepts(tg, yg, wg, self.m), self.lo, self.hi)
+        values = self.C * (wg * logistic_loss(yg * (tg + betas[:, None]) / self.m)).sum(1)
         return betas, values
 
 
