@@ -192,6 +192,20 @@ def test_one_hot_keys_reach_the_loader() -> None:
         _load(bad)
 
 
+def test_drop_classes_key_reaches_the_loader_and_a_bad_value_is_refused() -> None:
+    """``drop_classes`` of a [data] table (the thesis' Table 4.1 balance without its "B" rows) enters its tasks and
+    the worker loads the rows left; a value that is not a label or a list of labels is refused by key."""
+    text = PATH.replace('{ name = "iris", multiclass = true }', '{ name = "balance", drop_classes = ["B"] }')
+    task = expand(parse_grid(text))[0]
+    assert task["dataset"] == {"name": "balance", "drop_classes": ("B",)}
+    with pytest.raises(GridError, match="drop_classes must be a class label or a non-empty list"):
+        parse_grid(text.replace('drop_classes = ["B"]', "drop_classes = []"))
+    if data_dir() is None:
+        pytest.skip("no data directory")
+    d = _load(task)
+    assert (d.n_samples, d.classes, d.meta["dropped_classes"]) == (576, ("L", "R"), {"B": 49})
+
+
 def test_file_key_reaches_the_loader_and_an_unknown_file_is_refused_up_front() -> None:
     """``file`` of a [data] table: only that file of a stacked set (Günlük's monks-1, the 432-row test file)."""
     text = PATH.replace('{ name = "iris", multiclass = true }', '{ name = "monks-1", file = "monks-1.test" }')

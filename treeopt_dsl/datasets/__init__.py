@@ -34,6 +34,7 @@ from typing import Any
 
 from treeopt_dsl.data import Dataset
 from treeopt_dsl.datasets.bundled import BUNDLED, breast_cancer
+from treeopt_dsl.datasets.classes import drop_classes as drop_class_rows
 from treeopt_dsl.datasets.csvfile import load_csv
 from treeopt_dsl.datasets.frames import ALL_CLASSES, label_key
 from treeopt_dsl.datasets.manifest import MANIFEST, describe, entry_spec, load_entry, only_file, read_manifest
@@ -104,7 +105,7 @@ def _unknown(text: str, names: list[str], directory: Path | None) -> DataError:
 def load(name_or_path: str | Path, *, data_dir: str | Path | None = None, label: Any = None,
          positive: Any = None, variant: str | None = None, multiclass: bool = False,
          one_hot: str | Sequence[str] | None = None, one_hot_drop: str | None = None,
-         file: str | None = None) -> Dataset:
+         file: str | None = None, drop_classes: str | Sequence[Any] | None = None) -> Dataset:
     """A validated binary :class:`~treeopt_dsl.data.Dataset` (labels ±1; the raw labels in ``classes``).
 
     ``multiclass=True`` (without ``positive``) keeps every class of a multiclass set (labels are
@@ -124,6 +125,9 @@ def load(name_or_path: str | Path, *, data_dir: str | Path | None = None, label:
     drop one level: balance 16, car 15). See :func:`~treeopt_dsl.datasets.onehot.one_hot_columns`.
     ``file``: only this one of a manifest set's files, for a set the data directory stacks from several
     (``load("monks-1", file="monks-1.test")``: the 432-row test file alone, as Günlük et al. read it).
+    ``drop_classes``: the rows of these classes left out before the labels are mapped
+    (:func:`~treeopt_dsl.datasets.classes.drop_classes`; the thesis' Table 4.1 reads balance without its "B" rows:
+    ``load("balance", drop_classes=["B"], positive="L")``, 576 rows).
 
     Manifest sets drop rows with missing values (``meta["dropped_missing"]``); CSV files with missing
     values are rejected.
@@ -133,8 +137,13 @@ def load(name_or_path: str | Path, *, data_dir: str | Path | None = None, label:
     >>> d.X.shape, d.feature_names[:4]                                   # doctest: +SKIP
     ((625, 16), ('left-weight=2', 'left-weight=3', 'left-weight=4', 'left-weight=5'))
     """
-    d = _load(name_or_path, data_dir=data_dir, label=label, positive=positive, variant=variant,
-              multiclass=multiclass, file=file)
+    if drop_classes is None:
+        d = _load(name_or_path, data_dir=data_dir, label=label, positive=positive, variant=variant,
+                  multiclass=multiclass, file=file)
+    else:
+        d = _load(name_or_path, data_dir=data_dir, label=label, positive=ALL_CLASSES, variant=variant,
+                  multiclass=True, file=file)
+        d = drop_class_rows(d, drop_classes, positive=positive, multiclass=multiclass)
     if one_hot is None and one_hot_drop is None:
         return d
     return one_hot_columns(d, one_hot, drop=one_hot_drop)

@@ -17,6 +17,7 @@ A grid has four kinds of tables::
     # any split or sample: e.g. { name = "a2a", rows = 2265 }, the LIBSVM training file of a stacked set),
     # one_hot = [integer columns to one-hot encode], one_hot_drop = "first" (one level of every one-hot
     # attribute dropped: e.g. { name = "balance", one_hot = ["left-weight", ...], one_hot_drop = "first" }),
+    # drop_classes = [labels] (their rows left out before the labels are mapped: the thesis' balance without "B"),
     # file = "NAME" (only that one of a manifest set's files: e.g. { name = "monks-1", file = "monks-1.test" })
     seeds = [0, 1]
     test_size = 0.2              # or folds = 5 (k-fold: one task per fold and seed)
@@ -118,7 +119,7 @@ _EXPERIMENT_KEYS = {"name", "description", "time_limit", "memory_mb", "threads",
                     "metrics", "warm_start", "task_timeout", "paper"}
 _DATA_KEYS = {"datasets", "seeds", "test_size", "validation_size", "folds", "sample", "data_dir", "train_sample"}
 _DATASET_KEYS = {"name", "path", "positive", "variant", "label", "sample", "multiclass", "rows", "one_hot",
-                 "one_hot_drop", "file"}
+                 "one_hot_drop", "file", "drop_classes"}
 _METHOD_KEYS = {"name", "formulation", "estimator", "params", "grid", "cv", "solver", "backend", "time_limit",
                 "warm_start", "threads", "memory_mb", "task_timeout", "references", "datasets", "train_sample",
                 "refine",
@@ -146,6 +147,8 @@ class DataSpec:
     one_hot_drop: str | None = None
     #: only this one of the manifest set's ``parse`` files (``None``: all of them, stacked)
     file: str | None = None
+    #: the rows of these classes left out before the labels are mapped (:func:`treeopt_dsl.datasets.load`)
+    drop_classes: tuple[Any, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if v not in (None, 0, False) or k == "name"}
@@ -349,6 +352,13 @@ def parse_grid(text: str, source: str = "<grid>", base_dir: str | Path | None = 
             if d.get("file") is not None and (not isinstance(d["file"], str) or not d["file"] or "path" in d):
                 raise ck.fail("data", "datasets", f"entry {i + 1}: file must be the name of one of a manifest "
                                                   f"dataset's files (not with path), got {d['file']!r}")
+            drop = d.get("drop_classes")
+            if isinstance(drop, (str, int)) and not isinstance(drop, bool):
+                drop = [drop]
+            if drop is not None and (not isinstance(drop, list) or not drop
+                                     or not all(isinstance(c, (str, int)) and not isinstance(c, bool) for c in drop)):
+                raise ck.fail("data", "datasets", f"entry {i + 1}: drop_classes must be a class label or a non-empty "
+                                                  f"list of them, got {d.get('drop_classes')!r}")
             if d.get("one_hot_drop") not in ONE_HOT_DROPS:
                 raise ck.fail("data", "datasets", f"entry {i + 1}: one_hot_drop must be \"first\" (or left out: every "
                                                   f"level kept), got {d.get('one_hot_drop')!r}")
@@ -356,7 +366,8 @@ def parse_grid(text: str, source: str = "<grid>", base_dir: str | Path | None = 
                                      positive=d.get("positive"), variant=d.get("variant"), label=d.get("label"),
                                      sample=d.get("sample", 0), multiclass=bool(d.get("multiclass", False)),
                                      rows=d.get("rows", 0), one_hot=None if one_hot is None else tuple(one_hot),
-                                     one_hot_drop=d.get("one_hot_drop"), file=d.get("file")))
+                                     one_hot_drop=d.get("one_hot_drop"), file=d.get("file"),
+                                     drop_classes=None if drop is None else tuple(drop)))
         else:
             raise ck.fail("data", "datasets", f"entry {i + 1}: expected a name or a table, got {d!r}")
     names = [d.name for d in datasets]

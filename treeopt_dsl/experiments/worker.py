@@ -78,8 +78,8 @@ def _versions(solver: str | None) -> dict[str, str]:
 
 def _load(task: dict[str, Any]) -> Any:
     d = task["dataset"]
-    kw = {k: d[k] for k in ("positive", "variant", "label", "multiclass", "one_hot", "one_hot_drop", "file")
-          if d.get(k) is not None}
+    kw = {k: d[k] for k in ("positive", "variant", "label", "multiclass", "one_hot", "one_hot_drop", "file",
+                            "drop_classes") if d.get(k) is not None}
     base = task.get("base_dir")  # relative paths of the grid are read against the grid file's directory
     data_dir = None if task.get("data_dir") is None else resolve_path(task["data_dir"], base)
     data = load(resolve_path(d["path"], base) if d.get("path") else d["name"], data_dir=data_dir, **kw)
