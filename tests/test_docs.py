@@ -129,13 +129,16 @@ def test_every_subpackage_has_an_api_page() -> None:
 
 @pytest.mark.slow
 def test_getting_started_python_blocks_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The page's Python blocks, in order, in one namespace (about 10 s: one OLCT depth-2 solve)."""
+    """The page's Python blocks, in order, in one namespace (about 12 s: one OLCT depth-2 solve, one risk card)."""
     blocks = re.findall(r"^```python\n(.*?)^```", (DOCS / "getting_started.md").read_text(), flags=re.S | re.M)
-    assert len(blocks) == 4
+    assert len(blocks) == 5
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {}
     for block in blocks:
         exec(compile(block, "getting_started.md", "exec"), namespace)  # the page's own examples, as written
     assert namespace["res"].status.value == "optimal" and namespace["res"].certificate.ok
+    card = namespace["card"]
+    assert card.result_.status.value == "optimal" and card.result_.certificate.ok
+    assert card.model_.multiplier == card.result_.multiplier_search["multiplier"]
     assert list(namespace["pipe"][0].get_feature_names_out()) == ["size", "color=blue", "color=green", "color=red"]
     assert (tmp_path / "olct.lp").read_text().startswith("\\ olct:")
