@@ -180,6 +180,13 @@ def test_routings_from_the_command_line(capsys, tmp_path):
     code, _, err = run(capsys, "compile", "oct", "--data", "breast-cancer", "--param", "routing=benders",
                        "--output", str(tmp_path / "m.lp"))
     assert code == 2 and "lazily" in err and not (tmp_path / "m.lp").exists()
+    # a risk card proven by lattice cuts (lazy rows) is refused too, naming its explicit model (loss=tangent)
+    code, _, err = run(capsys, "compile", "ors", "--data", "breast-cancer", "--param", "T=2", "--sample", "40",
+                       "--output", str(tmp_path / "r.lp"))
+    assert code != 0 and "loss=tangent" in err and not (tmp_path / "r.lp").exists()
+    code, _, err = run(capsys, "compile", "ors", "--data", "breast-cancer", "--param", "T=2", "--sample", "40",
+                       "--param", "loss=tangent", "--output", str(tmp_path / "r.lp"))
+    assert code == 0 and (tmp_path / "r.lp").exists()
 
 
 def test_the_time_line_says_proof_only_for_a_proven_answer():

@@ -29,9 +29,10 @@ WRITERS = {".lp": write_lp, ".mps": write_mps}
 
 
 #: why a model whose blocks add lazy rows is not written: the file would hold only the master (a relaxation)
-LAZY_EXPORT = ("this model adds rows lazily during the solve (Benders cuts: oct --param routing=benders); a file "
-               "would hold only its master, a relaxation with another optimum: write routing=flow (the same trees, "
-               "every row explicit) instead")
+LAZY_EXPORT = ("this model adds rows lazily during the solve; a file would hold only its master, a relaxation with "
+               "another optimum. Write a model with every row explicit instead: for Benders cuts (oct --param "
+               "routing=benders) routing=flow, the same trees; for a risk score proven in the true loss by lattice "
+               "cuts (ors loss=true, the default) loss=tangent, the thesis' surrogate (4.4)")
 
 
 def as_standard_form(obj: Any) -> StandardForm:
