@@ -227,7 +227,17 @@ def swap_supports(X: np.ndarray, y: np.ndarray, pool: list[tuple[np.ndarray, np.
     return sorted(seen.values(), key=lambda e: e[2])
 
 
-# --------------------------------------------------------------------------- the piecewise-linear loss
+# --------------------------------------------------------------------------- the losses of a card's totals
+def _grouped(t: np.ndarray, y: np.ndarray, sw: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct totals ``u`` of one row of totals and the weights of the positives and negatives at each: an
+    integer card on 0/1 columns has a few dozen distinct totals for thousands of samples."""
+    u, inv = np.unique(t, return_inverse=True)
+    pos = y > 0
+    wp = np.bincount(inv[pos], weights=sw[pos], minlength=u.size)
+    wn = np.bincount(inv[~pos], weights=sw[~pos], minlength=u.size)
+    return u, wp, wn
+
+
 class _PiecewiseLoss:
     """``C sum_i sw_i max_k (a_k y_i (t_i + beta) + c_k)``, the loss block's pieces (the multiplier included),
     with the exact minimizer over ``beta`` in ``[lo, hi]``."""
@@ -256,13 +266,7 @@ class _PiecewiseLoss:
         return self.C * (np.max(m[..., None] * self.a + self.c, axis=-1) * self.sw).sum(-1)
 
     def _grouped(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The distinct totals ``u`` of one row of totals and the weights of the positives and negatives at each:
-        an integer card on 0/1 columns has a few dozen distinct totals for thousands of samples."""
-        u, inv = np.unique(t, return_inverse=True)
-        pos = self.y > 0
-        wp = np.bincount(inv[pos], weights=self.sw[pos], minlength=u.size)
-        wn = np.bincount(inv[~pos], weights=self.sw[~pos], minlength=u.size)
-        return u, wp, wn
+        return _grouped(t, self.y, self.sw)
 
     def best(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The exact minimizer over ``beta`` and the loss there, for each row of ``t`` (``(B, n)``): the
@@ -310,7 +314,8 @@ class _TrueLoss:
         self.m, self.C, self.y, self.lo, self.hi = float(multiplier), float(C), y, lo, hi
         self.sw = np.ones(y.shape[0]) if sw is None else np.asarray(sw, dtype=float)
 
-    _grouped = _PiecewiseLoss._grouped
+    def _grouped(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return _grouped(t, self.y, self.sw)
 
     def best(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The best intercept within ``[lo, hi]`` and the loss there, for each row of ``t`` (``(B, n)``): every row's
