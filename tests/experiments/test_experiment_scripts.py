@@ -92,7 +92,7 @@ SORCT_TABLE2 = {"monks-3": (122, 51), "monks-1": (124, 50), "monks-2": (169, 62)
 #: seed 001 Table 2's p of the sets the grid reads with the paper's columns (balance: 4 attributes one-hot, one
 #: level dropped; car: one level of each of its 6 attributes dropped; german: the original file, its 13 nominal
 #: attributes one-hot with one level dropped, and 7 numeric)
-SORCT_TABLE2_P = {"balance": 16, "car": 15, "german": 48}
+SORCT_TABLE2_P = {"balance": 16, "car": 15, "german": 48, "monks-1": 11, "monks-2": 11, "monks-3": 11}
 
 
 def test_sorct_grid_reads_the_papers_rows() -> None:
