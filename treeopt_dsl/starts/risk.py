@@ -481,7 +481,7 @@ def search_multiplier(X: np.ndarray, y: np.ndarray, T: int, A: Any, sw: np.ndarr
             s, _, _ = _descend(X, feats_of[i], s, A, _TrueLoss(m, C, y, lo, hi, sw), max_sweeps)
             m_new, beta, loss_new = _card_scale(X @ s, y, sw, m, C, lo, hi)
             moved = loss_new < loss - 1e-9 * max(1.0, abs(loss))
-            m, loss = m_new, min(loss, loss_new)
+            m, loss = m_new, loss_new  # the loss of (s, m, beta) as they are now (never above the last round's)
             if not moved:
                 break
         if best is None or loss < best[0]:
