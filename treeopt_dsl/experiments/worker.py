@@ -462,7 +462,6 @@ def _die_with_the_runner(lifeline: Any) -> None:
     os._exit(EXIT_ORPHANED)
 
 
-
 def _child(task: dict[str, Any], attempt: int, conn: Any, lifeline: Any = None) -> None:
     if lifeline is not None:
         threading.Thread(target=_die_with_the_runner, args=(lifeline,), name="treeopt-lifeline", daemon=True).start()

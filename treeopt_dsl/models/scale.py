@@ -48,7 +48,7 @@ def _newton(t: np.ndarray, y: np.ndarray, w: np.ndarray, a: float, c: float) -> 
     pushed against) with Armijo backtracking, each trial point projected on the box."""
 
     def value(a: float, c: float) -> float:
-        return float(np.sum(w * np.logaddexp(0.0, -y * (a * t + c))))
+        return scaled_loss(t, y, w, 1.0 / a, c / a)
 
     f = value(a, c)
     for _ in range(NEWTON_STEPS):
