@@ -236,6 +236,41 @@ def solve_built(built: Built, solver: str = "highs", backend: str | None = None,
     return result
 
 
+def start_answer(built: Built, start: Start) -> SolveResult:
+    """The start itself as the answer: decoded and certified, no solver run.
+
+    The papers' "warm start alone" (thesis Fig. 3.8's OLCT-W: the greedy logistic start before the MILP). The
+    status is ``feasible`` (nothing is proven; the bound is ``None``, or the start's own when it is proven optimal,
+    as the exact DP tree of ``oct``); ``solver`` and ``backend`` are ``"start"``; ``runtime_s`` is the time the
+    start took when its report says (``time_s``).
+
+        >>> import numpy as np
+        >>> from treeopt_dsl.formulations import get_formulation
+        >>> from treeopt_dsl.data import Dataset
+        >>> from treeopt_dsl.starts import resolve
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(40, 2)); y = np.where(X[:, 0] > 0, 1, -1)
+        >>> built = get_formulation("oct", depth=1).build(Dataset.from_arrays(X, y))
+        >>> res = start_answer(built, resolve(built, "cart"))
+        >>> res.status.value, res.solver, res.certificate.ok
+        ('feasible', 'start', True)
+    """
+    if start is None or start.x is None:
+        raise OptionError("start_answer needs a start with a point (the start found none)")
+    x = np.asarray(start.x, dtype=float)
+    obj = float(built.model.objective_value(x))
+    proven = start.proven
+    status = Status.OPTIMAL if proven else Status.FEASIBLE
+    chosen = start.report.get("chosen") or "given"
+    result = SolveResult(status=status, objective=obj, bound=obj if proven else None, gap=0.0 if proven else None,
+                         runtime_s=float(start.report.get("time_s", 0.0)), solver="start", backend="start", x=x,
+                         size=built.model.size(), message=f"the {chosen} start alone (no solver run)", built=built,
+                         options={"warm_start": chosen})
+    result.start = start.report
+    _decode_and_certify(result, built, RawResult(status, x, obj, result.bound, result.gap, result.runtime_s))
+    return result
+
+
 def _solve_outer(built: Built, be: Any, solver: str, start: Start | None, progress: Any, raise_on_failure: bool,
                  options: dict[str, Any]) -> SolveResult:
     """:func:`solve_built` for a model with :attr:`~treeopt_dsl.formulation.Built.outer` blocks (``ors

@@ -11,6 +11,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from treeopt_dsl.datasets import load
 from treeopt_dsl.experiments import expand, parse_grid
+from treeopt_dsl.experiments.grid import GridError
 from treeopt_dsl.experiments.worker import _load, _split, run_task
 
 
@@ -114,3 +115,50 @@ path = { lambda_l = [0.0, 0.05], n_starts = 2, fresh = 1 }
     for p in row["points"]:
         assert {"status", "objective", "won", "time_per_start_s", "wall_s", "test_accuracy", "delta_l",
                 "delta_g"} <= set(p)
+
+
+_START_ONLY = """\
+[experiment]
+time_limit = 20.0
+[data]
+datasets = [{{ name = "haberman", rows = 120 }}]
+test_size = 0.25
+[[method]]
+name = "{name}"
+formulation = "olct"
+params = {{ depth = 1 }}
+warm_start = "greedy"
+references = ["greedy"]
+{extra}
+"""
+
+
+def test_a_start_only_task_scores_the_start_and_the_solve_never_does_worse() -> None:
+    """Thesis Fig. 3.8's OLCT-W: the greedy start's tree alone, beside the MILP started from it."""
+    start = run_task(_task(_START_ONLY.format(name="OLCT-W", extra="start_only = true")))
+    solved = run_task(_task(_START_ONLY.format(name="OLCT", extra="")))
+    assert start["ok"] and solved["ok"], (start.get("reason"), solved.get("reason"))
+    assert start["solver"] == "start" and start["status"] == "feasible" and start["bound"] is None
+    # the row's objective is the greedy start's in the formulation's own objective (the reference the solve
+    # records independently), and its certificate recomputed it from the decoded tree
+    assert start["objective"] == pytest.approx(start["references"]["greedy"], rel=1e-9)
+    assert solved["references"]["greedy"] == pytest.approx(start["objective"], rel=1e-9)  # the same start
+    assert start["certificate"]["ok"]
+    assert solved["objective"] <= start["objective"] + 1e-9 * max(1.0, abs(start["objective"]))
+    assert {"train_accuracy", "test_accuracy", "test_balanced_accuracy"} <= set(start)
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ('start_only = true\nwarm_start = "none"', "names no start"),
+    ("start_only = 1", "true or false"),
+])
+def test_start_only_is_refused_where_it_means_nothing(extra: str, message: str) -> None:
+    text = _START_ONLY.format(name="W", extra=extra).replace('warm_start = "greedy"\n', "") \
+        if "none" in extra else _START_ONLY.format(name="W", extra=extra)
+    with pytest.raises(GridError, match=rf"start_only.*{message}"):
+        parse_grid(text)
+    with pytest.raises(GridError, match=r"start_only.*formulation"):
+        parse_grid('[data]\ndatasets = ["haberman"]\n[[method]]\nestimator = "cart"\nstart_only = true\n')
+    with pytest.raises(GridError, match=r"start_only.*path"):
+        parse_grid('[data]\ndatasets = ["iris"]\n[[method]]\nformulation = "sorct"\nsolver = "ipopt"\n'
+                   'warm_start = "cart"\nstart_only = true\npath = { lambda_l = [0.0] }\n')

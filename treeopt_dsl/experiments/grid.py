@@ -40,6 +40,7 @@ A grid has four kinds of tables::
     time_limit = 10.0
     warm_start = "auto"          # or "none", "cart", "greedy", ...
     refine = true                # olct, olct_univariate: refit the last layer after each solve (thesis Remark 1)
+    start_only = true            # the warm start's model alone, no solver run (thesis Fig. 3.8's OLCT-W)
     references = ["cart", "greedy"]   # record these starts' objectives beside the solver's
     train_sample = 600           # this method's own [data] train_sample (0: the whole training part)
 
@@ -122,8 +123,7 @@ _DATASET_KEYS = {"name", "path", "positive", "variant", "label", "sample", "mult
                  "one_hot_drop", "file", "drop_classes"}
 _METHOD_KEYS = {"name", "formulation", "estimator", "params", "grid", "cv", "solver", "backend", "time_limit",
                 "warm_start", "threads", "memory_mb", "task_timeout", "references", "datasets", "train_sample",
-                "refine",
-                "scale", "path"}
+                "refine", "start_only", "scale", "path"}
 _CV_KEYS = {"folds", "grid", "metric", "time_limit"}
 _PATH_KEYS = {"lambda_l", "lambda_g", "n_starts", "fresh"}
 
@@ -183,6 +183,8 @@ class MethodSpec:
     path: dict[str, Any] | None = None
     #: refit the last layer of each logistic tree solved (Remark 1, :func:`~treeopt_dsl.starts.refine.refine_result`)
     refine: bool = False
+    #: the ``warm_start``'s model alone, no solver run (:meth:`~formulations.spec.FormulationSpec.start`)
+    start_only: bool = False
 
 
 @dataclass
@@ -497,6 +499,7 @@ def _method(ck: _Checker, m: Any, i: int, **defaults: Any) -> MethodSpec:
             bad = next((d for d in (only if isinstance(only, list) else [only]) if d not in known), only)
             raise ck.fail("method", "datasets", f"{bad!r} is not a dataset of [data] (known: {', '.join(known)})", i)
     refine = _refine(ck, i, m, form, est, first, path)
+    start_only = _start_only(ck, i, m, form, ws, path)
     name = m.get("name", form or est)
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.+\-]+", name):
         raise ck.fail("method", "name", f"must be letters, digits, '_', '-', '+', '.', got {name!r}", i)
@@ -505,7 +508,7 @@ def _method(ck: _Checker, m: Any, i: int, **defaults: Any) -> MethodSpec:
                       time_limit=float(tl), warm_start=ws, threads=int(threads), memory_mb=int(mem),
                       task_timeout=None if tt is None else float(tt), references=refs,
                       datasets=None if only is None else list(only), train_sample=int(ts), scale=scale, path=path,
-                      refine=refine)
+                      refine=refine, start_only=start_only)
 
 
 def _refine(ck: _Checker, i: int, m: dict[str, Any], form: str | None, est: str | None, first: dict[str, Any],
@@ -525,6 +528,23 @@ def _refine(ck: _Checker, i: int, m: dict[str, Any], form: str | None, est: str 
         check_refinable(get_formulation(form, **first))
     except TreeoptError as exc:
         raise ck.fail("method", "refine", str(exc), i) from None
+    return True
+
+
+def _start_only(ck: _Checker, i: int, m: dict[str, Any], form: str | None, ws: Any, path: Any) -> bool:
+    """``start_only = true``: a formulation's method whose ``warm_start`` names a start (its model is the row's)."""
+    only = m.get("start_only", False)
+    if not isinstance(only, bool):
+        raise ck.fail("method", "start_only", f"must be true or false, got {only!r}", i)
+    if not only:
+        return False
+    if form is None:
+        raise ck.fail("method", "start_only", "applies to a formulation = ... method (its warm start's model)", i)
+    if path is not None:
+        raise ck.fail("method", "start_only", "a path task solves every point: leave start_only out", i)
+    if ws is None or ws == "none":
+        raise ck.fail("method", "start_only", 'names no start: give warm_start = "greedy" (or "cart", "auto", ...)',
+                      i)
     return True
 
 

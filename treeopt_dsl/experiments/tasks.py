@@ -51,7 +51,8 @@ def _method_fields(m: MethodSpec) -> dict[str, Any]:
             **({"references": m.references} if m.references else {}),
             **({"train_sample": m.train_sample} if m.train_sample else {}),
             **({"scale": m.scale} if m.scale else {}), **({"path": m.path} if m.path else {}),
-            **({"refine": True} if m.refine else {})}  # only when set: the ids of grids without it stay
+            **({"refine": True} if m.refine else {}),
+            **({"start_only": True} if m.start_only else {})}  # only when set: the ids of grids without it stay
 
 
 def expand(grid: Grid) -> list[dict[str, Any]]:

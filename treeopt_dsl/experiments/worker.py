@@ -171,9 +171,12 @@ def _fit_scaled(task: dict[str, Any], params: dict[str, Any], train: Any, time_l
         spec = get_formulation(task["formulation"], **params)
         ws, solver = task.get("warm_start", "auto"), task.get("solver", "highs")
         lines: list[str] = []
-        res = spec.solve(train, solver=solver, backend=task.get("backend"), time_limit=time_limit, threads=threads,
-                         seed=seed, warm_start=None if ws == "none" else ws,
-                         **({"log_callback": lines.append} if solver in _LOG_STATS else {}))
+        if task.get("start_only"):  # the warm start's model alone (thesis Fig. 3.8's OLCT-W)
+            res = spec.start(train, ws, seed=seed, time_budget=time_limit)
+        else:
+            res = spec.solve(train, solver=solver, backend=task.get("backend"), time_limit=time_limit,
+                             threads=threads, seed=seed, warm_start=None if ws == "none" else ws,
+                             **({"log_callback": lines.append} if solver in _LOG_STATS else {}))
         if task.get("refine"):
             res = refine_result(res)
         out = {**res.to_dict(), **log_stats(solver, lines)}
