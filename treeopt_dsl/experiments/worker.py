@@ -48,7 +48,7 @@ from treeopt_dsl.formulations.sorct import run_path
 from treeopt_dsl.models.metrics import metrics
 from treeopt_dsl.numeric import json_default
 from treeopt_dsl.starts.multistart import paper_grid
-from treeopt_dsl.starts.refine import refine_result
+from treeopt_dsl.starts.refine import is_logistic, refine_result, result_exact_objective
 from treeopt_dsl.starts.resolver import start_point
 
 __all__ = ["HOOK_VARS", "run_isolated", "run_task", "wall_timeout", "with_hooks"]
@@ -180,6 +180,8 @@ def _fit_scaled(task: dict[str, Any], params: dict[str, Any], train: Any, time_l
         if task.get("refine"):
             res = refine_result(res)
         out = {**res.to_dict(), **log_stats(solver, lines)}
+        if is_logistic(spec) and res.model is not None:  # the thesis compares logistic trees in the true log-loss
+            out["exact_objective"] = result_exact_objective(res)
         if task.get("references") and res.built is not None:
             out["references"] = _references(res.built, task["references"])
         return res.model, out

@@ -107,11 +107,38 @@ def refine(result: Any) -> TreeModel:
     return refine_last_layer(result.model, data.X, data.y, float(C[-1]), sample_weight=data.sample_weight)
 
 
+def is_logistic(spec: Any) -> bool:
+    """Whether ``spec`` (a formulation spec) is a logistic tree: its loss is the tangent-logistic block (3.15)."""
+    return any(isinstance(b, TangentLogisticLoss) for b in spec.formulation().blocks)
+
+
+def result_exact_objective(result: SolveResult) -> float | None:
+    """The exact objective (:func:`exact_objective`: the true log-loss in place of its tangents) of a logistic
+    tree's fitted answer on its training data, ``None`` without a tree. The thesis compares trees by it (Figures
+    3.7c and 3.8b: "the best (exact) loss attained on the training set").
+
+    >>> from treeopt_dsl import Dataset
+    >>> from treeopt_dsl.formulations import get_formulation
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(30, 2))
+    >>> d = Dataset.from_arrays(X, np.where(X[:, 0] > 0, 1, -1))
+    >>> r = get_formulation("olct", depth=1).start(d, "greedy")
+    >>> bool(result_exact_objective(r) >= r.objective)  # the tangents (3.15) under-estimate the log-loss
+    True
+    """
+    if result.model is None or result.built is None:
+        return None
+    loss = result.built.ctx.roles.get("loss")
+    if not isinstance(loss, TangentLogisticLoss):
+        raise FormulationError("the exact objective is a logistic tree's (olct); this formulation has another loss")
+    data = result.built.ctx.data
+    return exact_objective(result.model, data.X, data.y, loss.C, data.sample_weight)
+
+
 def check_refinable(spec: Any) -> None:
     """Raise a :class:`~treeopt_dsl.errors.FormulationError` unless ``spec`` (a formulation spec) is a logistic tree:
     called before the solve by every face that takes ``refine``."""
-    blocks = spec.formulation().blocks
-    if not any(isinstance(b, TangentLogisticLoss) for b in blocks):
+    if not is_logistic(spec):
         raise FormulationError(f"refine (thesis Remark 1) refits the last layer of a logistic tree (olct, "
                                f"olct_univariate); {spec.name} has no logistic loss: leave refine off")
 
