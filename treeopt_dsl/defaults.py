@@ -46,6 +46,10 @@ PATH_TIME_LIMIT: float | None = None
 ESTIMATOR_TIME_LIMIT = 60.0
 #: an experiment grid's default ``time_limit`` per solve (``[experiment] time_limit``)
 GRID_TIME_LIMIT = 60.0
+#: the plots of ``treeopt experiment report --profile`` (:mod:`treeopt_dsl.experiments.report`): performance profiles
+#: of the runtime and of the features per split; cumulative gaps of the test balanced accuracy, of the objective and
+#: of ``exact`` (a logistic tree's exact objective, the true log-loss: thesis Figures 3.7c and 3.8b)
+REPORT_PROFILES = ("time", "accuracy", "sparsity", "objective", "exact")
 #: the exact DP route's limit when the call gives none (the engine runs in a thread it cannot interrupt)
 DP_TIME_LIMIT = 600.0
 #: the solver of the faces (the CLI's ``--solver``, the estimators, ``FormulationSpec.solve``): the route registry

@@ -461,6 +461,33 @@ def test_objective_gap_has_one_panel_per_formulation(tmp_path):
         profile_figure(rows, "speed")
 
 
+def test_exact_gap_reads_the_exact_objective_of_the_rows_that_record_it(tmp_path):
+    """Thesis Fig. 3.8b: the gap in the exact training loss, not in the MILP's objective (whose order differs)."""
+    from treeopt_dsl.experiments import ResultStore
+    from treeopt_dsl.experiments.report import profile_figure, write_report
+
+    path = _store(tmp_path / "r.sqlite", ROWS)
+    with pytest.raises(OptionError, match="no row records an exact objective"):
+        with ResultStore(path) as store:
+            profile_figure(store.rows(), "exact")
+    assert not any("exact" in p.name for p in write_report(path, out=tmp_path / "none")["files"])
+    with ResultStore(path) as store:  # olct-b's exact objective is the best on d1 (the MILP said olct-a's)
+        exact = {("olct-a", "d1"): 11.0, ("olct-b", "d1"): 9.0, ("olct-a", "d2"): 6.0, ("olct-b", "d2"): 6.0}
+        for row in store.rows():
+            if (row["method"], row["dataset"]) in exact:
+                store.record({**row, "exact_objective": exact[row["method"], row["dataset"]]}, final=True)
+        rows = store.rows()
+    fig = profile_figure(rows, "exact")
+    assert "exact objective" in fig.get_suptitle()
+    panels = [ax for ax in fig.axes if ax.get_lines()]
+    assert [(ax.get_title(), [ln.get_label() for ln in ax.get_lines()]) for ax in panels] == \
+        [("olct (2 instances)", ["olct-a", "olct-b"])]  # oct records none: not drawn
+    a, b = panels[0].get_lines()
+    xa, ya = a.get_xdata(), a.get_ydata()
+    assert b.get_ydata().min() == 1.0 and ya[list(xa).index(0.0)] == 0.5 and ya[list(xa).index(2.0)] == 1.0
+    assert any(p.name == "gap_exact.png" for p in write_report(path, out=tmp_path / "rep")["files"])
+
+
 def test_profile_lines_carry_distinct_markers_and_dashes():
     from treeopt_dsl.experiments.report import _draw
 

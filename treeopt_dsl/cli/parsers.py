@@ -15,7 +15,15 @@ from treeopt_dsl.cli.common import (
     threads_arg,
     time_limit_arg,
 )
-from treeopt_dsl.defaults import GRID_TIME_LIMIT, PATH_TIME_LIMIT, SEED, SOLVER, TEST_SIZE, TIME_LIMIT
+from treeopt_dsl.defaults import (
+    GRID_TIME_LIMIT,
+    PATH_TIME_LIMIT,
+    REPORT_PROFILES,
+    SEED,
+    SOLVER,
+    TEST_SIZE,
+    TIME_LIMIT,
+)
 from treeopt_dsl.registry import WARM_STARTS
 
 __all__ = ["SHARED", "add_born_again", "add_experiment", "add_shared", "build_parser"]
@@ -226,10 +234,11 @@ def add_experiment(sub: Any) -> None:
     add_shared(t, "json")
     p = s.add_parser("report", help="performance profiles, cumulative gaps and a markdown table from a store")
     p.add_argument("store", help="the SQLite results file")
-    p.add_argument("--profile", action="append", choices=("time", "objective", "accuracy", "sparsity"),
+    p.add_argument("--profile", action="append", choices=REPORT_PROFILES,
                    help="which plots (repeatable; default all): time = performance profile of the runtime "
                         "(unproven = failed), objective / accuracy = cumulative gap from the best, sparsity = "
-                        "performance profile of the features per split")
+                        "performance profile of the features per split, exact = cumulative gap of a logistic "
+                        "tree's exact objective (the true log-loss; only rows that record it)")
     p.add_argument("--by", default="method", help="the column compared (default method; e.g. formulation)")
     p.add_argument("--out", help="directory of the plots and report.md (default: <store>_report)")
     p.add_argument("--format", choices=("png", "svg"), default="png")

@@ -22,13 +22,13 @@ from typing import Any
 
 import numpy as np
 
+from treeopt_dsl.defaults import REPORT_PROFILES
 from treeopt_dsl.errors import DataError, OptionError
 from treeopt_dsl.experiments.store import ResultStore
 
 __all__ = ["cumulative_gap", "instance_matrix", "objective_family", "paper_table", "performance_profile",
            "profile_figure", "summary_table", "write_report"]
 
-_PROFILES = ("time", "accuracy", "sparsity", "objective")
 
 
 def performance_profile(costs: np.ndarray, taus: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -76,15 +76,15 @@ def cumulative_gap(values: np.ndarray, *, higher_is_better: bool,
 
 def _value(row: dict[str, Any], what: str) -> float:
     if not row.get("ok"):
-        return math.inf if what in ("time", "sparsity", "objective") else math.nan
+        return math.inf if what in ("time", "sparsity", "objective", "exact") else math.nan
     if what == "time":
         proven = row.get("status") in ("optimal", "fitted", "done")
         return float(row.get("runtime_s") or 0.0) if proven else math.inf
     if what == "sparsity":
         v = row.get("features_per_node")
         return math.inf if v is None else float(v) + 1.0  # shifted by 1: a constant split (0 features) has a ratio
-    if what == "objective":
-        v = row.get("objective")
+    if what in ("objective", "exact"):
+        v = row.get("objective" if what == "objective" else "exact_objective")
         return math.inf if v is None else float(v)
     v = row.get("test_balanced_accuracy")
     return math.nan if v is None else float(v)
@@ -244,8 +244,9 @@ def _plot(kind: str, panels: list[tuple[str, np.ndarray, np.ndarray, list[str]]]
 
 def profile_figure(rows: list[dict[str, Any]], what: str, by: str = "method") -> Any:
     """The figure of one profile of :func:`write_report` from a store's rows (``ResultStore(path).rows()``):
-    ``what`` = ``time`` / ``sparsity`` (performance profiles) or ``accuracy`` / ``objective`` (cumulative gaps; the
-    objective's in one panel per formulation, :func:`objective_family`). Returns a
+    ``what`` = ``time`` / ``sparsity`` (performance profiles) or ``accuracy`` / ``objective`` / ``exact`` (cumulative
+    gaps; the objective's in one panel per formulation, :func:`objective_family`; ``exact``: a logistic tree's exact
+    objective, on the rows that record it). Returns a
     :class:`matplotlib.figure.Figure` (drawn without pyplot: the backend is left as it was).
 
     Example::
@@ -253,8 +254,13 @@ def profile_figure(rows: list[dict[str, Any]], what: str, by: str = "method") ->
         >>> with ResultStore("results.sqlite") as store:                  # doctest: +SKIP
         ...     profile_figure(store.rows(), "time").savefig("time.png")
     """
-    if what not in _PROFILES:
-        raise OptionError(f"what must be one of {', '.join(_PROFILES)}, got {what!r}")
+    if what not in REPORT_PROFILES:
+        raise OptionError(f"what must be one of {', '.join(REPORT_PROFILES)}, got {what!r}")
+    if what == "exact":  # only the rows of logistic trees record their exact objective
+        rows = [r for r in rows if r.get("exact_objective") is not None]
+        if not rows:
+            raise OptionError("--profile exact: no row records an exact objective (logistic trees' rows do: olct, "
+                              "olct_univariate)")
     insts, methods, mat = instance_matrix(rows, what, by)
     if what in ("time", "sparsity"):
         xs, rho = performance_profile(mat)
@@ -271,9 +277,10 @@ def profile_figure(rows: list[dict[str, Any]], what: str, by: str = "method") ->
         fam_insts, fam_methods, fam_mat = instance_matrix([r for r in rows if objective_family(r) == fam], what, by)
         xs, rho = cumulative_gap(fam_mat, higher_is_better=False)
         panels.append((f"{fam} ({len(fam_insts)} instances)", xs, rho, fam_methods))
-    title = ("Cumulative gap: objective, one panel per formulation (objectives of different formulations are not "
-             "compared)" if len(panels) > 1 else f"Cumulative gap: objective of {panels[0][0]}")
-    return _plot("gap", panels, title, "gap from the best objective")
+    name = "exact objective (true log-loss)" if what == "exact" else "objective"
+    title = (f"Cumulative gap: {name}, one panel per formulation (objectives of different formulations are not "
+             "compared)" if len(panels) > 1 else f"Cumulative gap: {name} of {panels[0][0]}")
+    return _plot("gap", panels, title, f"gap from the best {name}")
 
 
 def objective_family(row: dict[str, Any]) -> str:
@@ -300,7 +307,8 @@ def write_report(store: str | Path, *, by: str = "method", profiles: list[str] |
         raise DataError(f"{store} holds no finished task" + (f" of experiment {experiment!r}" if experiment else ""))
     if by not in rows[0] and by != "method":
         raise OptionError(f"--by {by!r}: not a column of the results (e.g. method, formulation, solver, dataset)")
-    profiles = list(profiles or _PROFILES)
+    has_exact = any(r.get("exact_objective") is not None for r in rows)
+    profiles = list(profiles or [p for p in REPORT_PROFILES if p != "exact" or has_exact])
     outdir = Path(out) if out else Path(str(store).rsplit(".", 1)[0] + "_report")
     outdir.mkdir(parents=True, exist_ok=True)
     files: list[Path] = []
