@@ -26,8 +26,8 @@ none.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
+import runpy
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -47,19 +47,18 @@ TABLES = (3, 5)
 EXCEPTIONS = ("credit-approval", "thyroid")
 
 
+#: ``benchmarks/reproduction_causes.py``'s names: the stored rows it counts and its loader of the other scripts
+_CAUSES = runpy.run_path(str(HERE / "reproduction_causes.py"), run_name="_bench_reproduction_causes")
+
+
 def _script(name: str) -> ModuleType:
-    """A benchmark script of this directory as a module."""
-    spec = importlib.util.spec_from_file_location(f"_bench_{name}", HERE / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """A benchmark script of this directory as a module (``sorct_path``: its tables, R and data entries)."""
+    return _CAUSES["_script"](name)
 
 
 def sorct_points() -> list[dict[str, Any]]:
     """The stored S-ORCT point rows of Tables 3 and 5 (the files the reproduction count reads)."""
-    rc = _script("reproduction_causes")
-    return [r for r in rc.sorct_rows(rc.SOURCES["sorct"]) if r["table"] in TABLES]
+    return [r for r in _CAUSES["sorct_rows"](_CAUSES["SOURCES"]["sorct"]) if r["table"] in TABLES]
 
 
 def cart_on_splits(name: str, depth: int, splits: list[int], sizes: dict[int, tuple[int, int]] | None = None,

@@ -169,3 +169,13 @@ def test_start_only_is_refused_where_it_means_nothing(extra: str, message: str) 
     with pytest.raises(GridError, match=r"start_only.*path"):
         parse_grid('[data]\ndatasets = ["iris"]\n[[method]]\nformulation = "sorct"\nsolver = "ipopt"\n'
                    'warm_start = "cart"\nstart_only = true\npath = { lambda_l = [0.0] }\n')
+
+
+def test_refine_is_refused_where_it_means_nothing() -> None:
+    with pytest.raises(GridError, match=r"refine.*not estimator 'optimal_tree'.*params = \{ refine = true \}"):
+        parse_grid('[data]\ndatasets = ["haberman"]\n[[method]]\nestimator = "optimal_tree"\nrefine = true\n')
+    with pytest.raises(GridError, match=r"refine.*leave refine out"):
+        parse_grid('[data]\ndatasets = ["iris"]\n[[method]]\nformulation = "sorct"\nsolver = "ipopt"\n'
+                   'refine = true\npath = { lambda_l = [0.0] }\n')
+    with pytest.raises(GridError, match=r"refine.*no logistic loss"):
+        parse_grid('[data]\ndatasets = ["haberman"]\n[[method]]\nformulation = "oct"\nrefine = true\n')

@@ -511,19 +511,29 @@ def _method(ck: _Checker, m: Any, i: int, **defaults: Any) -> MethodSpec:
                       refine=refine, start_only=start_only)
 
 
+def _formulation_flag(ck: _Checker, i: int, m: dict[str, Any], key: str, form: str | None, path: Any,
+                      not_estimator: str, not_path: str) -> bool:
+    """A method's ``key = true | false`` that applies to a formulation's solves, not to an estimator or a path."""
+    value = m.get(key, False)
+    if not isinstance(value, bool):
+        raise ck.fail("method", key, f"must be true or false, got {value!r}", i)
+    if not value:
+        return False
+    if form is None:
+        raise ck.fail("method", key, not_estimator, i)
+    if path is not None:
+        raise ck.fail("method", key, f"{not_path}: leave {key} out", i)
+    return True
+
+
 def _refine(ck: _Checker, i: int, m: dict[str, Any], form: str | None, est: str | None, first: dict[str, Any],
             path: Any) -> bool:
     """``refine = true``: a logistic tree formulation's method (olct, olct_univariate), not a path."""
-    refine = m.get("refine", False)
-    if not isinstance(refine, bool):
-        raise ck.fail("method", "refine", f"must be true or false, got {refine!r}", i)
-    if not refine:
+    hint = " (optimal_tree: params = { refine = true })" if est == "optimal_tree" else ""
+    if not _formulation_flag(ck, i, m, "refine", form, path,
+                             f"applies to a formulation = ... method, not estimator {est!r}{hint}",
+                             "a path task keeps its solves as they are"):
         return False
-    if form is None:
-        hint = " (optimal_tree: params = { refine = true })" if est == "optimal_tree" else ""
-        raise ck.fail("method", "refine", f"applies to a formulation = ... method, not estimator {est!r}{hint}", i)
-    if path is not None:
-        raise ck.fail("method", "refine", "a path task keeps its solves as they are: leave refine out", i)
     try:
         check_refinable(get_formulation(form, **first))
     except TreeoptError as exc:
@@ -533,15 +543,10 @@ def _refine(ck: _Checker, i: int, m: dict[str, Any], form: str | None, est: str 
 
 def _start_only(ck: _Checker, i: int, m: dict[str, Any], form: str | None, ws: Any, path: Any) -> bool:
     """``start_only = true``: a formulation's method whose ``warm_start`` names a start (its model is the row's)."""
-    only = m.get("start_only", False)
-    if not isinstance(only, bool):
-        raise ck.fail("method", "start_only", f"must be true or false, got {only!r}", i)
-    if not only:
+    if not _formulation_flag(ck, i, m, "start_only", form, path,
+                             "applies to a formulation = ... method (its warm start's model)",
+                             "a path task solves every point"):
         return False
-    if form is None:
-        raise ck.fail("method", "start_only", "applies to a formulation = ... method (its warm start's model)", i)
-    if path is not None:
-        raise ck.fail("method", "start_only", "a path task solves every point: leave start_only out", i)
     if ws is None or ws == "none":
         raise ck.fail("method", "start_only", 'names no start: give warm_start = "greedy" (or "cart", "auto", ...)',
                       i)
