@@ -488,6 +488,21 @@ def test_exact_gap_reads_the_exact_objective_of_the_rows_that_record_it(tmp_path
     assert any(p.name == "gap_exact.png" for p in write_report(path, out=tmp_path / "rep")["files"])
 
 
+def test_report_of_some_methods_reads_only_their_rows(tmp_path):
+    from treeopt_dsl.cli import main
+    from treeopt_dsl.experiments.report import write_report
+
+    path = _store(tmp_path / "r.sqlite", ROWS)
+    out = write_report(path, out=tmp_path / "rep", methods=["olct-a", "oct"], profiles=["objective"])
+    assert "olct-a" in out["markdown"] and "oct" in out["markdown"] and "olct-b" not in out["markdown"]
+    assert "4 finished task(s)" in out["markdown"]
+    with pytest.raises(OptionError, match=r"--method 'olct-c'.*methods: oct, olct-a, olct-b"):
+        write_report(path, out=tmp_path / "rep2", methods=["olct-c"])
+    assert main(["experiment", "report", str(path), "--method", "olct-b", "--profile", "time",
+                 "--out", str(tmp_path / "cli")]) == 0
+    assert "olct-a" not in (tmp_path / "cli" / "report.md").read_text()
+
+
 def test_profile_lines_carry_distinct_markers_and_dashes():
     from treeopt_dsl.experiments.report import _draw
 

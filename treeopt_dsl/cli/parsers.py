@@ -243,6 +243,9 @@ def add_experiment(sub: Any) -> None:
     p.add_argument("--out", help="directory of the plots and report.md (default: <store>_report)")
     p.add_argument("--format", choices=("png", "svg"), default="png")
     p.add_argument("--paper", help="a paper's table (CSV: dataset,method,metric,value) to print ours beside")
+    p.add_argument("--method", action="append", dest="methods", metavar="NAME",
+                   help="only this method's rows (repeatable; default all): a store several grids ran into holds "
+                        "each grid's methods")
     add_shared(p, "experiment")
     e = s.add_parser("export", help="the store's rows as one table: CSV, or Parquet (needs pyarrow)")
     e.add_argument("store", help="the SQLite results file")

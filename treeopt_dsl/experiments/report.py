@@ -291,8 +291,11 @@ def objective_family(row: dict[str, Any]) -> str:
 
 def write_report(store: str | Path, *, by: str = "method", profiles: list[str] | None = None,
                  out: str | Path | None = None, fmt: str = "png", paper: str | Path | None = None,
-                 experiment: str | None = None) -> dict[str, Any]:
+                 experiment: str | None = None, methods: list[str] | None = None) -> dict[str, Any]:
     """Plots and ``report.md`` from the store's rows alone; returns ``{"markdown", "files"}``.
+
+    ``experiment`` / ``methods``: only that experiment's rows / these methods' (a store several grids ran into:
+    ``thesis_fig3_7_tangents.toml`` reuses Figure 3.8's OLCT-V0R tasks and is reported with ``methods``).
 
     The plots are performance profiles (time, sparsity) and cumulative gaps (accuracy, objective), one step line
     per value of ``by`` with its own marker and dash. The objective's gap is drawn in one panel per formulation
@@ -305,6 +308,13 @@ def write_report(store: str | Path, *, by: str = "method", profiles: list[str] |
         rows = s.rows(experiment)
     if not rows:
         raise DataError(f"{store} holds no finished task" + (f" of experiment {experiment!r}" if experiment else ""))
+    if methods:
+        known = sorted({str(r.get("method")) for r in rows})
+        unknown = [m for m in methods if m not in known]
+        if unknown:
+            raise OptionError(f"--method {unknown[0]!r}: no row of that method in {store} "
+                              f"(methods: {', '.join(known)})")
+        rows = [r for r in rows if r.get("method") in methods]
     if by not in rows[0] and by != "method":
         raise OptionError(f"--by {by!r}: not a column of the results (e.g. method, formulation, solver, dataset)")
     has_exact = any(r.get("exact_objective") is not None for r in rows)
