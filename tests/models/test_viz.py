@@ -485,7 +485,12 @@ def test_exact_gap_reads_the_exact_objective_of_the_rows_that_record_it(tmp_path
     a, b = panels[0].get_lines()
     xa, ya = a.get_xdata(), a.get_ydata()
     assert b.get_ydata().min() == 1.0 and ya[list(xa).index(0.0)] == 0.5 and ya[list(xa).index(2.0)] == 1.0
-    assert any(p.name == "gap_exact.png" for p in write_report(path, out=tmp_path / "rep")["files"])
+    out = write_report(path, out=tmp_path / "rep")
+    assert any(p.name == "gap_exact.png" for p in out["files"])
+    # the table beside it: olct-b is lowest on both (a tie on d2); olct-a 11/9 above it on d1
+    assert "| olct-a | 2 | 8.500 | 0.50 | 1.111 |" in out["markdown"]
+    assert "| olct-b | 2 | 7.500 | 1.00 | 1.000 |" in out["markdown"] and "| oct | " not in out["markdown"].split(
+        "Exact objective")[1]
 
 
 def test_report_of_some_methods_reads_only_their_rows(tmp_path):

@@ -26,7 +26,7 @@ from treeopt_dsl.defaults import REPORT_PROFILES
 from treeopt_dsl.errors import DataError, OptionError
 from treeopt_dsl.experiments.store import ResultStore
 
-__all__ = ["cumulative_gap", "instance_matrix", "objective_family", "paper_table", "performance_profile",
+__all__ = ["cumulative_gap", "exact_table", "instance_matrix", "objective_family", "paper_table", "performance_profile",
            "profile_figure", "summary_table", "write_report"]
 
 
@@ -135,6 +135,33 @@ def summary_table(rows: list[dict[str, Any]], by: str = "method") -> str:
         out.append(f"| {m} | {len(rs)} | {len(ok)} | {n_opt} ({n_opt / max(1, len(rs)):.0%}) | {acc_s} | "
                    f"{best[j, 0]:.2f} | {_fmt(float(np.mean(fpn)) if fpn else None, 2)} | "
                    f"{_fmt(_geo_mean(times) if times else None, 2)} | {_fmt(float(np.mean(gaps)) if gaps else None)} |")
+    return "\n".join(out)
+
+
+def exact_table(rows: list[dict[str, Any]], by: str = "method") -> str:
+    """One markdown row per ``by`` value over the instances where every value recorded an exact objective (a logistic
+    tree's true log-loss objective, thesis Figs. 3.7c and 3.8b): its mean, the share of instances where it is the
+    lowest, and the median ratio to the lowest; ``""`` when no row records one.
+
+        >>> rows = [{"ok": True, "method": m, "dataset": "d", "seed": s, "exact_objective": v}
+        ...         for m, s, v in (("a", 0, 2.0), ("b", 0, 1.0), ("a", 1, 3.0), ("b", 1, 3.0))]
+        >>> print(exact_table(rows).splitlines()[2])
+        | a | 2 | 2.500 | 0.50 | 1.500 |
+    """
+    rows = [r for r in rows if r.get("ok") and r.get("exact_objective") is not None]
+    if not rows:
+        return ""
+    _, methods, mat = instance_matrix(rows, "exact", by)
+    mat = mat[np.all(np.isfinite(mat), axis=1)]  # the instances every value has
+    out = [f"| {by} | instances | exact objective (mean) | lowest (share) | ratio to the lowest (median) |",
+           "|---|---|---|---|---|"]
+    if not len(mat):
+        return "\n".join(out)
+    low = mat.min(axis=1, keepdims=True)
+    best = np.isclose(mat, low, rtol=1e-9, atol=0.0)
+    ratio = np.median(mat / np.where(low > 0, low, 1.0), axis=0)
+    for j, m in enumerate(methods):
+        out.append(f"| {m} | {len(mat)} | {mat[:, j].mean():.3f} | {best[:, j].mean():.2f} | {ratio[j]:.3f} |")
     return "\n".join(out)
 
 
@@ -329,6 +356,9 @@ def write_report(store: str | Path, *, by: str = "method", profiles: list[str] |
         files.append(path)
     md = [f"# Report: {store}", "", f"{len(rows)} finished task(s), {n_inst} instance(s), compared by {by}.", "",
           summary_table(rows, by), "", "Test balanced accuracy (%), mean over seeds:", "", dataset_table(rows, by)]
+    exact = exact_table(rows, by)
+    if exact:
+        md += ["", "Exact objective (the true log-loss objective of logistic trees) on the training part:", "", exact]
     if paper:
         md += ["", f"Beside the paper ({paper}):", "", paper_table(rows, paper, by)]
     md += [""] + [f"![{p.stem}]({p.name})" for p in files]
