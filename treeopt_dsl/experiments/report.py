@@ -65,7 +65,8 @@ def cumulative_gap(values: np.ndarray, *, higher_is_better: bool,
     bad = ~np.isfinite(v)
     filled = np.where(bad, -np.inf if higher_is_better else np.inf, v)
     best = filled.max(axis=1, keepdims=True) if higher_is_better else filled.min(axis=1, keepdims=True)
-    gap = np.where(bad | ~np.isfinite(best), np.inf, np.abs(v - best))
+    with np.errstate(invalid="ignore"):  # inf - inf on an instance no method finished: its gap is inf below
+        gap = np.where(bad | ~np.isfinite(best), np.inf, np.abs(v - best))
     gap = np.round(gap, 12)
     if ts is None:
         finite = gap[np.isfinite(gap)]
