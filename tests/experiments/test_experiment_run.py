@@ -476,3 +476,23 @@ def test_sigterm_in_a_run_is_acted_on_between_steps() -> None:
             stop.restore()
     finally:
         signal.signal(signal.SIGTERM, before)
+
+
+def test_a_worker_dying_after_the_library_changed_names_the_change(monkeypatch) -> None:
+    """Files of the library edited while a run goes on: a task forked then mixes old and new modules and may die
+    before reporting (exit 1); its row says so, and says nothing of the kind while the files are as loaded."""
+    from treeopt_dsl.experiments import worker
+
+    newest, path = worker.source_stamp()  # the newest of the library's files: at least this module's
+    assert os.path.getmtime(worker.__file__) <= newest and os.path.getmtime(path) == newest
+    task = {"id": "t"}
+    monkeypatch.setattr(worker, "_STAMP", (100.0, "/lib/a.py"))
+    monkeypatch.setattr(worker, "source_stamp", lambda: (100.0, "/lib/a.py"))
+    assert worker._died(task, 1, 1, time.perf_counter())["reason"] == "worker exited with code 1 before reporting"
+    monkeypatch.setattr(worker, "source_stamp", lambda: (200.0, "/lib/b.py"))
+    row = worker._died(task, 1, 1, time.perf_counter(), "Traceback: ImportError")
+    assert row["reason"].startswith("worker exited with code 1 before reporting: Traceback: ImportError; the "
+                                    "library's files changed after this run's worker processes loaded them (/lib/b.py")
+    assert "--retry-failed" in row["reason"] and row["retryable"]
+    killed = worker._died(task, 1, -9, time.perf_counter())  # a kill is a kill, whatever the files did
+    assert "changed" not in killed["reason"]

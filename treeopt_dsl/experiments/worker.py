@@ -23,6 +23,7 @@ Example:
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import platform
@@ -35,6 +36,7 @@ import tempfile
 import threading
 import time
 import traceback
+from pathlib import Path
 from typing import Any
 
 from treeopt_dsl import __version__
@@ -51,13 +53,17 @@ from treeopt_dsl.starts.multistart import paper_grid
 from treeopt_dsl.starts.refine import is_logistic, refine_result, result_exact_objective
 from treeopt_dsl.starts.resolver import start_point
 
-__all__ = ["HOOK_VARS", "run_isolated", "run_task", "wall_timeout", "with_hooks"]
+__all__ = ["HOOK_VARS", "run_isolated", "run_task", "source_stamp", "wall_timeout", "with_hooks"]
 
 _SOLVER_PACKAGES = {"highs": "highspy", "scip": "PySCIPOpt", "gurobi": "gurobipy", "cbc": "mip", "ipopt": "casadi",
                     "streed": "pystreed"}
 _PRELOAD = ["treeopt_dsl.experiments.worker", "treeopt_dsl.formulations", "treeopt_dsl.datasets",
             "treeopt_dsl.models.metrics", "sklearn.metrics", "sklearn.model_selection", "highspy"]
 _FORKSERVER: Any = None
+#: the library's own packages, whose files the fork server loaded when it started (:func:`source_stamp`)
+_PACKAGES = ("treeopt_dsl", "formulations", "backends")
+#: :func:`source_stamp` when the fork server was made (``None`` before)
+_STAMP: tuple[float, str] | None = None
 
 
 # ----------------------------------------------------------------------------------------------- the task
@@ -489,6 +495,36 @@ def _signal_name(code: int) -> str:
         return f"signal {-code}"
 
 
+def source_stamp() -> tuple[float, str]:
+    """The newest modification time of the library's Python files (:data:`_PACKAGES`) and that file's path.
+
+        >>> t, path = source_stamp()
+        >>> t > 0 and path.endswith(".py")
+        True
+    """
+    newest, where = 0.0, ""
+    for name in _PACKAGES:
+        module = sys.modules.get(name) or importlib.import_module(name)
+        for root in getattr(module, "__path__", []):
+            for path in Path(root).rglob("*.py"):
+                t = path.stat().st_mtime
+                if t > newest:
+                    newest, where = t, str(path)
+    return newest, where
+
+
+def _changed_since_start() -> str:
+    """Why a forked task may have died: the library's files changed after the fork server loaded them ("" if not)."""
+    if _STAMP is None:
+        return ""
+    now, where = source_stamp()
+    if now <= _STAMP[0]:
+        return ""
+    return (f"the library's files changed after this run's worker processes loaded them ({where}, "
+            f"{time.strftime('%H:%M:%S', time.localtime(now))}): a task forked now mixes the modules loaded then with "
+            "the files now; rerun with --retry-failed (or run from a copy of the code that does not change)")
+
+
 def _died(task: dict[str, Any], attempt: int, code: int | None, t0: float, detail: str = "") -> dict[str, Any]:
     if code is not None and code < 0:
         name = _signal_name(code)
@@ -496,16 +532,19 @@ def _died(task: dict[str, Any], attempt: int, code: int | None, t0: float, detai
         reason = f"worker killed by {name}{why}"
     else:
         reason = f"worker exited with code {code} before reporting"
+        changed = _changed_since_start()
+        detail = "; ".join(d for d in (detail, changed) if d)
     return {"id": task["id"], "attempt": attempt, "ok": False, "status": "failed", "retryable": True,
             "host": socket.gethostname(), "reason": reason + (f": {detail}" if detail else ""), "exitcode": code,
             "task_s": round(time.perf_counter() - t0, 4)}
 
 
 def _forkserver() -> Any:
-    global _FORKSERVER
+    global _FORKSERVER, _STAMP
     if _FORKSERVER is None:
         import multiprocessing as mp
 
+        _STAMP = source_stamp()  # the files the fork server is about to load
         ctx = mp.get_context("forkserver")
         ctx.set_forkserver_preload(_PRELOAD)
         _FORKSERVER = ctx
