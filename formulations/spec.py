@@ -267,7 +267,8 @@ class FormulationSpec:
         ``warm_start``: a start by name (``"greedy"``, ``"cart"``, ``"auto"``, ...), a fitted tree or values, as
         for :meth:`solve`; ``seed`` seeds the randomized starts; ``time_budget`` bounds ``"auto"``. The thesis'
         Figure 3.8 compares the MILP's tree with its greedy start alone (OLCT-W): this is that tree, decoded and
-        certified in the formulation's own objective, with status ``feasible``.
+        certified in the formulation's own objective, with status ``feasible`` (``optimal`` only for a start that is
+        itself proven, as ``oct``'s exact DP tree under ``"auto"``).
 
             >>> import numpy as np
             >>> from treeopt_dsl.data import Dataset
