@@ -23,7 +23,7 @@ TANGENTS = {"V0": [0.0], "V1": [0.0, -1.9, 1.9], "V3": [0.0, -1.9, 1.9, -0.89, 0
 
 
 def reference_olct(X: np.ndarray, y: np.ndarray, depth: int, tangents: str, C: float = 1.0, M: float = 100.0,
-                   eps: float = 1e-5) -> float:
+                   eps: float = 1e-5, l1: float = 1.0) -> float:
     Xs = StandardScaler().fit_transform(X)
     n, p = Xs.shape
     nodes = list(range(2**depth - 1))              # heap order: children of t are 2t+1 and 2t+2
@@ -67,7 +67,7 @@ def reference_olct(X: np.ndarray, y: np.ndarray, depth: int, tangents: str, C: f
                 df = -1.0 / (1.0 + np.exp(vk))
                 m.tangent.add(m.xi[i, level[t]] >= f + df * (margin - vk) - M * (1 - reach))
     m.obj = pyo.Objective(expr=sum(C * m.xi[i, h] for i in m.I for h in m.H)                         # (3.17a)
-                          + sum(m.wp[t, j] + m.wm[t, j] for t in m.T for j in m.J))
+                          + l1 * sum(m.wp[t, j] + m.wm[t, j] for t in m.T for j in m.J))
     solver = pyo.SolverFactory("appsi_highs")
     solver.highs_options = {"mip_rel_gap": 0.0, "primal_feasibility_tolerance": 1e-9,
                             "mip_feasibility_tolerance": 1e-9}
@@ -84,12 +84,25 @@ def reference_olct(X: np.ndarray, y: np.ndarray, depth: int, tangents: str, C: f
     (4, 12, 3, 2, "V3"),
 ])
 def test_dsl_olct_equals_the_independent_model(seed, n, p, depth, tangents):
+    _agree(seed, n, p, depth, tangents, 1.0)
+
+
+@pytest.mark.parametrize("seed,n,p,depth,tangents,l1", [
+    (5, 14, 2, 2, "V0", 0.0),    # the thesis' Figures 3.7-3.8 drop the l1 term (lines 661, 685)
+    (6, 12, 3, 2, "V1", 0.0),
+    (7, 14, 2, 2, "V0", 0.25),
+])
+def test_dsl_olct_with_another_l1_weight_equals_the_independent_model(seed, n, p, depth, tangents, l1):
+    _agree(seed, n, p, depth, tangents, l1)
+
+
+def _agree(seed: int, n: int, p: int, depth: int, tangents: str, l1: float) -> None:
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, p))
     y = np.where(X[:, 0] * X[:, 1 % p] + 0.4 * rng.normal(size=n) > 0, 1, -1)  # not linearly separable
-    ref = reference_olct(X, y, depth, tangents)
-    res = get_formulation("olct", depth=depth, tangents=tangents).solve(Dataset.from_arrays(X, y), gap=0.0,
-                                                                          time_limit=120)
+    ref = reference_olct(X, y, depth, tangents, l1=l1)
+    res = get_formulation("olct", depth=depth, tangents=tangents, l1=l1).solve(Dataset.from_arrays(X, y), gap=0.0,
+                                                                                 time_limit=120)
     assert res.status.value == "optimal"
     assert res.objective == pytest.approx(ref, rel=1e-6, abs=1e-6)
     assert res.certificate.ok

@@ -24,7 +24,8 @@ from treeopt_dsl.experiments.tasks import expand
 from treeopt_dsl.experiments.worker import run_task
 from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.models.metrics import metrics
-from treeopt_dsl.starts.refine import exact_objective, refine, refine_last_layer
+from treeopt_dsl.starts.greedy import greedy_tree
+from treeopt_dsl.starts.refine import exact_objective, refine, refine_last_layer, refine_result, result_exact_objective
 
 
 def _data(seed: int, n: int = 20) -> Dataset:
@@ -33,27 +34,28 @@ def _data(seed: int, n: int = 20) -> Dataset:
     return Dataset.from_arrays(X, np.where(X[:, 0] * X[:, 1] + 0.3 * rng.normal(size=n) > 0, 1, -1))
 
 
-def exact_by_hand(tree, X: np.ndarray, y: np.ndarray, C: object) -> float:
+def exact_by_hand(tree, X: np.ndarray, y: np.ndarray, C: object, l1: float = 1.0) -> float:
     """The exact objective through the tree's public API on raw X: the nodes on each path (decision_path) and
     their scores (scores), log-loss weighted by the node's level, plus the l1 norm of every hyperplane."""
     on = tree.decision_path(X)
     v = tree.scores(X)
     level = tree.topology.level
     Cs = np.broadcast_to(np.atleast_1d(np.asarray(C, dtype=float)), (tree.topology.depth,))
-    loss = np.log1p(np.exp(-y[:, None] * v)) * Cs[level - 1][None, :]
-    return float(loss[on].sum() + np.abs(tree.W).sum())
+    loss = np.logaddexp(0.0, -y[:, None] * v) * Cs[level - 1][None, :]
+    return float(loss[on].sum() + l1 * np.abs(tree.W).sum())
 
 
-def l1_logistic_optimum(X: np.ndarray, y: np.ndarray, C: float) -> float:
-    """min_{w, b} C sum_i log(1 + exp(-y_i (w.x_i + b))) + ||w||_1 by L-BFGS-B on w = w+ - w-, w+-, >= 0."""
+def l1_logistic_optimum(X: np.ndarray, y: np.ndarray, C: float, l1: float = 1.0) -> float:
+    """min_{w, b} C sum_i log(1 + exp(-y_i (w.x_i + b))) + l1 ||w||_1 by L-BFGS-B on w = w+ - w-, w+-, >= 0."""
     p = X.shape[1]
 
     def f(z: np.ndarray) -> tuple[float, np.ndarray]:
         w, b = z[:p] - z[p:2 * p], z[-1]
         m = y * (X @ w + b)
-        g = -C * y / (1.0 + np.exp(m))  # d/d(w.x+b) of C log(1 + exp(-m))
+        g = -C * y * np.exp(-np.logaddexp(0.0, m))  # d/d(w.x+b) of C log(1 + exp(-m))
         gw = X.T @ g
-        return float(C * np.logaddexp(0.0, -m).sum() + z[:2 * p].sum()), np.concatenate([gw + 1, 1 - gw, [g.sum()]])
+        return float(C * np.logaddexp(0.0, -m).sum() + l1 * z[:2 * p].sum()), np.concatenate([gw + l1, l1 - gw,
+                                                                                              [g.sum()]])
 
     r = minimize(f, np.zeros(2 * p + 1), jac=True, method="L-BFGS-B", bounds=[(0, None)] * (2 * p) + [(None, None)],
                  options={"ftol": 1e-15, "gtol": 1e-11, "maxiter": 20000})
@@ -170,6 +172,62 @@ def test_sample_weights_count_as_repeated_rows():
     np.testing.assert_allclose(weighted.b, repeated.b, atol=1e-5)
     assert exact_objective(weighted, Xs, y, 1.0, w) == pytest.approx(exact_objective(repeated, Xs[rep], y[rep], 1.0))
     assert not np.allclose(weighted.W, refine_last_layer(res.model, Xs, y, 1.0).W, atol=1e-5)  # the weights count
+
+
+# ------------------------------------------------ l1 = 0: the thesis' Figures 3.7-3.8 drop the l1 term (lines 661, 685)
+def _plain_logistic_optimum(X: np.ndarray, y: np.ndarray, C: float) -> float:
+    """min_{w, b} C sum_i log(1 + exp(-y_i (w.x_i + b))) by scipy's BFGS on (w, b) directly (no split)."""
+    p = X.shape[1]
+
+    def f(z: np.ndarray) -> tuple[float, np.ndarray]:
+        m = y * (X @ z[:p] + z[-1])
+        g = -C * y * np.exp(-np.logaddexp(0.0, m))
+        return float(C * np.logaddexp(0.0, -m).sum()), np.r_[X.T @ g, g.sum()]
+
+    return float(minimize(f, np.zeros(p + 1), jac=True, method="BFGS", options={"gtol": 1e-10}).fun)
+
+
+def test_without_the_l1_term_the_refit_is_plain_logistic_regression():
+    """OLCT with ``l1 = 0``: the refinement minimizes the exact objective without the l1 term, node by node the
+    plain logistic loss (an independent BFGS on the nodes whose classes overlap), and the tree's exact objective
+    (the API's, without ``||w||_1``) can only fall. With the l1 weight of 1 the refit would keep the weights
+    small and stop above the plain optimum: the nodes' values differ."""
+    checked = 0
+    for seed, depth, n in ((0, 1, 30), (1, 1, 40), (2, 2, 80)):
+        d = _data(seed, n=n)
+        res = get_formulation("olct", depth=depth, l1=0.0).solve(d, time_limit=2)
+        assert "l1" not in res.built.model.objective and "w_pos" not in res.built.model.variables  # no l1 term
+        r = refine_result(res)
+        C = res.built.ctx.roles["loss"].C
+        assert r.refinement["exact_objective"] <= r.refinement["exact_objective_before"] + 1e-9
+        assert r.refinement["exact_objective"] == pytest.approx(exact_by_hand(r.model, d.X, d.y, C, l1=0.0),
+                                                                rel=1e-9)
+        assert result_exact_objective(res) == pytest.approx(exact_by_hand(res.model, d.X, d.y, C, l1=0.0), rel=1e-9)
+        for _t, X, y, C_last, _old, new in _nodes(d, res, r.model):
+            if np.unique(y).size == 2 and l1_logistic_optimum(X, y, C_last, l1=1e-9) > 1e-3:  # not separable
+                node = float(C_last * np.logaddexp(0.0, -y * (X @ new[0] + new[1])).sum())
+                assert node == pytest.approx(_plain_logistic_optimum(X, y, C_last), rel=1e-5, abs=1e-6)
+                assert node < l1_logistic_optimum(X, y, C_last, l1=1.0) - 1e-6  # the l1 weight 1 is another fit
+                checked += 1
+    assert checked >= 2
+
+
+def test_without_the_l1_term_the_greedy_start_fits_plain_logistic_nodes():
+    """The greedy start (lines 657-663) fits each node with the formulation's node objective: with ``l1 = 0`` the
+    root is the plain logistic optimum (independent BFGS), with ``l1 = 1`` an l1-logistic one; greedy_lp accepts a
+    tree without the l1 block; a negative weight is refused naming the parameter."""
+    d = _data(3, n=40)
+    for l1 in (0.0, 1.0):
+        built = get_formulation("olct", depth=1, l1=l1).build(d)
+        W, b = greedy_tree(built)
+        Xs, y = built.ctx.data.X, d.y.astype(float)
+        root = float(np.logaddexp(0.0, -y * (Xs @ W[0] + b[0])).sum() + l1 * np.abs(W[0]).sum())
+        want = _plain_logistic_optimum(Xs, y, 1.0) if l1 == 0 else l1_logistic_optimum(Xs, y, 1.0)
+        assert root == pytest.approx(want, rel=1e-4 if l1 == 0 else 5e-3)  # liblinear also penalizes the intercept
+    res = get_formulation("olct", depth=2, l1=0.0).solve(d, time_limit=2, warm_start="greedy_lp")
+    assert res.status.has_solution
+    with pytest.raises(FormulationError, match=r"'l1'.*>= 0"):
+        get_formulation("olct", depth=1, l1=-1.0).build(d)
 
 
 # ------------------------------------------------------------------------ the faces: CLI, estimator, experiment grid

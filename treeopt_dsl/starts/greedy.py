@@ -16,8 +16,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from treeopt_dsl.blocks import HingeLoss, TangentLogisticLoss, ZeroOneLoss
+from treeopt_dsl.blocks import L1, HingeLoss, TangentLogisticLoss, ZeroOneLoss
 from treeopt_dsl.defaults import NODE_ROWS
+from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.formulation import Built
 from treeopt_dsl.models.embed import fill_constant, split_budget
 from treeopt_dsl.numeric import node_sample
@@ -41,9 +42,25 @@ def level_weight(built: Built, level: int) -> float:
     return float(C[0] if C.size == 1 else C[level - 1])
 
 
+def l1_weight(built: Built) -> float:
+    """The weight of ``||w_t||_1`` in the built objective (the :class:`~treeopt_dsl.blocks.L1` blocks on ``w``; 0
+    without one, as OLCT with ``l1 = 0``, thesis Figures 3.7-3.8). A weight per node or feature is refused: the
+    greedy start and the refinement (Remark 1) fit each node with one scalar weight."""
+    total = 0.0
+    for block in built.formulation.blocks:
+        if isinstance(block, L1) and block.of == "w":
+            weight = np.asarray(block.weight, dtype=float)
+            if weight.ndim:
+                raise FormulationError("the greedy start and the refinement take one l1 weight for every node; "
+                                       f"this formulation's L1 block has {weight.size} weights")
+            total += float(weight)
+    return total
+
+
 def fit_node(X: np.ndarray, y: np.ndarray, kind: str, C: float = 1.0, budget: int | None = None,
-             seed: int = 0) -> tuple[np.ndarray, float]:
-    """A linear classifier ``(w, b)`` for one node ("right/positive iff w·x + b > 0")."""
+             seed: int = 0, l1: float = 1.0) -> tuple[np.ndarray, float]:
+    """A linear classifier ``(w, b)`` for one node ("right/positive iff w·x + b > 0"); for the logistic loss it
+    minimizes ``C sum_i log(1 + exp(-y_i (w·x_i + b))) + l1 ||w||_1`` (``l1 = 0``: plain logistic regression)."""
     p = X.shape[1]
     if y.size == 0 or np.unique(y).size < 2:
         sign = 1.0 if y.size and y[0] > 0 else -1.0
@@ -67,19 +84,22 @@ def fit_node(X: np.ndarray, y: np.ndarray, kind: str, C: float = 1.0, budget: in
         cols = [j]
     else:
         cols = list(range(p))
-    w, b = _linear(X[:, cols], y, kind, C, seed)
+    w, b = _linear(X[:, cols], y, kind, C, seed, l1)
     if budget is not None and budget < len(cols) and np.count_nonzero(w) > budget:
         keep = np.argsort(-np.abs(w))[:budget]
         cols = [cols[k] for k in keep]
-        w, b = _linear(X[:, cols], y, kind, C, seed)
+        w, b = _linear(X[:, cols], y, kind, C, seed, l1)
     full = np.zeros(p)
     full[cols] = w
     return full, b
 
 
-def _linear(X: np.ndarray, y: np.ndarray, kind: str, C: float, seed: int) -> tuple[np.ndarray, float]:
+def _linear(X: np.ndarray, y: np.ndarray, kind: str, C: float, seed: int, l1: float = 1.0
+            ) -> tuple[np.ndarray, float]:
     """A node's classifier for the greedy start. liblinear stopping at its iteration cap is not an error here:
-    the start is only a candidate, scored in the formulation's own objective, so its warning is not shown."""
+    the start is only a candidate, scored in the formulation's own objective, so its warning is not shown.
+    The logistic node objective ``C loss + l1 ||w||_1`` is scikit-learn's with ``C / l1`` (``l1 = 0``: no
+    penalty, L-BFGS)."""
     import warnings
 
     from sklearn.exceptions import ConvergenceWarning
@@ -93,7 +113,11 @@ def _linear(X: np.ndarray, y: np.ndarray, kind: str, C: float, seed: int) -> tup
         else:
             from sklearn.linear_model import LogisticRegression
 
-            m = LogisticRegression(l1_ratio=1.0, C=C, solver="liblinear", max_iter=2000, random_state=seed).fit(X, y)
+            if l1 > 0:
+                m = LogisticRegression(l1_ratio=1.0, C=C / l1, solver="liblinear", max_iter=2000,
+                                       random_state=seed).fit(X, y)
+            else:
+                m = LogisticRegression(C=np.inf, max_iter=2000).fit(X, y)
     return m.coef_.ravel().astype(float), float(m.intercept_[0])
 
 
@@ -127,17 +151,17 @@ def greedy_tree(built: Built, deadline: float | None = None) -> tuple[np.ndarray
     nodes reached after it get CART's stump (one exact split, milliseconds) instead of a linear classifier, so the
     start is still a whole tree (OLCT on adult at depth 3: the per-node fits took 12 s of a 6 s share)."""
     X, y = built.ctx.data.X, built.ctx.data.y
-    kind, budget = loss_kind(built), split_budget(built)
+    kind, budget, l1 = loss_kind(built), split_budget(built), l1_weight(built)
     ones = np.ones(y.shape[0])
 
     def fit(h: int, t: int, rows: np.ndarray) -> tuple[np.ndarray, float]:
         late = deadline is not None and time.perf_counter() > deadline
         if kind == "zero_one" or budget == 1 or late:  # a stump: CART's exact split, fast on any number of rows
             return fit_node(X[rows], y[rows], "zero_one" if late else kind, level_weight(built, h),
-                            1 if late else budget)
+                            1 if late else budget, l1=l1)
         idx, w = node_sample(rows, y, ones, NODE_ROWS, seed=t)
         scale = float(w[0]) if idx.size else 1.0  # the node's rows over the sample's
-        return fit_node(X[idx], y[idx], kind, scale * level_weight(built, h), budget)
+        return fit_node(X[idx], y[idx], kind, scale * level_weight(built, h), budget, l1=l1)
 
     return descend(built, fit)
 

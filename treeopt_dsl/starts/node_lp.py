@@ -88,11 +88,12 @@ class NodeProblems:
             raise FormulationError("greedy_lp needs a slack loss (tangent-logistic or hinge) at every level of a tree")
         l1s = [blk for blk in built.formulation.blocks if isinstance(blk, L1) and blk.of == "w"]
         others = [blk for blk in built.formulation.blocks if isinstance(blk, (L0, LInf, SquaredL2))]
-        if len(l1s) != 1 or l1s[0].bound is not None or np.ndim(l1s[0].weight) != 0 or others:
-            raise FormulationError("greedy_lp needs ||w||_1 (one scalar-weighted L1 on w) as the only regularizer")
+        if len(l1s) > 1 or any(b.bound is not None or np.ndim(b.weight) != 0 for b in l1s) or others:
+            raise FormulationError("greedy_lp needs ||w||_1 (one scalar-weighted L1 on w, or none: OLCT with l1 = 0) "
+                                   "as the only regularizer")
         self.built, self.loss = built, loss
         self.a, self.c = loss.pieces()
-        self.l1 = float(l1s[0].weight)
+        self.l1 = float(l1s[0].weight) if l1s else 0.0
         self.X, self.y, self.sw = ctx.data.X, np.asarray(ctx.data.y, dtype=float), ctx.data.weights
         w_fam, b_fam = ctx["w"], ctx["b"]
         self.w_lo, self.w_hi = np.broadcast_to(w_fam.lower, w_fam.shape), np.broadcast_to(w_fam.upper, w_fam.shape)
