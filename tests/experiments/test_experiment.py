@@ -10,7 +10,7 @@ import pytest
 from treeopt_dsl.datasets import data_dir
 from treeopt_dsl.errors import DataError, TreeoptError
 from treeopt_dsl.experiments.grid import GridError, parse_grid
-from treeopt_dsl.experiments.report import cumulative_gap, paper_table, performance_profile
+from treeopt_dsl.experiments.report import cumulative_gap, exact_table, paper_table, performance_profile
 from treeopt_dsl.experiments.tasks import apply_overrides, expand
 from treeopt_dsl.experiments.worker import _load
 
@@ -327,3 +327,23 @@ def test_the_sleep_task_loads_no_dataset_so_its_names_are_not_checked() -> None:
     assert [d.name for d in g.datasets] == ["a", "b"]
     with pytest.raises(GridError, match="entry 1: unknown dataset 'a'"):
         parse_grid('[data]\ndatasets = ["a", "b"]\n[[method]]\nestimator = "sleep"\n[[method]]\nestimator = "cart"\n')
+
+
+def test_exact_table_ratio_skips_instances_whose_lowest_is_zero() -> None:
+    """A tree that separates its training set has an exact log-loss near 0 (OLCT with l1 = 0): the median ratio to
+    the lowest is taken over the instances whose lowest is above 0 (dividing by 1 instead printed the raw value as a
+    ratio); the mean and the share of lowest count every instance; no such instance: "-"."""
+    vals = {("a", 0): 0.0, ("b", 0): 0.5, ("a", 1): 2.0, ("b", 1): 1.0, ("a", 2): 3.0, ("b", 2): 1.5,
+            ("a", 3): 4.0, ("b", 3): 4.0}
+    rows = [{"ok": True, "method": m, "dataset": "d", "seed": s, "exact_objective": v} for (m, s), v in vals.items()]
+    lines = exact_table(rows).splitlines()[2:]
+    a = np.array([vals[("a", s)] for s in range(4)])
+    b = np.array([vals[("b", s)] for s in range(4)])
+    low = np.minimum(a, b)
+    keep = low > 0
+    want_a = float(np.median(a[keep] / low[keep]))  # 2, 2, 1 -> 2
+    want_b = float(np.median(b[keep] / low[keep]))  # 1, 1, 1 -> 1
+    assert lines[0] == f"| a | 4 | {a.mean():.3f} | {np.mean(a == low):.2f} | {want_a:.3f} |"
+    assert lines[1] == f"| b | 4 | {b.mean():.3f} | {np.mean(b == low):.2f} | {want_b:.3f} |"
+    zero = [r for r in rows if r["seed"] == 0]
+    assert exact_table(zero).splitlines()[2].endswith("| - |")

@@ -142,7 +142,8 @@ def summary_table(rows: list[dict[str, Any]], by: str = "method") -> str:
 def exact_table(rows: list[dict[str, Any]], by: str = "method") -> str:
     """One markdown row per ``by`` value over the instances where every value recorded an exact objective (a logistic
     tree's true log-loss objective, thesis Figs. 3.7c and 3.8b): its mean, the share of instances where it is the
-    lowest, and the median ratio to the lowest; ``""`` when no row records one.
+    lowest, and the median ratio to the lowest (over the instances whose lowest is above 0; "-" when none is);
+    ``""`` when no row records one.
 
         >>> rows = [{"ok": True, "method": m, "dataset": "d", "seed": s, "exact_objective": v}
         ...         for m, s, v in (("a", 0, 2.0), ("b", 0, 1.0), ("a", 1, 3.0), ("b", 1, 3.0))]
@@ -160,9 +161,11 @@ def exact_table(rows: list[dict[str, Any]], by: str = "method") -> str:
         return "\n".join(out)
     low = mat.min(axis=1, keepdims=True)
     best = np.isclose(mat, low, rtol=1e-9, atol=0.0)
-    ratio = np.median(mat / np.where(low > 0, low, 1.0), axis=0)
+    pos = low[:, 0] > 0  # a ratio to a lowest of 0 is undefined: those instances count in the mean and the share only
+    ratio = np.median(mat[pos] / low[pos], axis=0) if pos.any() else np.full(len(methods), np.nan)
     for j, m in enumerate(methods):
-        out.append(f"| {m} | {len(mat)} | {mat[:, j].mean():.3f} | {best[:, j].mean():.2f} | {ratio[j]:.3f} |")
+        r = "-" if np.isnan(ratio[j]) else f"{ratio[j]:.3f}"
+        out.append(f"| {m} | {len(mat)} | {mat[:, j].mean():.3f} | {best[:, j].mean():.2f} | {r} |")
     return "\n".join(out)
 
 

@@ -265,9 +265,6 @@ class _PiecewiseLoss:
         m = self.y * (t + np.asarray(beta)[..., None])
         return self.C * (np.max(m[..., None] * self.a + self.c, axis=-1) * self.sw).sum(-1)
 
-    def _grouped(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return _grouped(t, self.y, self.sw)
-
     def best(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The exact minimizer over ``beta`` and the loss there, for each row of ``t`` (``(B, n)``): the
         minimizer is the breakpoint where the running slope ``d0 + sum of the increments`` first becomes
@@ -279,7 +276,7 @@ class _PiecewiseLoss:
         hi = self.hi if finite[1] else 1e3
         betas, values = np.empty(t.shape[0]), np.empty(t.shape[0])
         for r in range(t.shape[0]):
-            u, wp, wn = self._grouped(t[r])
+            u, wp, wn = _grouped(t[r], self.y, self.sw)
             if self.cross.size == 0:
                 beta = 0.0
             elif self.d0 >= 0:  # no positives: the loss increases with beta from the start
@@ -314,15 +311,12 @@ class _TrueLoss:
         self.m, self.C, self.y, self.lo, self.hi = float(multiplier), float(C), y, lo, hi
         self.sw = np.ones(y.shape[0]) if sw is None else np.asarray(sw, dtype=float)
 
-    def _grouped(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return _grouped(t, self.y, self.sw)
-
     def best(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The best intercept within ``[lo, hi]`` and the loss there, for each row of ``t`` (``(B, n)``): every row's
         groups padded to one array (zero weights) and the intercepts found together
         (:func:`~treeopt_dsl.blocks.lattice.best_intercepts`)."""
         t = np.atleast_2d(t)
-        groups = [self._grouped(row) for row in t]
+        groups = [_grouped(row, self.y, self.sw) for row in t]
         U = max(g[0].size for g in groups)
         tg, wg = np.zeros((t.shape[0], 2 * U)), np.zeros((t.shape[0], 2 * U))
         for r, (u, wp, wn) in enumerate(groups):
