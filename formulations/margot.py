@@ -43,7 +43,7 @@ class MARGOT(FormulationSpec):
 class MARGOT_HFS(MARGOT):
     name = "margot_hfs"
     summary = "HFS-MARGOT: MARGOT + ||w_t||_0 <= budget (3.14), hard feature selection"
-    params = (*tree_params(w_bound=10.0, b_bound="auto"), Param("budget", 2, int, "features per node"))
+    params = (*tree_params(w_bound=10.0, b_bound="auto"), Param("budget", 2, int, "features per node", minimum=1))
 
     def sparsity(self) -> list[B.Block]:
         return [B.L0(budget=int(self.values["budget"]))]
@@ -52,8 +52,8 @@ class MARGOT_HFS(MARGOT):
 class MARGOT_SFS(MARGOT):
     name = "margot_sfs"
     summary = "SFS-MARGOT: MARGOT + alpha max(||w_t||_0, B), soft feature selection (lines 531-535)"
-    params = (*tree_params(w_bound=10.0, b_bound="auto"), Param("alpha", 1.0, float, "l0 penalty alpha_t"),
-              Param("budget", 0, int, "B_t: features counted as free"))
+    params = (*tree_params(w_bound=10.0, b_bound="auto"), Param("alpha", 1.0, float, "l0 penalty alpha_t", minimum=0.0),
+              Param("budget", 0, int, "B_t: features counted as free", minimum=0))
 
     def sparsity(self) -> list[B.Block]:
         return [B.L0(penalty=float(self.values["alpha"]), penalty_floor=float(self.values["budget"]))]

@@ -36,7 +36,7 @@ class OCT(FormulationSpec):
     summary = "Optimal Classification Tree, axis-aligned: 0-1 loss (3.9) + ||w_t||_0 <= 1 (3.14)"
     params = (
         *tree_params(big_m="derived", w_bound=1.0, b_bound="auto"),
-        Param("alpha", 0.0, float, "penalty per used feature (number of splits)"),
+        Param("alpha", 0.0, float, "penalty per used feature (number of splits)", minimum=0.0),
         Param("cuts", "data", str, "data: split the scaled features (cuts between values closer than eps/w_bound "
                                    "cannot be expressed; the result counts them); all: split 0/1 columns [x_j > c] "
                                    "at every midpoint c, so every distinct cut is expressible (larger model)"),
@@ -122,7 +122,7 @@ class OCTH(OCT):
     summary = "OCT-H, oblique: 0-1 loss (3.9) + unit l1 ball + alpha * feature count (3.14)"
     params = (
         *tree_params(big_m="derived", w_bound=1.0, b_bound="auto"),
-        Param("alpha", 0.0, float, "penalty per used feature at each node"),
+        Param("alpha", 0.0, float, "penalty per used feature at each node", minimum=0.0),
     )
 
     def regularizers(self) -> list[B.Block]:

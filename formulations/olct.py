@@ -20,7 +20,6 @@ without it (see :mod:`treeopt_dsl.starts.refine`).
 from __future__ import annotations
 
 from treeopt_dsl import blocks as B
-from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.formulation import Formulation, Numerics
 from treeopt_dsl.formulations.common import tree_params
 from treeopt_dsl.formulations.spec import FormulationSpec, Param
@@ -31,20 +30,23 @@ def _tangents(text: str) -> object:
     return text if text.upper().startswith("V") and len(text) == 2 else [float(t) for t in text.split(",")]
 
 
+#: the two parameters every OLCT shares beyond the tree's: the tangent set of (3.15) and the weight of ||w_t||_1
+TANGENTS = Param("tangents", "V0", _tangents, "tangent set V0..V3 or comma-separated points")
+L1 = Param("l1", 1.0, float, "weight of ||w_t||_1 in the objective (lines 612-616: 1; 0 drops it, Figs 3.7-3.8)",
+           minimum=0.0)
+
+
 class OLCT(FormulationSpec):
     name = "olct"
     summary = "Optimal Logistic Classification Tree (thesis 3.17): tangent-logistic loss at every level + l1"
     params = (
         *tree_params(split_columns=True),
-        Param("tangents", "V0", _tangents, "tangent set V0..V3 or comma-separated points"),
-        Param("l1", 1.0, float, "weight of ||w_t||_1 in the objective (lines 612-616: 1; 0 drops it, Figs 3.7-3.8)"),
+        TANGENTS,
+        L1,
     )
 
     def formulation(self) -> Formulation:
         v = self.values
-        if v["l1"] < 0:
-            raise FormulationError(f"bad value {v['l1']!r} for parameter 'l1': expected a number >= 0 (the weight "
-                                   "of ||w_t||_1; 0 drops the term)")
         l1 = [B.L1(of="w", weight=float(v["l1"]))] if v["l1"] > 0 else []
         return Formulation(
             self.name,
@@ -76,8 +78,8 @@ class UnivariateOLCT(OLCT):
     summary = "Univariate OLCT (thesis Remark 2): OLCT with ||w_t||_0 <= 1 by l0 indicators (3.14)"
     params = (
         *tree_params(big_m="derived", w_bound=10.0, b_bound="auto", split_columns=True),
-        Param("tangents", "V0", _tangents, "tangent set V0..V3 or comma-separated points"),
-        Param("l1", 1.0, float, "weight of ||w_t||_1 in the objective (lines 612-616: 1; 0 drops it, Figs 3.7-3.8)"),
+        TANGENTS,
+        L1,
     )
 
     def sparsity(self) -> list[B.Block]:

@@ -33,6 +33,7 @@ from treeopt_dsl.models.randomized import decode_randomized
 from treeopt_dsl.numeric import logistic_cdf
 from treeopt_dsl.result import SolveResult
 from treeopt_dsl.starts.multistart import PathPoint, multistart, paper_grid, regularization_path
+from treeopt_dsl.topology import MAX_DEPTH
 
 
 def _rho(text: str) -> Any:
@@ -46,14 +47,17 @@ class SORCT(FormulationSpec):
     multiclass = True
     default_solver = "ipopt"
     params = (
-        Param("depth", 1, int, "depth D (the paper: 1 for two classes, 2 for three or four)"),
-        Param("gamma", 512.0, float, "slope of the logistic CDF F (line 397)"),
-        Param("lambda_l", 0.0, float, "local sparsity weight lambda_L (l1 of every cut)"),
-        Param("lambda_g", 0.0, float, "global sparsity weight lambda_G (l_inf of every feature across nodes)"),
-        Param("cost", 0.5, float, "misclassification cost W off the diagonal (line 390)"),
+        Param("depth", 1, int, "depth D (the paper: 1 for two classes, 2 for three or four)", minimum=1,
+              maximum=MAX_DEPTH),
+        Param("gamma", 512.0, float, "slope of the logistic CDF F (line 397)", minimum=0.0, exclusive=True),
+        Param("lambda_l", 0.0, float, "local sparsity weight lambda_L (l1 of every cut)", minimum=0.0),
+        Param("lambda_g", 0.0, float, "global sparsity weight lambda_G (l_inf of every feature across nodes)",
+              minimum=0.0),
+        Param("cost", 0.5, float, "misclassification cost W off the diagonal (line 390)", minimum=0.0,
+              exclusive=True),
         Param("rho", None, _rho, "class performance (8): rho_k, one number or one per class (none: off)"),
-        Param("n_starts", 20, int, "random initial points of the multistart (lines 357-360)"),
-        Param("max_iter", None, optional_float, "Ipopt iteration limit per start (none: 3000)"),
+        Param("n_starts", 20, int, "random initial points of the multistart (lines 357-360)", minimum=1),
+        Param("max_iter", None, optional_float, "Ipopt iteration limit per start (none: 3000)", minimum=1),
         Param("scaling", "minmax", str, "feature scaling fitted on training data (the paper: [0, 1])"),
     )
 

@@ -34,15 +34,50 @@ from treeopt_dsl.topology import Topology
 
 @dataclass(frozen=True)
 class Param:
-    """One parameter: its name, default, a parser from text (for ``--param``), and help."""
+    """One parameter: its name, default, a parser from text (for ``--param``), help, and the range of its numbers.
+
+    ``minimum`` / ``maximum`` bound every number the parameter takes (each of a per-level list; ``None`` and words
+    such as ``"derived"`` are not numbers), ``exclusive`` makes the minimum itself refused (a positive weight)::
+
+        >>> Param("lambda_l", 0.0, float, "local sparsity weight", minimum=0.0).coerce("-1")
+        Traceback (most recent call last):
+        ...
+        treeopt_dsl.errors.FormulationError: bad value -1.0 for parameter 'lambda_l': expected a number >= 0
+    """
 
     name: str
     default: Any
     parse: Callable[[str], Any]
     help: str
+    minimum: float | None = None
+    maximum: float | None = None
+    exclusive: bool = False
+
+    def range(self) -> str:
+        """The allowed range in words (``"> 0"``, ``">= 1"``, ``"from 1 to 6"``), or ``""`` for any."""
+        low = None if self.minimum is None else f"{'>' if self.exclusive else '>='} {self.minimum:g}"
+        if self.maximum is None:
+            return low or ""
+        if low is None:
+            return f"<= {self.maximum:g}"
+        return f"from {self.minimum:g} to {self.maximum:g}" if not self.exclusive else f"{low} and <= {self.maximum:g}"
 
     def coerce(self, value: Any) -> Any:
-        """``value`` checked (and parsed, when text) for this parameter.
+        """``value`` checked (and parsed, when text) for this parameter, then held to its range (:meth:`range`)."""
+        value = self._kind(value)
+        if self.minimum is None and self.maximum is None:
+            return value
+        items = list(np.ravel(value)) if isinstance(value, (list, tuple, np.ndarray)) else [value]
+        numbers_in = [v for v in items if _finite_number(v)]
+        for v in numbers_in:
+            if ((self.minimum is not None and (v < self.minimum or (self.exclusive and v == self.minimum)))
+                    or (self.maximum is not None and v > self.maximum)):
+                raise FormulationError(f"bad value {_shown(value)} for parameter {self.name!r}: expected "
+                                       f"{_noun(self.parse, len(numbers_in))} {self.range()}")
+        return value
+
+    def _kind(self, value: Any) -> Any:
+        """``value`` parsed, when text, and checked by kind.
 
         Text goes through ``parse``. Other values are checked by kind: the numeric parsers (``float``,
         ``int``, :func:`floats`, :func:`optional_float`, :func:`number_or`) take finite numbers only
@@ -74,6 +109,20 @@ class Param:
                 "per_level": "a finite number, or a list of finite numbers (one per level, e.g. [0.1, 1])",
                 "words": "a finite number or one of " + ", ".join(repr(w) for w in getattr(self.parse, "words", ()))}
         raise FormulationError(f"bad value {value!r} for parameter {self.name!r}: expected {what[allowed]}")
+
+
+def _noun(parse: Callable[[str], Any], count: int) -> str:
+    """What a range error asks for: "a whole number" for ``int`` parameters, else "a number" ("numbers")."""
+    if parse is int:
+        return "a whole number"
+    return "numbers" if count > 1 else "a number"
+
+
+def _shown(value: Any) -> str:
+    """``value`` as an error message shows it: numbers as floats or ints print, lists item by item."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return "[" + ", ".join(_shown(v) for v in np.ravel(value)) + "]"
+    return repr(float(value)) if isinstance(value, np.floating) else repr(value)
 
 
 def _finite_number(v: Any) -> bool:
@@ -346,4 +395,4 @@ class FormulationSpec:
     def describe(cls) -> dict[str, Any]:
         return {"name": cls.name, "summary": cls.summary,
                 "params": [{"name": p.name, "default": p.default, "type": getattr(p.parse, "__name__", "str"),
-                            "help": p.help} for p in cls.params]}
+                            "range": p.range(), "help": p.help} for p in cls.params]}

@@ -18,7 +18,8 @@ def cmd_formulations(args: argparse.Namespace) -> int:
     for r in rows:
         print(f"{r['name']}: {r['summary']}")
         for p in r["params"]:
-            print(f"    {p['name']:<14} default {p['default']!s:<10} {p['help']}")
+            allowed = f" [{p['range']}]" if p["range"] else ""
+            print(f"    {p['name']:<14} default {p['default']!s:<10} {p['help']}{allowed}")
     return 0
 
 

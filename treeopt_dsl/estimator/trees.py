@@ -26,6 +26,7 @@ from treeopt_dsl.models.sklearn_tree import (
 )
 from treeopt_dsl.models.tree import TreeModel
 from treeopt_dsl.starts.refine import check_refinable, refine_result
+from treeopt_dsl.topology import check_depth
 
 
 class OptimalTreeClassifier(SolvedClassifier):
@@ -197,8 +198,7 @@ class OptimalTreeClassifier(SolvedClassifier):
         clash = sorted(set(extra) & set(TREE_PARAMS))
         if clash:
             raise FormulationError(f"set {clash} through the estimator's own parameters, not through params=")
-        if not isinstance(self.depth, numbers.Integral) or isinstance(self.depth, bool):
-            raise FormulationError(f"depth must be an integer from 1 to 6, got {self.depth!r}")
+        check_depth(self.depth)
         if not isinstance(self.refine, (bool, np.bool_)):
             raise OptionError(f"refine must be True or False, got {self.refine!r}")
         # unknown names in params raise a FormulationError naming the formulation's parameters

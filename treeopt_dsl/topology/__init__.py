@@ -3,7 +3,7 @@ general binary shapes of the categorical trees (:class:`Shape`, explicit leaves,
 
 from __future__ import annotations
 
-from treeopt_dsl.topology.balanced import LAST, LEVEL, NODE, Topology
+from treeopt_dsl.topology.balanced import LAST, LEVEL, MAX_DEPTH, NODE, Topology, check_depth
 from treeopt_dsl.topology.shapes import Shape
 
-__all__ = ["LAST", "LEVEL", "NODE", "Shape", "Topology"]
+__all__ = ["LAST", "LEVEL", "MAX_DEPTH", "NODE", "Shape", "Topology", "check_depth"]

@@ -19,14 +19,23 @@ from treeopt_dsl.errors import FormulationError
 
 NODE, LAST, LEVEL = "node", "last", "level"
 
+#: the deepest tree any route builds (2^6 = 64 leaves): the formulations' ``depth`` parameter, the topologies
+#: and the estimators hold to 1..MAX_DEPTH
+MAX_DEPTH = 6
+
+
+def check_depth(depth: object) -> int:
+    """``depth`` as an int, or a :class:`FormulationError` unless it is a whole number from 1 to :data:`MAX_DEPTH`."""
+    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or not 1 <= depth <= MAX_DEPTH:
+        raise FormulationError(f"depth must be an integer from 1 to {MAX_DEPTH}, got {depth!r}")
+    return int(depth)
+
 
 class Topology:
-    """A balanced binary tree of ``depth`` branching levels (1 <= depth <= 6)."""
+    """A balanced binary tree of ``depth`` branching levels (1 <= depth <= :data:`MAX_DEPTH`)."""
 
     def __init__(self, depth: int) -> None:
-        if not isinstance(depth, (int, np.integer)) or not 1 <= depth <= 6:
-            raise FormulationError(f"depth must be an integer from 1 to 6, got {depth!r}")
-        self.depth = int(depth)
+        self.depth = check_depth(depth)
 
     def __repr__(self) -> str:
         return f"Topology(depth={self.depth})"

@@ -36,6 +36,7 @@ import numpy as np
 import xarray as xr
 
 from treeopt_dsl.errors import FormulationError
+from treeopt_dsl.topology.balanced import check_depth
 
 NODE, LEAF = "node", "leaf"
 
@@ -121,10 +122,8 @@ class Shape:
 
     @classmethod
     def balanced(cls, depth: int) -> Shape:
-        if not isinstance(depth, (int, np.integer)) or not 1 <= depth <= 6:
-            raise FormulationError(f"depth must be an integer from 1 to 6, got {depth!r}")
         spec: Any = None
-        for _ in range(int(depth)):
+        for _ in range(check_depth(depth)):
             spec = (spec, spec)
         return cls(spec, name=str(int(depth)))
 
