@@ -127,3 +127,40 @@ def test_the_page_holds_the_generated_part(rc: ModuleType, cells: list[dict], tm
     text = copy.read_text()
     assert text.startswith("before\n") and text.endswith("\nafter\n") and "stale" not in text
     assert "| all |" in text
+
+
+@pytest.mark.parametrize("se", [0.5, 1.5, 3.0, 6.0])
+def test_a_faithful_runs_chance_within_is_what_simulated_means_give(rc: ModuleType, se: float) -> None:
+    """chance_within against an independent simulation: 5 splits of ours and 5 of the paper's around the same
+    expected accuracy, whose difference of means has standard error ``se``; the share within 1.5 points."""
+    rng = np.random.default_rng(0)
+    sd = se / np.sqrt(2 / 5)  # sqrt(sd^2/5 + sd^2/5) = se
+    ours = rng.normal(80.0, sd, size=(200_000, 5)).mean(axis=1)
+    paper = rng.normal(80.0, sd, size=(200_000, 5)).mean(axis=1)
+    share = float(np.mean(np.abs(ours - paper) <= 1.5))
+    assert rc.chance_within(se) == pytest.approx(share, abs=0.005)
+    assert rc.chance_within(None) == rc.chance_within(0.0) == 1.0
+
+
+def test_the_faithful_column_sums_the_reproducible_cells(rc: ModuleType, cells: list[dict]) -> None:
+    """The 'all' row's expected count is the sum of chance_within over the counted cells that are not data or
+    solver cells, each from the cell's own standard error (recomputed here from the noise rule's text)."""
+    repro = [c for c in cells if c["counted"] and c["cause"] not in ("data", "solver")]
+    total = 0.0
+    for c in repro:
+        m = re.search(r"2 SE = ([0-9.]+)", c["evidence"])
+        if m:  # the evidence prints 2 SE to one decimal
+            assert 2 * c["se"] == pytest.approx(float(m.group(1)), abs=0.051)
+        total += rc.chance_within(c["se"])
+    row = next(line for line in rc.counts_table(cells).splitlines() if line.startswith("| all |"))
+    assert f"| {total:.0f} of {len(repro)} (" in row
+    assert len(repro) * 0.5 < total < len(repro)  # noise costs cells: a faithful run is not certain to land within
+
+
+def test_the_split_probe_recomputes_the_stored_cart_cells(rc: ModuleType, cells: list[dict]) -> None:
+    """--probe-split-noise refits CART from the data on the benchmark's splits: its seeds 0-4 are the stored cells."""
+    rows = rc.probe_split_noise("Ionosphere", depths=(2, 3), seeds=5)
+    for r in rows:
+        cell = next(c for c in cells if c["cell"] == f"Ionosphere CART d{r['depth']}")
+        assert r["seeds 0-4"] == pytest.approx(cell["ours"], abs=0.05)
+        assert r["test rows"] == 71
