@@ -122,7 +122,8 @@ def register_formulation(cls: type[FormulationSpec] | None = None, *, replace: b
     """Add a formulation to :data:`REGISTRY` without editing the package; usable as a decorator.
 
     ``cls`` is a :class:`~treeopt_dsl.formulations.spec.FormulationSpec` subclass with a ``name`` (lower case, ``_`` for
-    ``-``), a ``summary``, its ``params`` and a ``formulation()`` composing blocks (the library's or your own
+    ``-``), a ``summary``, its ``params`` (each a :class:`~treeopt_dsl.formulations.spec.Param`: default, parser, help
+    and the range its numbers must keep) and a ``formulation()`` composing blocks (the library's or your own
     :class:`~treeopt_dsl.blocks.Block` subclasses). Its name must be new unless ``replace=True``. Then
     ``get_formulation(name)``, the estimators (``OptimalTreeClassifier(formulation=name)``) and, when the class
     is exposed through the ``treeopt_dsl.formulations`` entry-point group of an installed package, the
@@ -130,14 +131,19 @@ def register_formulation(cls: type[FormulationSpec] | None = None, *, replace: b
 
     Example::
 
+        >>> from dataclasses import replace
         >>> from treeopt_dsl.formulations import OCT, register_formulation, get_formulation
         >>> @register_formulation
         ... class SparseOCT(OCT):
         ...     name = "sparse_oct_example"
         ...     summary = "OCT with a penalty per split by default"
-        ...     params = tuple(p if p.name != "alpha" else type(p)("alpha", 1.0, float, p.help) for p in OCT.params)
+        ...     params = tuple(replace(p, default=1.0) if p.name == "alpha" else p for p in OCT.params)
         >>> get_formulation("sparse_oct_example").values["alpha"]
         1.0
+        >>> get_formulation("sparse_oct_example", alpha=-1.0)   # the range stays OCT's
+        Traceback (most recent call last):
+        ...
+        treeopt_dsl.errors.FormulationError: bad value -1.0 for parameter 'alpha': expected a number >= 0
     """
 
     def add(c: type[FormulationSpec]) -> type[FormulationSpec]:

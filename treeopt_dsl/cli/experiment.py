@@ -7,9 +7,8 @@
 
 Example:
 
-    >>> import argparse
-    >>> p = argparse.ArgumentParser(); add_parser(p.add_subparsers(dest="command"))
-    >>> p.parse_args(["experiment", "run", "g.toml", "--jobs", "2"]).jobs
+    >>> from treeopt_dsl.cli.parsers import build_parser
+    >>> build_parser().parse_args(["experiment", "run", "g.toml", "--jobs", "2"]).jobs
     2
 """
 
@@ -30,8 +29,6 @@ from treeopt_dsl.experiments.store import ResultStore
 from treeopt_dsl.experiments.tasks import apply_overrides, expand
 
 __all__ = ["run"]
-
-
 
 
 def _run(args: argparse.Namespace) -> int:
