@@ -176,7 +176,7 @@ def test_the_subset_tree_finds_the_best_subset_split_by_brute_force(rc: ModuleTy
         codes = rng.integers(0, 5, size=(60, 3))
         y = (rng.random(60) < 0.2 + 0.15 * codes[:, 1]).astype(float)
 
-        def gini(m: np.ndarray) -> float:
+        def gini(m: np.ndarray, y: np.ndarray = y) -> float:
             out = 0.0
             for part in (m, ~m):
                 n, pos = part.sum(), y[part].sum()
