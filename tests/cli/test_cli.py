@@ -38,6 +38,9 @@ def test_listings_name_everything(capsys):
     rows = run_json(capsys, "formulations")["formulations"]
     assert {r["name"] for r in rows} == set(REGISTRY)
     assert any(p["name"] == "depth" for p in rows[0]["params"])
+    # each parameter's range beside its help, in both listings (the ranges: tests/formulations/test_param_ranges.py)
+    assert re.search(r"^\s+lambda_l\s+default 0\.0\s+.*\[>= 0\]$", out, flags=re.M)
+    assert {p["name"]: p["range"] for p in next(r for r in rows if r["name"] == "sorct")["params"]}["gamma"] == "> 0"
     solvers = run_json(capsys, "solvers")["solvers"]
     highs = [r for r in solvers if r["solver"] == "highs" and r["backend"] == "direct"]
     assert highs and highs[0]["installed"] and "MILP" in highs[0]["problem_classes"]
