@@ -8,9 +8,15 @@ import numpy as np
 import pytest
 
 from treeopt_dsl.datasets import data_dir
-from treeopt_dsl.errors import DataError, TreeoptError
+from treeopt_dsl.errors import DataError, OptionError, TreeoptError
 from treeopt_dsl.experiments.grid import GridError, parse_grid
-from treeopt_dsl.experiments.report import cumulative_gap, exact_table, paper_table, performance_profile
+from treeopt_dsl.experiments.report import (
+    cumulative_gap,
+    exact_table,
+    paired_table,
+    paper_table,
+    performance_profile,
+)
 from treeopt_dsl.experiments.tasks import apply_overrides, expand
 from treeopt_dsl.experiments.worker import _load
 
@@ -347,3 +353,40 @@ def test_exact_table_ratio_skips_instances_whose_lowest_is_zero() -> None:
     assert lines[1] == f"| b | 4 | {b.mean():.3f} | {np.mean(b == low):.2f} | {want_b:.3f} |"
     zero = [r for r in rows if r["seed"] == 0]
     assert exact_table(zero).splitlines()[2].endswith("| - |")
+
+
+def test_paired_table_counts_each_instance_against_the_reference() -> None:
+    """``report --against``: random rows (two methods against a reference, some unproven, one failed), every
+    figure recomputed here instance by instance with plain loops and scipy's sign test."""
+    from scipy.stats import binomtest
+
+    rng = np.random.default_rng(7)
+    rows = []
+    for seed in range(12):
+        for m in ("ref", "m1", "m2"):
+            proven = rng.random() < 0.6
+            rows.append({"ok": not (m == "m2" and seed == 3), "method": m, "dataset": "d", "seed": seed,
+                         "status": "optimal" if proven else "time_limit", "runtime_s": float(rng.uniform(1, 9)),
+                         "test_balanced_accuracy": float(rng.choice([0.6, 0.7, 0.8])),
+                         "exact_objective": float(rng.uniform(1, 3))})
+    table = {line.split(" | ")[0].strip("| "): line for line in paired_table(rows, "ref").splitlines()[2:]}
+    assert set(table) == {"m1", "m2"}
+    ref = {r["seed"]: r for r in rows if r["method"] == "ref"}
+    for m in ("m1", "m2"):
+        mine = [r for r in rows if r["method"] == m and r["ok"]]
+        d = [r["test_balanced_accuracy"] - ref[r["seed"]]["test_balanced_accuracy"] for r in mine]
+        hi, lo = sum(x > 1e-12 for x in d), sum(x < -1e-12 for x in d)
+        t = [r["runtime_s"] / ref[r["seed"]]["runtime_s"] for r in mine
+             if r["status"] == "optimal" and ref[r["seed"]]["status"] == "optimal"]
+        e = [r["exact_objective"] - ref[r["seed"]]["exact_objective"] for r in mine]
+        er = [r["exact_objective"] / ref[r["seed"]]["exact_objective"] for r in mine]
+        cells = [c.strip() for c in table[m].strip("|").split("|")]
+        assert cells[1] == str(len(mine))
+        assert cells[2] == f"{hi} / {len(mine) - hi - lo} / {lo}"
+        assert cells[3] == f"{100 * np.mean(d):+.2f}"
+        assert cells[4] == f"{binomtest(hi, hi + lo).pvalue:.3f}"
+        assert cells[5] == f"{np.median(t):.2f} ({len(t)})"
+        assert cells[6] == f"{sum(x < 0 for x in e)} / 0 / {sum(x > 0 for x in e)}"
+        assert cells[7] == f"{np.median(er):.3f}"
+    with pytest.raises(OptionError, match="--against 'nope'"):
+        paired_table(rows, "nope")

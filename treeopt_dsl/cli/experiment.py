@@ -70,7 +70,7 @@ def _tasks(args: argparse.Namespace) -> int:
 
 def _report(args: argparse.Namespace) -> int:
     out = write_report(args.store, by=args.by, profiles=args.profile, out=args.out, fmt=args.format,
-                       paper=args.paper, experiment=args.experiment, methods=args.methods)
+                       paper=args.paper, experiment=args.experiment, methods=args.methods, against=args.against)
     print(out["markdown"])
     print(f"wrote {', '.join(str(p) for p in out['files'])}", file=sys.stderr)
     return 0

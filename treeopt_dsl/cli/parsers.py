@@ -246,6 +246,9 @@ def add_experiment(sub: Any) -> None:
     p.add_argument("--method", action="append", dest="methods", metavar="NAME",
                    help="only this method's rows (repeatable; default all): a store several grids ran into holds "
                         "each grid's methods")
+    p.add_argument("--against", metavar="NAME",
+                   help="pair every other value of --by with this one, instance by instance: test accuracy higher / "
+                        "lower and the sign test, runtime ratio where both proved, exact objective lower / higher")
     add_shared(p, "experiment")
     e = s.add_parser("export", help="the store's rows as one table: CSV, or Parquet (needs pyarrow)")
     e.add_argument("store", help="the SQLite results file")

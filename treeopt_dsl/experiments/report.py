@@ -21,13 +21,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy.stats import binomtest
 
 from treeopt_dsl.defaults import REPORT_PROFILES
 from treeopt_dsl.errors import DataError, OptionError
 from treeopt_dsl.experiments.store import ResultStore
 
-__all__ = ["cumulative_gap", "exact_table", "instance_matrix", "objective_family", "paper_table", "performance_profile",
-           "profile_figure", "summary_table", "write_report"]
+__all__ = ["cumulative_gap", "exact_table", "instance_matrix", "objective_family", "paired_table", "paper_table",
+           "performance_profile", "profile_figure", "summary_table", "write_report"]
 
 
 
@@ -166,6 +167,55 @@ def exact_table(rows: list[dict[str, Any]], by: str = "method") -> str:
     for j, m in enumerate(methods):
         r = "-" if np.isnan(ratio[j]) else f"{ratio[j]:.3f}"
         out.append(f"| {m} | {len(mat)} | {mat[:, j].mean():.3f} | {best[:, j].mean():.2f} | {r} |")
+    return "\n".join(out)
+
+
+def paired_table(rows: list[dict[str, Any]], against: str, by: str = "method") -> str:
+    """Every other ``by`` value against ``against`` on the instances both ran (dataset, seed, fold): how often its
+    test balanced accuracy is higher / lower, the mean difference in points and the two-sided sign test's p (ties
+    left out); the median ratio of the runtimes on the instances both proved; how often its exact objective (a
+    logistic tree's true log-loss) is lower / higher and the median ratio to ``against``'s (where that is above 0).
+    The papers' statements ("V1 does not significantly improve the accuracy", "a much higher training cost") are
+    paired claims: this is the table that checks them.
+
+        >>> rows = [{"ok": True, "status": "optimal", "method": m, "dataset": "d", "seed": s, "runtime_s": t,
+        ...          "test_balanced_accuracy": a} for m, s, t, a in
+        ...         (("a", 0, 1.0, 0.7), ("b", 0, 2.0, 0.8), ("a", 1, 1.0, 0.7), ("b", 1, 4.0, 0.6))]
+        >>> print(paired_table(rows, "a").splitlines()[2])
+        | b | 2 | 1 / 0 / 1 | +0.00 | 1.000 | 3.00 (2) | - | - |
+    """
+    _, methods, acc = instance_matrix(rows, "accuracy", by)
+    if against not in methods:
+        raise OptionError(f"--against {against!r}: no row with {by} = {against!r} (values: {', '.join(methods)})")
+    _, _, time = instance_matrix(rows, "time", by)
+    exact_rows = [r for r in rows if r.get("ok") and r.get("exact_objective") is not None]
+    _, _, exact = instance_matrix(rows, "exact", by) if exact_rows else (None, None, None)
+    a = methods.index(against)
+    out = [f"| {by} | instances | test bal. acc. higher / equal / lower | mean difference (points) | sign test p | "
+           f"time ratio, both proven (median, n) | exact objective lower / equal / higher | exact ratio (median) |",
+           "|---|---|---|---|---|---|---|---|"]
+    for j, m in enumerate(methods):
+        if j == a:
+            continue
+        both = ~np.isnan(acc[:, j]) & ~np.isnan(acc[:, a])
+        d = acc[both, j] - acc[both, a]
+        hi, lo = int(np.sum(d > 1e-12)), int(np.sum(d < -1e-12))
+        p = binomtest(hi, hi + lo).pvalue if hi + lo else math.nan
+        proven = np.isfinite(time[:, j]) & np.isfinite(time[:, a])
+        t_ratio = np.maximum(time[proven, j], 1e-3) / np.maximum(time[proven, a], 1e-3)
+        t_txt = f"{np.median(t_ratio):.2f} ({int(proven.sum())})" if proven.any() else "-"
+        e_cnt = e_ratio = "-"
+        if exact is not None:
+            ok = np.isfinite(exact[:, j]) & np.isfinite(exact[:, a])
+            if ok.any():
+                e = exact[ok, j] - exact[ok, a]
+                tol = 1e-9 * np.maximum(1.0, np.abs(exact[ok, a]))
+                e_cnt = f"{int(np.sum(e < -tol))} / {int(np.sum(np.abs(e) <= tol))} / {int(np.sum(e > tol))}"
+                pos = ok & (exact[:, a] > 0)
+                e_ratio = f"{np.median(exact[pos, j] / exact[pos, a]):.3f}" if pos.any() else "-"
+        mean = f"{100 * d.mean():+.2f}" if d.size else "-"
+        out.append(f"| {m} | {int(both.sum())} | {hi} / {int(both.sum()) - hi - lo} / {lo} | {mean} | "
+                   f"{_fmt(float(p))} | {t_txt} | {e_cnt} | {e_ratio} |")
     return "\n".join(out)
 
 
@@ -322,11 +372,13 @@ def objective_family(row: dict[str, Any]) -> str:
 
 def write_report(store: str | Path, *, by: str = "method", profiles: list[str] | None = None,
                  out: str | Path | None = None, fmt: str = "png", paper: str | Path | None = None,
-                 experiment: str | None = None, methods: list[str] | None = None) -> dict[str, Any]:
+                 experiment: str | None = None, methods: list[str] | None = None,
+                 against: str | None = None) -> dict[str, Any]:
     """Plots and ``report.md`` from the store's rows alone; returns ``{"markdown", "files"}``.
 
     ``experiment`` / ``methods``: only that experiment's rows / these methods' (a store several grids ran into:
     ``thesis_fig3_7_tangents.toml`` reuses Figure 3.8's OLCT-V0R tasks and is reported with ``methods``).
+    ``against``: a ``by`` value the others are paired with, instance by instance (:func:`paired_table`).
 
     The plots are performance profiles (time, sparsity) and cumulative gaps (accuracy, objective), one step line
     per value of ``by`` with its own marker and dash. The objective's gap is drawn in one panel per formulation
@@ -363,6 +415,8 @@ def write_report(store: str | Path, *, by: str = "method", profiles: list[str] |
     exact = exact_table(rows, by)
     if exact:
         md += ["", "Exact objective (the true log-loss objective of logistic trees) on the training part:", "", exact]
+    if against is not None:
+        md += ["", f"Paired against {against}, instance by instance:", "", paired_table(rows, against, by)]
     if paper:
         md += ["", f"Beside the paper ({paper}):", "", paper_table(rows, paper, by)]
     md += [""] + [f"![{p.stem}]({p.name})" for p in files]
