@@ -63,7 +63,8 @@ def process_started() -> float:
     against ``CLOCK_BOOTTIME``); now, where that cannot be read or the process is older than
     :data:`FRESH_PROCESS_S` (the command run inside a longer program).
 
-    >>> 0.0 <= time.perf_counter() - process_started() < FRESH_PROCESS_S
+    >>> started = process_started()   # the process' start, or now in a process older than FRESH_PROCESS_S
+    >>> 0.0 <= time.perf_counter() - started < FRESH_PROCESS_S
     True
     """
     now = time.perf_counter()
