@@ -159,6 +159,20 @@ def test_interrupt_and_rerun_finishes_only_the_missing_tasks(tmp_path: Path) -> 
         assert len(s.finished_ids(include_failed=False)) == n
 
 
+def test_a_grid_runs_from_a_directory_outside_the_repository(tmp_path: Path) -> None:
+    """A user runs ``treeopt experiment run`` wherever their grid is: the worker's fork server must find the
+    library's packages by their installed names (it imported ``formulations`` as a top-level package, which
+    exists only when the current directory is the repository's root)."""
+    grid = tmp_path / "g.toml"
+    grid.write_text(SLEEPS)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    res = subprocess.run([*_cli(), "experiment", "run", str(grid), "--store", "r.sqlite", "--quiet"],
+                         cwd=tmp_path, env=env, capture_output=True, timeout=300)
+    assert res.returncode == 0, res.stderr.decode()
+    with ResultStore(tmp_path / "r.sqlite") as s:
+        assert len(s.finished_ids(include_failed=False)) == len(expand(parse_grid(SLEEPS)))
+
+
 @pytest.mark.parametrize("executor", ["local", "dask"])
 def test_killed_worker_is_recorded_and_retried(executor: str, tmp_path: Path, monkeypatch, request) -> None:
     ex = request.getfixturevalue("dask_cluster") if executor == "dask" else None

@@ -60,8 +60,10 @@ _SOLVER_PACKAGES = {"highs": "highspy", "scip": "PySCIPOpt", "gurobi": "gurobipy
 _PRELOAD = ["treeopt_dsl.experiments.worker", "treeopt_dsl.formulations", "treeopt_dsl.datasets",
             "treeopt_dsl.models.metrics", "sklearn.metrics", "sklearn.model_selection", "highspy"]
 _FORKSERVER: Any = None
-#: the library's own packages, whose files the fork server loaded when it started (:func:`source_stamp`)
-_PACKAGES = ("treeopt_dsl", "formulations", "backends")
+#: the library's own packages, whose files the fork server loaded when it started (:func:`source_stamp`); the
+#: repository's ``formulations/`` and ``backends/`` install as these two names (pyproject's package-dir), never as
+#: top-level packages: those import only from the repository's root
+_PACKAGES = ("treeopt_dsl", "treeopt_dsl.formulations", "treeopt_dsl.backends")
 #: :func:`source_stamp` when the fork server was made (``None`` before)
 _STAMP: tuple[float, str] | None = None
 
