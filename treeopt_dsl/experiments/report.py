@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import binomtest
 
-from treeopt_dsl.defaults import REPORT_PROFILES
+from treeopt_dsl.defaults import REPORT_PROFILES, WITHIN_POINTS
 from treeopt_dsl.errors import DataError, OptionError
 from treeopt_dsl.experiments.store import ResultStore
 
@@ -234,31 +234,48 @@ def dataset_table(rows: list[dict[str, Any]], by: str = "method") -> str:
     return "\n".join(out)
 
 
-def _ours(rows: list[dict[str, Any]], dataset: str, method: str, metric: str, by: str) -> float | None:
+def _ours(rows: list[dict[str, Any]], dataset: str, method: str, metric: str, by: str) -> tuple[float | None, int]:
+    """Our value of one paper cell and how many rows (seeds, folds) it is drawn from."""
     rs = [r for r in rows if (dataset == "*" or str(r.get("dataset")) == dataset)]
     if metric == "best_accuracy_fraction":
         _, methods, acc = instance_matrix(rs, "accuracy", by)
         if method not in methods:
-            return None
+            return None, 0
         _, rho = cumulative_gap(acc, higher_is_better=True, ts=np.array([0.0]))
-        return float(rho[methods.index(method), 0])
+        return float(rho[methods.index(method), 0]), acc.shape[1]
     rs = [r for r in rs if method == "*" or str(r.get(by)) == method]
     if not rs:
-        return None
+        return None, 0
     if metric == "proven_fraction":
-        return float(np.mean([r.get("status") == "optimal" for r in rs]))
+        return float(np.mean([r.get("status") == "optimal" for r in rs])), len(rs)
     if metric == "max_proven_fraction":  # the best method's share of proven optima
         ms = sorted({str(r.get(by)) for r in rs})
-        return max(float(np.mean([r.get("status") == "optimal" for r in rs if str(r.get(by)) == m])) for m in ms)
+        return max(float(np.mean([r.get("status") == "optimal" for r in rs if str(r.get(by)) == m]))
+                   for m in ms), len(rs)
     vals = [float(r[metric]) for r in rs if r.get("ok") and r.get(metric) is not None]
-    return float(np.mean(vals)) if vals else None
+    return (float(np.mean(vals)) if vals else None), len(vals)
+
+
+def _is_accuracy(metric: str) -> bool:
+    """The metrics counted against :data:`~treeopt_dsl.defaults.WITHIN_POINTS` (fractions: 1.5 points = 0.015)."""
+    return metric.endswith("accuracy")
 
 
 def paper_table(rows: list[dict[str, Any]], paper: str | Path, by: str = "method") -> str:
-    """A paper's values (CSV ``dataset,method,metric,value[,note]``) beside ours, with the differences.
+    """A paper's values (CSV ``dataset,method,metric,value[,note]``) beside ours, with the differences, the number
+    of rows each of ours is the mean of (``n``: seeds x folds; a cell of fewer seeds than the paper's is noisier)
+    and, for the accuracies, whether ours is within :data:`~treeopt_dsl.defaults.WITHIN_POINTS` percentage points,
+    counted at the end (issue 33's measure of a reproduced table).
 
     ``dataset`` / ``method`` ``*`` aggregate over all; metrics: any numeric row field (mean over seeds, e.g.
     ``test_balanced_accuracy``), ``best_accuracy_fraction``, ``proven_fraction``, ``max_proven_fraction``.
+
+        >>> import tempfile, pathlib
+        >>> csv_file = pathlib.Path(tempfile.mkdtemp()) / "paper.csv"
+        >>> _ = csv_file.write_text("dataset,method,metric,value\\nd,A,test_accuracy,0.80\\nd,B,test_accuracy,0.70\\n")
+        >>> rows = [{"dataset": "d", "method": "A", "ok": True, "test_accuracy": v} for v in (0.80, 0.81)]
+        >>> print(paper_table(rows, csv_file).splitlines()[-1])
+        Within 1.5 points: 1 of 1 accuracy cells run (1 not run).
     """
     path = Path(paper)
     try:
@@ -269,13 +286,27 @@ def paper_table(rows: list[dict[str, Any]], paper: str | Path, by: str = "method
     need = {"dataset", "method", "metric", "value"}
     if not entries or not need <= set(entries[0]):
         raise DataError(f"{path}: a paper table needs the columns {', '.join(sorted(need))}")
-    out = [f"| dataset | {by} | metric | paper | ours | ours - paper | note |", "|---|---|---|---|---|---|---|"]
+    tol = WITHIN_POINTS / 100.0
+    out = [f"| dataset | {by} | metric | paper | ours | n | ours - paper | within {WITHIN_POINTS:g} | note |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    within = run = not_run = 0
     for e in entries:
         p = float(e["value"])
-        o = _ours(rows, e["dataset"], e["method"], e["metric"], by)
+        o, n = _ours(rows, e["dataset"], e["method"], e["metric"], by)
         diff = "-" if o is None else f"{o - p:+.3f}"
-        out.append(f"| {e['dataset']} | {e['method']} | {e['metric']} | {p:.3f} | {_fmt(o)} | {diff} | "
-                   f"{e.get('note') or ''} |")
+        mark = ""
+        if _is_accuracy(e["metric"]):
+            if o is None:
+                not_run += 1
+            else:
+                run += 1
+                ok = abs(o - p) <= tol + 1e-12
+                within += ok
+                mark = "yes" if ok else "no"
+        out.append(f"| {e['dataset']} | {e['method']} | {e['metric']} | {p:.3f} | {_fmt(o)} | {n or '-'} | {diff} | "
+                   f"{mark} | {e.get('note') or ''} |")
+    if run or not_run:
+        out += ["", f"Within {WITHIN_POINTS:g} points: {within} of {run} accuracy cells run ({not_run} not run)."]
     return "\n".join(out)
 
 
