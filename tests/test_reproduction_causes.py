@@ -191,3 +191,28 @@ def test_the_subset_tree_finds_the_best_subset_split_by_brute_force(rc: ModuleTy
         pred = np.empty(60)
         rc._subset_predict(tree, codes, np.arange(60), pred)
         assert set(np.unique(pred)) <= {0.0, 1.0}
+
+
+def test_a_runner_table_is_counted_against_its_paper_csv(rc: ModuleType, tmp_path: Path) -> None:
+    """A table the experiment runner ran, exported: ours is the mean over seeds, within 1.5 points is within, a
+    time-limited solve below the paper's training accuracy is put down to the solver (its test cell too), a
+    difference inside the binomial noise of one seed is noise, and the rest is unexplained."""
+    rows = tmp_path / "rows.csv"
+    rows.write_text("id,method,dataset,seed,ok,status,n_train,n_test,train_accuracy,test_accuracy\n"
+                    "a,M,d,0,True,optimal,600,1000,0.90,0.80\n"
+                    "b,M,d,1,True,optimal,600,1000,0.92,0.82\n"
+                    "c,L,d,0,True,time_limit,600,100,0.70,0.60\n"
+                    "x,M,d,2,False,failed,600,1000,,\n")
+    paper = tmp_path / "paper.csv"
+    paper.write_text("# a comment\ndataset,method,metric,value,note\nd,M,train_accuracy,0.905,\n"
+                     "d,M,test_accuracy,0.75,\nd,L,train_accuracy,0.80,\nd,L,test_accuracy,0.62,\n"
+                     "d,M,runtime_s,10,\ne,M,test_accuracy,0.5,\n")
+    cells = {c["cell"]: c for c in rc.runner_cells((rows, paper, "T", 5, "T"))}
+    assert set(cells) == {"d M train", "d M test", "d L train", "d L test"}  # runtime and rows we lack: no cell
+    assert cells["d M train"]["ours"] == pytest.approx(91.0) and cells["d M train"]["cause"] == "within"
+    assert cells["d M test"]["ours"] == pytest.approx(81.0) and cells["d M test"]["cause"] == "unexplained"
+    assert cells["d L train"]["cause"] == "solver" and cells["d L test"]["cause"] == "solver"
+    # one seed, 100 test rows: 2 binomial SE of the difference with the paper's 5-seed mean is about 10.4 points
+    paper.write_text("dataset,method,metric,value\nd,L,test_accuracy,0.66\n")
+    cell = rc.runner_cells((rows, paper, "T", 5, "T"))[0]
+    assert cell["cause"] == "noise" and cell["se"] == pytest.approx(100 * np.sqrt(0.66 * 0.34 / 100 * (1 + 1 / 5)))
