@@ -216,3 +216,20 @@ def test_a_runner_table_is_counted_against_its_paper_csv(rc: ModuleType, tmp_pat
     paper.write_text("dataset,method,metric,value\nd,L,test_accuracy,0.66\n")
     cell = rc.runner_cells((rows, paper, "T", 5, "T"))[0]
     assert cell["cause"] == "noise" and cell["se"] == pytest.approx(100 * np.sqrt(0.66 * 0.34 / 100 * (1 + 1 / 5)))
+
+
+def _classes_below(t: int, leaves: np.ndarray, n_branch: int) -> set[int]:
+    if t >= n_branch:
+        return {int(leaves[t - n_branch])}
+    return _classes_below(2 * t + 1, leaves, n_branch) | _classes_below(2 * t + 2, leaves, n_branch)
+
+
+def test_dead_nodes_are_the_nodes_whose_leaves_share_one_class(rc: ModuleType) -> None:
+    """Checked against the tree walked node by node (children 2t+1, 2t+2; leaves after the branch nodes)."""
+    rng = np.random.default_rng(0)
+    for depth in (1, 2, 3):
+        n_branch = 2**depth - 1
+        for _ in range(50):
+            leaves = rng.integers(0, 3, size=2**depth)
+            want = [len(_classes_below(t, leaves, n_branch)) == 1 for t in range(n_branch)]
+            assert rc.dead_nodes(leaves, depth).tolist() == want
