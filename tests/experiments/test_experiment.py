@@ -126,6 +126,15 @@ def test_paper_table_prints_ours_beside_the_papers(tmp_path) -> None:
     assert md.endswith("Within 1.5 points: 0 of 1 accuracy cells run (0 not run).")
 
 
+def test_paper_table_counts_the_instances_of_an_aggregate_cell(tmp_path) -> None:
+    """``n`` of ``best_accuracy_fraction`` is the number of instances compared (3 seeds), not of methods (2)."""
+    rows = [{"method": m, "dataset": "d", "seed": s, "ok": True, "test_balanced_accuracy": 0.8}
+            for m in ("A", "B") for s in (0, 1, 2)]
+    paper = tmp_path / "p.csv"
+    paper.write_text("dataset,method,metric,value\n*,A,best_accuracy_fraction,1.0\n")
+    assert "| * | A | best_accuracy_fraction | 1.000 | 1.000 | 3 | +0.000 |  |" in paper_table(rows, paper)
+
+
 def test_paper_table_counts_the_cells_within_one_and_a_half_points(tmp_path) -> None:
     """The count issue 33 asks of every reproduced table: |ours - paper| <= 1.5 points, over the accuracy cells
     we ran; cells without rows counted apart, other metrics (times) not counted."""

@@ -242,7 +242,7 @@ def _ours(rows: list[dict[str, Any]], dataset: str, method: str, metric: str, by
         if method not in methods:
             return None, 0
         _, rho = cumulative_gap(acc, higher_is_better=True, ts=np.array([0.0]))
-        return float(rho[methods.index(method), 0]), acc.shape[1]
+        return float(rho[methods.index(method), 0]), acc.shape[0]  # instances x methods
     rs = [r for r in rs if method == "*" or str(r.get(by)) == method]
     if not rs:
         return None, 0
