@@ -377,7 +377,7 @@ def runner_cells(source: tuple[Path, Path, str, int, str]) -> list[dict[str, Any
             mean, p = float(acc.mean()), 100 * float(e.value)
             diff = mean - p
             sd = float(acc.std(ddof=1)) if len(acc) > 1 else 0.0
-            _, noise_text, se = _noise(diff, sd, len(acc), None, n_paper)
+            _, _, se = _noise(diff, sd, len(acc), None, n_paper)  # its text is replaced below
             n_rows = float(rs["n_train" if part == "train" else "n_test"].mean())
             bse = _binomial_se(float(e.value), n_rows, len(acc), n_paper)
             se = bse if se is None else max(se, bse)
