@@ -100,6 +100,23 @@ def test_fit_prints_the_tree_and_metrics(capsys):
     assert code == 0 and "node 0" not in quiet and "certificate ok" in quiet and "balanced" in quiet
 
 
+def test_fit_prints_the_rates_a_sensitivity_guarantee_is_about(capsys):
+    """Günlük et al. §4.6: a tree fitted under ``min_sensitivity`` is judged by its TPR and TNR; the table prints
+    them beside accuracy, and they agree with the JSON's metrics (the guarantee holds on the training rows)."""
+    argv = ("fit", "odt_categorical", "--data", "breast-wisconsin-original", "--sample", "80", "--param", "shape=1",
+            "--param", "min_sensitivity=1.0", "--time-limit", "60", "--quiet")
+    code, out, err = run(capsys, *argv)
+    assert code == 0, err
+    header = next(line for line in out.splitlines() if "accuracy" in line and "balanced" in line).split()
+    assert header[:5] == ["accuracy", "balanced", "AUC", "TPR", "TNR"]
+    got = run_json(capsys, *argv)["metrics"]
+    for part in ("train", "test"):
+        cells = next(line for line in out.splitlines() if line.startswith(part)).split()
+        assert float(cells[4]) == pytest.approx(got[part]["tpr"], abs=5e-5)
+        assert float(cells[5]) == pytest.approx(got[part]["tnr"], abs=5e-5)
+    assert got["train"]["tpr"] == 1.0
+
+
 def test_csv_data_with_label(capsys, tmp_path):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(30, 2))

@@ -123,7 +123,7 @@ def test_paper_table_prints_ours_beside_the_papers(tmp_path) -> None:
     assert "| d | A | test_balanced_accuracy | 0.800 | 0.850 | 2 | +0.050 | no | x |" in md
     assert "| * | A | best_accuracy_fraction | 0.500 | 0.500 | 2 | +0.000 |  |" in md
     assert "| * | B | proven_fraction | 0.700 | 1.000 | 2 | +0.300 |  |" in md
-    assert md.endswith("Within 1.5 points: 0 of 1 accuracy cells run (0 not run).")
+    assert md.endswith("Within 1.5 points: 0 of 1 rate cells run (0 not run).")
 
 
 def test_paper_table_counts_the_instances_of_an_aggregate_cell(tmp_path) -> None:
@@ -139,17 +139,18 @@ def test_paper_table_counts_the_cells_within_one_and_a_half_points(tmp_path) -> 
     """The count issue 33 asks of every reproduced table: |ours - paper| <= 1.5 points, over the accuracy cells
     we ran; cells without rows counted apart, other metrics (times) not counted."""
     rows = [{"method": m, "dataset": "d", "seed": s, "ok": True, "test_accuracy": v, "train_accuracy": v,
-             "runtime_s": 9.0} for m, v in (("A", 0.815), ("B", 0.83)) for s in (0, 1, 2)]
+             "test_tpr": v, "runtime_s": 9.0} for m, v in (("A", 0.815), ("B", 0.83)) for s in (0, 1, 2)]
     paper = tmp_path / "p.csv"
     paper.write_text("dataset,method,metric,value\nd,A,test_accuracy,0.80\nd,A,train_accuracy,0.83\n"
-                     "d,B,test_accuracy,0.8149\nd,C,test_accuracy,0.5\nd,A,runtime_s,100\n")
+                     "d,B,test_accuracy,0.8149\nd,C,test_accuracy,0.5\nd,A,runtime_s,100\nd,B,test_tpr,0.80\n")
     md = paper_table(rows, paper)
     assert "| d | A | test_accuracy | 0.800 | 0.815 | 3 | +0.015 | yes |" in md  # 1.5 points is within
     assert "| d | A | train_accuracy | 0.830 | 0.815 | 3 | -0.015 | yes |" in md
     assert "| d | B | test_accuracy | 0.815 | 0.830 | 3 | +0.015 | no |" in md  # 1.51 points is not
     assert "| d | C | test_accuracy | 0.500 | - | - | - |  |" in md
     assert "| d | A | runtime_s | 100.000 | 9.000 | 3 | -91.000 |  |" in md
-    assert md.endswith("Within 1.5 points: 2 of 3 accuracy cells run (1 not run).")
+    assert "| d | B | test_tpr | 0.800 | 0.830 | 3 | +0.030 | no |" in md  # a sensitivity is a rate too (Table 14)
+    assert md.endswith("Within 1.5 points: 2 of 4 rate cells run (1 not run).")
 
 
 # ------------------------------------------------------------------ rows, hold-out selection, scale, paths

@@ -33,6 +33,45 @@ def test_rows_takes_the_first_rows_before_the_split() -> None:
     assert row["ok"] and row["n_train"] + row["n_test"] == 100
 
 
+SENSITIVITY = """\
+[experiment]
+time_limit = 60.0
+metrics = ["accuracy", "tpr", "tnr"]
+[data]
+datasets = [{{ name = "breast-wisconsin-original", sample = 80 }}]
+seeds = [1]
+test_size = 0.25
+[[method]]
+name = "ODT-D1-s{rate}"
+formulation = "odt_categorical"
+params = {{ shape = "1", min_sensitivity = {rate} }}
+warm_start = "none"
+"""
+
+
+def test_a_sensitivity_guarantee_is_recorded_as_the_rates_of_every_part() -> None:
+    """Günlük Table 14's grid (experiments/gunluk_table14.toml) in small: the runner records ``train_tpr`` /
+    ``train_tnr`` / ``test_*`` as :func:`~treeopt_dsl.models.metrics.rates` of the model it returns, and the
+    training TPR meets the guarantee, (15); a stricter guarantee costs training TNR, never gains it."""
+    rows = {}
+    for rate in (0.8, 1.0):
+        task = _task(SENSITIVITY.format(rate=rate))
+        row = run_task(task)
+        assert row["ok"] and row["status"] == "optimal", row.get("reason")
+        train, _, test = _split(task, _load(task))
+        negatives = int((train.y < 0).sum())
+        # (16): the objective counts the training negatives missed, so TNR is 1 - objective / |I-|
+        assert row["train_tnr"] == pytest.approx(1.0 - row["objective"] / negatives, abs=1e-9)
+        assert row["train_accuracy"] == pytest.approx(
+            (row["train_tpr"] * (train.n_samples - negatives) + row["train_tnr"] * negatives) / train.n_samples)
+        assert row["test_accuracy"] == pytest.approx(
+            (row["test_tpr"] * int((test.y > 0).sum()) + row["test_tnr"] * int((test.y < 0).sum())) / test.n_samples)
+        rows[rate] = row
+    assert rows[1.0]["train_tpr"] == 1.0
+    assert rows[0.8]["train_tpr"] >= 0.8
+    assert rows[1.0]["train_tnr"] <= rows[0.8]["train_tnr"]
+
+
 HOLDOUT = """\
 [experiment]
 time_limit = 2.0

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sklearn.metrics import balanced_accuracy_score, roc_auc_score
+from sklearn.metrics import balanced_accuracy_score, recall_score, roc_auc_score
 
-from treeopt_dsl.models.metrics import balanced_accuracy, roc_auc
+from treeopt_dsl.models.metrics import balanced_accuracy, rates, roc_auc
 
 labels = st.lists(st.integers(0, 2), min_size=2, max_size=60)
 
@@ -44,3 +44,19 @@ def test_multiclass_auc_is_the_one_versus_rest_macro_mean() -> None:
     proba = rng.dirichlet(np.ones(3), size=80)
     ours = np.mean([roc_auc(y == k, proba[:, k]) for k in range(3)])
     assert np.isclose(ours, roc_auc_score(y, proba, multi_class="ovr"), rtol=0, atol=1e-12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.booleans()), min_size=1, max_size=60))
+def test_rates_are_scikit_learns_recall_of_each_class(pairs) -> None:
+    """TPR = recall of the positive class, TNR = recall of the negative one (Günlük et al. Table 14); NaN for a
+    class with no row."""
+    truth = np.array([t for t, _ in pairs])
+    pred = np.array([p for _, p in pairs])
+    y, p = np.where(truth, "pos", "neg"), np.where(pred, "pos", "neg")
+    got = rates(y, p, truth)
+    for name, label, present in (("tpr", "pos", truth.any()), ("tnr", "neg", (~truth).any())):
+        if present:
+            assert got[name] == pytest.approx(recall_score(y, p, pos_label=label, average="binary"), abs=1e-12)
+        else:
+            assert np.isnan(got[name])

@@ -76,12 +76,14 @@ def cmd_fit(args: argparse.Namespace) -> int:
             if not args.quiet:
                 print(res.model.text())
             cal = extra.get("calibration")
-            print(f"{'':<8} {'accuracy':>9} {'balanced':>9} {'AUC':>7}"
+            binary = "tpr" in extra["metrics"]["train"]  # sensitivity / specificity of the positive class
+            print(f"{'':<8} {'accuracy':>9} {'balanced':>9} {'AUC':>7}" + (f" {'TPR':>7} {'TNR':>7}" if binary else "")
                   + ("" if cal is None else
                      f" {'log-loss':>9} {'ECE':>7}  (ECE: {cal['train']['bins']} equal-mass bins)"))
             for part in ("train", "test"):
                 m = extra["metrics"][part]
                 print(f"{part:<8} {m['accuracy']:9.4f} {m['balanced_accuracy']:9.4f} {m.get('auc', float('nan')):7.4f}"
+                      + (f" {m['tpr']:7.4f} {m['tnr']:7.4f}" if binary else "")
                       + ("" if cal is None else f" {cal[part]['log_loss']:9.4f} {cal[part]['ece']:7.4f}"))
         if "card_out" in extra:
             print(f"wrote the score card to {extra['card_out']}")

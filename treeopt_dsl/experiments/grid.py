@@ -9,7 +9,8 @@ A grid has four kinds of tables::
     threads = 1
     solver = "highs"
     retries = 2                  # a task whose worker dies is run again up to this many times
-    metrics = ["accuracy", "balanced_accuracy", "auc"]   # and "logloss" (risk scores: the exact log-loss)
+    metrics = ["accuracy", "balanced_accuracy", "auc"]   # and "logloss" (risk scores: the exact log-loss),
+                                 # "tpr", "tnr" (two classes: sensitivity and specificity of the positive class)
 
     [data]
     datasets = ["haberman", "heart", { name = "pima", sample = 200 }]   # names, CSV paths or tables
@@ -98,7 +99,7 @@ ESTIMATORS = ("tmo", "tao", "cart", "optimal_tree", "risk_score", "sleep")
 #: what ``scale = { param = ... }`` may multiply a parameter by (see :func:`~.worker.scale_factor`)
 SCALES = ("baseline_errors", "n_train")
 #: the metrics a task may record on every part (train / validation / test)
-METRICS = ("accuracy", "balanced_accuracy", "auc", "logloss")
+METRICS = ("accuracy", "balanced_accuracy", "auc", "logloss", "tpr", "tnr")
 _CV_METRICS = ("accuracy", "balanced_accuracy", "auc")
 #: what ``references = [...]`` may name: the starts made by name (``warm_start = ...`` may name
 #: :data:`treeopt_dsl.registry.WARM_STARTS`)

@@ -256,16 +256,17 @@ def _ours(rows: list[dict[str, Any]], dataset: str, method: str, metric: str, by
     return (float(np.mean(vals)) if vals else None), len(vals)
 
 
-def _is_accuracy(metric: str) -> bool:
-    """The metrics counted against :data:`~treeopt_dsl.defaults.WITHIN_POINTS` (fractions: 1.5 points = 0.015)."""
-    return metric.endswith("accuracy")
+def _is_rate(metric: str) -> bool:
+    """The metrics counted against :data:`~treeopt_dsl.defaults.WITHIN_POINTS` (fractions: 1.5 points = 0.015):
+    accuracies and the sensitivity / specificity rates (``*_tpr``, ``*_tnr``)."""
+    return metric.endswith(("accuracy", "_tpr", "_tnr"))
 
 
 def paper_table(rows: list[dict[str, Any]], paper: str | Path, by: str = "method") -> str:
     """A paper's values (CSV ``dataset,method,metric,value[,note]``) beside ours, with the differences, the number
     of rows each of ours is the mean of (``n``: seeds x folds; a cell of fewer seeds than the paper's is noisier)
-    and, for the accuracies, whether ours is within :data:`~treeopt_dsl.defaults.WITHIN_POINTS` percentage points,
-    counted at the end (issue 33's measure of a reproduced table).
+    and, for the rates (accuracies, TPR, TNR), whether ours is within :data:`~treeopt_dsl.defaults.WITHIN_POINTS`
+    percentage points, counted at the end (issue 33's measure of a reproduced table).
 
     ``dataset`` / ``method`` ``*`` aggregate over all; metrics: any numeric row field (mean over seeds, e.g.
     ``test_balanced_accuracy``), ``best_accuracy_fraction``, ``proven_fraction``, ``max_proven_fraction``.
@@ -275,7 +276,7 @@ def paper_table(rows: list[dict[str, Any]], paper: str | Path, by: str = "method
         >>> _ = csv_file.write_text("dataset,method,metric,value\\nd,A,test_accuracy,0.80\\nd,B,test_accuracy,0.70\\n")
         >>> rows = [{"dataset": "d", "method": "A", "ok": True, "test_accuracy": v} for v in (0.80, 0.81)]
         >>> print(paper_table(rows, csv_file).splitlines()[-1])
-        Within 1.5 points: 1 of 1 accuracy cells run (1 not run).
+        Within 1.5 points: 1 of 1 rate cells run (1 not run).
     """
     path = Path(paper)
     try:
@@ -295,7 +296,7 @@ def paper_table(rows: list[dict[str, Any]], paper: str | Path, by: str = "method
         o, n = _ours(rows, e["dataset"], e["method"], e["metric"], by)
         diff = "-" if o is None else f"{o - p:+.3f}"
         mark = ""
-        if _is_accuracy(e["metric"]):
+        if _is_rate(e["metric"]):
             if o is None:
                 not_run += 1
             else:
@@ -306,7 +307,7 @@ def paper_table(rows: list[dict[str, Any]], paper: str | Path, by: str = "method
         out.append(f"| {e['dataset']} | {e['method']} | {e['metric']} | {p:.3f} | {_fmt(o)} | {n or '-'} | {diff} | "
                    f"{mark} | {e.get('note') or ''} |")
     if run or not_run:
-        out += ["", f"Within {WITHIN_POINTS:g} points: {within} of {run} accuracy cells run ({not_run} not run)."]
+        out += ["", f"Within {WITHIN_POINTS:g} points: {within} of {run} rate cells run ({not_run} not run)."]
     return "\n".join(out)
 
 

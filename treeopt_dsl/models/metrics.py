@@ -10,7 +10,7 @@ import numpy as np
 from treeopt_dsl.errors import DataError
 from treeopt_dsl.models.calibration import ECE_BINS, expected_calibration_error, log_loss
 
-__all__ = ["calibration_metrics", "metrics", "positive_column"]
+__all__ = ["calibration_metrics", "metrics", "positive_column", "rates"]
 
 
 def positive_column(model: Any, data: Any) -> int:
@@ -66,16 +66,35 @@ def balanced_accuracy(y: np.ndarray, pred: np.ndarray) -> float:
     return float(np.mean(hits / np.bincount(index, minlength=classes.size)))
 
 
+def rates(y: np.ndarray, pred: np.ndarray, positive: np.ndarray) -> dict[str, float]:
+    """Sensitivity and specificity: ``tpr``, the share of the positive rows (``positive``) predicted as their
+    label, and ``tnr``, the same share of the other rows (NaN for a class with no row). Günlük et al. (seed 002)
+    §4.6 guarantee one of them on the training rows and report both (their Table 14).
+
+    >>> rates(np.array([1, 1, 1, 0]), np.array([1, 1, 0, 1]), np.array([True, True, True, False]))
+    {'tpr': 0.6666666666666666, 'tnr': 0.0}
+    """
+    right = np.asarray(pred) == np.asarray(y)
+    positive = np.asarray(positive, dtype=bool)
+    return {name: float(np.mean(right[mask])) if mask.any() else float("nan")
+            for name, mask in (("tpr", positive), ("tnr", ~positive))}
+
+
 def metrics(model: Any, data: Any) -> dict[str, float]:
-    """Accuracy, balanced accuracy and AUC of ``model`` on ``data`` (raw features, ±1 labels).
+    """Accuracy, balanced accuracy, AUC and, on two classes, sensitivity and specificity (:func:`rates`) of
+    ``model`` on ``data`` (raw features, ±1 labels).
 
     The AUC ranks by the probability of the data's positive class (:func:`positive_column`), whatever the order
-    of the model's columns; with more than two classes it is the mean of each class's AUC against the rest
-    (scikit-learn's ``multi_class="ovr"``, macro average)."""
+    of the model's columns (no AUC for a model without ``predict_proba``); with more than two classes it is the
+    mean of each class's AUC against the rest (scikit-learn's ``multi_class="ovr"``, macro average)."""
     y = data.labels_of(data.y)
     pred = model.predict(data.X)
     present = np.unique(data.class_index)
     out = {"accuracy": float(np.mean(pred == y)), "balanced_accuracy": balanced_accuracy(y, pred)}
+    if data.n_classes == 2:
+        out.update(rates(y, pred, np.asarray(data.y) > 0))
+    if not hasattr(model, "predict_proba"):
+        return out
     if present.size == 2 and data.n_classes == 2:
         column = positive_column(model, data)
         out["auc"] = roc_auc(np.asarray(data.y) > 0, model.predict_proba(data.X)[:, column])
