@@ -4,15 +4,17 @@ counts, and a regularization path."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
-from sklearn.metrics import balanced_accuracy_score
+from sklearn.metrics import balanced_accuracy_score, recall_score
 from sklearn.tree import DecisionTreeClassifier
 
 from treeopt_dsl.datasets import load
 from treeopt_dsl.experiments import expand, parse_grid
 from treeopt_dsl.experiments.grid import GridError
-from treeopt_dsl.experiments.worker import _load, _split, run_task
+from treeopt_dsl.experiments.worker import _load, _metrics, _split, run_task
 
 
 def _task(text: str, i: int = 0) -> dict:
@@ -70,6 +72,22 @@ def test_a_sensitivity_guarantee_is_recorded_as_the_rates_of_every_part() -> Non
     assert rows[1.0]["train_tpr"] == 1.0
     assert rows[0.8]["train_tpr"] >= 0.8
     assert rows[1.0]["train_tnr"] <= rows[0.8]["train_tnr"]
+
+
+def test_a_model_whose_probabilities_cannot_be_scored_still_gets_its_rates() -> None:
+    """A model whose classes do not hold the data's positive label: no AUC (said by the DataError), but accuracy,
+    balanced accuracy, TPR and TNR from its predictions, as scikit-learn computes them."""
+    data = load("haberman").subsample(60, seed=0)
+    labels = data.labels_of(data.y)
+    pred = np.where(np.arange(data.n_samples) % 3 == 0, labels[::-1], labels)  # some right, some wrong
+    model = SimpleNamespace(predict=lambda X: pred, predict_proba=lambda X: np.full((len(X), 2), 0.5),
+                            classes_=np.array(["x", "y"]))
+    got = _metrics(model, data, ["accuracy", "balanced_accuracy", "auc", "tpr", "tnr"])
+    assert "auc" not in got
+    assert got["accuracy"] == pytest.approx(float(np.mean(pred == labels)))
+    assert got["balanced_accuracy"] == pytest.approx(balanced_accuracy_score(labels, pred))
+    assert got["tpr"] == pytest.approx(recall_score(labels, pred, pos_label=data.classes[1]))
+    assert got["tnr"] == pytest.approx(recall_score(labels, pred, pos_label=data.classes[0]))
 
 
 HOLDOUT = """\

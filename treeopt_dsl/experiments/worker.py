@@ -39,6 +39,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from treeopt_dsl import __version__
 from treeopt_dsl.datasets import load
 from treeopt_dsl.estimator import OptimalTreeClassifier, RiskScoreClassifier
@@ -47,7 +49,7 @@ from treeopt_dsl.experiments.grid import resolve_path
 from treeopt_dsl.experiments.tasks import _combos
 from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.formulations.sorct import run_path
-from treeopt_dsl.models.metrics import metrics
+from treeopt_dsl.models.metrics import balanced_accuracy, metrics, rates
 from treeopt_dsl.numeric import json_default
 from treeopt_dsl.starts.multistart import paper_grid
 from treeopt_dsl.starts.refine import is_logistic, refine_result, result_exact_objective
@@ -92,8 +94,6 @@ def _load(task: dict[str, Any]) -> Any:
     data_dir = None if task.get("data_dir") is None else resolve_path(task["data_dir"], base)
     data = load(resolve_path(d["path"], base) if d.get("path") else d["name"], data_dir=data_dir, **kw)
     if d.get("rows"):  # the first rows (e.g. the LIBSVM training file of a set stored stacked with its test file)
-        import numpy as np
-
         data = data.take(np.arange(min(int(d["rows"]), data.n_samples)))
     if task.get("sample"):
         data = data.subsample(int(task["sample"]), seed=int(task["seed"]))
@@ -102,7 +102,6 @@ def _load(task: dict[str, Any]) -> Any:
 
 def _split(task: dict[str, Any], data: Any) -> tuple[Any, Any, Any]:
     """Train, validation (or ``None``) and test parts of ``data`` for this task's seed (and fold)."""
-    import numpy as np
     from sklearn.model_selection import StratifiedKFold
 
     seed = int(task["seed"])
@@ -134,8 +133,6 @@ def scale_factor(name: str, train: Any) -> float:
         >>> scale_factor("baseline_errors", d), scale_factor("n_train", d)
         (2.0, 5.0)
     """
-    import numpy as np
-
     if name == "baseline_errors":
         return float(train.n_samples - np.unique(np.asarray(train.y), return_counts=True)[1].max())
     if name == "n_train":
@@ -230,14 +227,12 @@ def _references(built: Any, names: list[str]) -> dict[str, Any]:
 def _metrics(model: Any, data: Any, names: list[str]) -> dict[str, float]:
     try:
         m = metrics(model, data)
-    except (AttributeError, ValueError):  # a model without predict_proba: no AUC
-        from sklearn.metrics import accuracy_score, balanced_accuracy_score
-
+    except ValueError:  # probabilities that cannot be scored (the positive label not among the model's classes)
         y, p = data.labels_of(data.y), model.predict(data.X)
-        m = {"accuracy": float(accuracy_score(y, p)), "balanced_accuracy": float(balanced_accuracy_score(y, p))}
+        m = {"accuracy": float(np.mean(p == y)), "balanced_accuracy": balanced_accuracy(y, p)}
+        if data.n_classes == 2:
+            m.update(rates(y, p, np.asarray(data.y) > 0))
     if "logloss" in names and hasattr(model, "decision_function"):  # the exact log-loss of a score (risk scores)
-        import numpy as np
-
         v = np.asarray(model.decision_function(data.X), dtype=float)
         m["logloss"] = float(np.mean(np.logaddexp(0.0, -data.y * v)))
     return {k: v for k, v in m.items() if k in names}
@@ -255,8 +250,6 @@ def _model_text(model: Any, estimator: str | None) -> str:
 
 def _features_per_node(model: Any) -> float | None:
     """The thesis' sparsity: the mean number of features with a nonzero weight at each split."""
-    import numpy as np
-
     inner = getattr(model, "model_", model)
     if hasattr(inner, "n_features_used"):
         return float(np.mean(inner.n_features_used()))
@@ -273,7 +266,6 @@ def _select(task: dict[str, Any], train: Any, val: Any) -> tuple[dict[str, Any],
     part and scored on the validation part; the third value is the best one's ``(model, result)``, the task's
     model (a tie goes to the first combination, in the grid's order).
     """
-    import numpy as np
     from sklearn.model_selection import StratifiedKFold
 
 
