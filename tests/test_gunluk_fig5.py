@@ -4,25 +4,17 @@ paper's frame against its CSV, and the figure and the printed table from a run o
 from __future__ import annotations
 
 import csv
-import importlib.util
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pandas as pd
 import pytest
+from bench_scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_gunluk_fig5", ROOT / "benchmarks" / "gunluk_fig5.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-FIG5 = _script()
+FIG5 = load_script("gunluk_fig5")
 
 
 def _fake_rows(rng: np.random.Generator) -> pd.DataFrame:

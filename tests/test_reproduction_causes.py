@@ -4,7 +4,6 @@ hand-made row calls for."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
@@ -12,17 +11,14 @@ from types import ModuleType
 
 import numpy as np
 import pytest
+from bench_scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def rc() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_reproduction_causes", ROOT / "benchmarks" /
-                                                  "reproduction_causes.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("reproduction_causes")
 
 
 @pytest.fixture(scope="module")

@@ -3,12 +3,12 @@ interval against its textbook formula, and the comparison rows against the store
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 import pytest
+from bench_scripts import load_script
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import t as student_t
@@ -19,14 +19,7 @@ from treeopt_dsl.datasets import load
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_sorct_fig6", ROOT / "benchmarks" / "sorct_fig6.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-FIG6 = _script()
+FIG6 = load_script("sorct_fig6")
 
 
 @pytest.fixture(scope="module")

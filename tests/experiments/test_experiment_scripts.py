@@ -3,13 +3,13 @@ experiments/ are what they write), a tiny run of each into a store, and their su
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 import pytest
+from bench_scripts import load_script
 
 from treeopt_dsl.experiments import expand, load_rows, parse_grid
 
@@ -17,10 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _script(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "benchmarks" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(name)
 
 
 @pytest.fixture(scope="module")
