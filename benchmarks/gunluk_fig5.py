@@ -87,7 +87,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("rows", type=Path, help="the Table 14 grid's store (.sqlite), JSON lines or exported CSV")
     ap.add_argument("--figure", type=Path, help="write Figure 5 here (.png or .svg)")
     args = ap.parse_args(argv)
+    if not args.rows.is_file():
+        ap.error(f"rows: no file {args.rows} (a store of experiments/gunluk_table14.toml or its exported CSV)")
     ours, theirs = means(_rows(args.rows)), paper()
+    if ours.empty:
+        ap.error(f"rows: {args.rows} holds no finished ODT-D<depth>-s<level> task of experiments/gunluk_table14.toml")
     both = (100 * ours[list(RATES)]).join(ours[["n", "proven"]]).join(100 * theirs.add_suffix("_paper"), how="outer")
     with pd.option_context("display.width", 160, "display.max_columns", 20):
         print(both.round(1).to_string())

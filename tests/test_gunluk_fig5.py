@@ -11,9 +11,6 @@ import pandas as pd
 import pytest
 from bench_scripts import load_script
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
 FIG5 = load_script("gunluk_fig5")
 
 
@@ -61,3 +58,15 @@ def test_the_script_prints_both_and_writes_the_figure(tmp_path: Path, capsys) ->
     out = capsys.readouterr().out
     assert "train_tnr_paper" in out and "wrote" in out
     assert (tmp_path / "fig5.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_rows_that_are_not_table_14s_are_refused_naming_the_file(tmp_path: Path, capsys) -> None:
+    other = tmp_path / "other.csv"
+    pd.DataFrame([{"method": "CART-D3", "ok": True, "status": "done", **dict.fromkeys(FIG5.RATES, 0.5)}]).to_csv(
+        other, index=False)
+    for path, says in ((tmp_path / "missing.csv", "no file"), (other, "no finished ODT-D<depth>-s<level> task")):
+        with pytest.raises(SystemExit) as err:
+            FIG5.main([str(path)])
+        assert err.value.code == 2
+        message = capsys.readouterr().err
+        assert says in message and str(path) in message

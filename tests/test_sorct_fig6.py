@@ -3,7 +3,6 @@ interval against its textbook formula, and the comparison rows against the store
 
 from __future__ import annotations
 
-from pathlib import Path
 from types import ModuleType
 
 import numpy as np
@@ -15,9 +14,6 @@ from scipy.stats import t as student_t
 from sklearn.tree import DecisionTreeClassifier
 
 from treeopt_dsl.datasets import load
-
-ROOT = Path(__file__).resolve().parents[1]
-
 
 FIG6 = load_script("sorct_fig6")
 

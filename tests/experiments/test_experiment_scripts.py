@@ -16,23 +16,19 @@ from treeopt_dsl.experiments import expand, load_rows, parse_grid
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _script(name: str) -> ModuleType:
-    return load_script(name)
-
-
 @pytest.fixture(scope="module")
 def tmo() -> ModuleType:
-    return _script("tmo")
+    return load_script("tmo")
 
 
 @pytest.fixture(scope="module")
 def odt() -> ModuleType:
-    return _script("odt_categorical")
+    return load_script("odt_categorical")
 
 
 @pytest.fixture(scope="module")
 def sorct() -> ModuleType:
-    return _script("sorct_path")
+    return load_script("sorct_path")
 
 
 def _written(main, args: list[str], path: Path) -> str:
@@ -174,7 +170,7 @@ def test_depth2_benchmark_reprints_and_draws_saved_rows(tmp_path: Path, capsys: 
     import sys
 
     pytest.importorskip("matplotlib")
-    script = _script("exact_depth2_continuous")
+    script = load_script("exact_depth2_continuous")
     rows_file = ROOT / "benchmarks" / "results" / "exact_depth2_continuous_2026-11-24.jsonl"
     rows = [json.loads(line) for line in rows_file.read_text().splitlines() if line.strip()]
     assert all(r["ours_status"] == "optimal" and r["ours_err"] == r["dl85_err"] for r in rows)
@@ -193,7 +189,7 @@ def test_depth2_benchmark_reprints_and_draws_saved_rows(tmp_path: Path, capsys: 
 def test_tree_solve_grid_puts_margot_on_scip(tmp_path: Path) -> None:
     """benchmarks/tree_solve.py: the default grid is experiments/tree_solve.toml; MARGOT (an MIQP, which HiGHS
     does not solve) runs on SCIP, the MILPs on the experiment's default (HiGHS)."""
-    ts = _script("tree_solve")
+    ts = load_script("tree_solve")
     assert _written(ts.main, [], tmp_path / "default.toml") == (ROOT / "experiments" / "tree_solve.toml").read_text()
     g = parse_grid(_written(ts.main, ["--formulations", "margot", "olct", "--datasets", "table31", "--seeds", "0",
                                       "--configs", "derived", "derived+auto"], tmp_path / "grid.toml"))
