@@ -14,7 +14,8 @@ from sklearn.tree import DecisionTreeClassifier
 from treeopt_dsl.datasets import load
 from treeopt_dsl.experiments import expand, parse_grid
 from treeopt_dsl.experiments.grid import GridError
-from treeopt_dsl.experiments.worker import _load, _metrics, _split, run_task
+from treeopt_dsl.experiments.worker import _load, _metrics, _split, cv_parts, run_task, wall_timeout
+from treeopt_dsl.models.sklearn_tree import prune_misclassification
 
 
 def _task(text: str, i: int = 0) -> dict:
@@ -60,7 +61,8 @@ def test_a_sensitivity_guarantee_is_recorded_as_the_rates_of_every_part() -> Non
         task = _task(SENSITIVITY.format(rate=rate))
         row = run_task(task)
         assert row["ok"] and row["status"] == "optimal", row.get("reason")
-        train, _, test = _split(task, _load(task))
+        assert row["n_leaves"] == 2  # the topology's leaves (a stump), as Günlük Table 13 counts them
+        train, _, test, _ = _split(task, _load(task))
         negatives = int((train.y < 0).sum())
         # (16): the objective counts the training negatives missed, so TNR is 1 - objective / |I-|
         assert row["train_tnr"] == pytest.approx(1.0 - row["objective"] / negatives, abs=1e-9)
@@ -109,7 +111,7 @@ def test_hold_out_selection_picks_the_best_on_the_validation_part() -> None:
     task = _task(HOLDOUT)
     row = run_task(task)
     assert row["ok"], row.get("reason")
-    train, val, test = _split(task, _load(task))
+    train, val, test, _ = _split(task, _load(task))
     depths = [1, 2, 4, 8]
     expected = [balanced_accuracy_score(val.labels_of(val.y), DecisionTreeClassifier(max_depth=d, random_state=3)
                                         .fit(train.X, train.labels_of(train.y)).predict(val.X)) for d in depths]
@@ -236,3 +238,77 @@ def test_refine_is_refused_where_it_means_nothing() -> None:
                    'refine = true\npath = { lambda_l = [0.0] }\n')
     with pytest.raises(GridError, match=r"refine.*no logistic loss"):
         parse_grid('[data]\ndatasets = ["haberman"]\n[[method]]\nformulation = "oct"\nrefine = true\n')
+
+
+DRAWS = """\
+[data]
+datasets = ["haberman"]
+seeds = [2]
+test_size = 0.1
+[[method]]
+name = "CART"
+estimator = "cart"
+train_sample = {sample}
+cv = {{ folds = 4, subsample = 100, repeats = 3, grid = {{ max_depth = [1, 2, 8] }}, metric = "accuracy" }}
+"""
+
+
+def test_subsample_selection_draws_from_the_whole_training_part() -> None:
+    """Günlük et al. §5.6 (Table 13): each of ``repeats`` draws fits ``subsample`` rows of the training part as it
+    was before ``train_sample`` and scores on the rest of it; the chosen combination is refitted on the
+    ``train_sample`` rows. Every score is CART's on its own draw, fitted here."""
+    task = _task(DRAWS.format(sample=100))
+    row = run_task(task)
+    assert row["ok"], row.get("reason")
+    train, _, _, pool = _split(task, _load(task))
+    assert (train.n_samples, pool.n_samples) == (100, 275) and row["n_train"] == 100
+    parts = cv_parts(task["cv"], train, pool, seed=2)
+    assert len(parts) == 3
+    keys = {tuple(r) for r in np.column_stack([pool.X, pool.y])}
+    fits = []
+    for fit, score in parts:
+        a = {tuple(r) for r in np.column_stack([fit.X, fit.y])}
+        b = {tuple(r) for r in np.column_stack([score.X, score.y])}
+        assert (fit.n_samples, score.n_samples) == (100, 175) and a | b <= keys
+        fits.append(np.sort(np.asarray(fit.X[:, 0])).tolist())
+    assert fits[0] != fits[1]  # three draws, not one
+    expected = [[float(np.mean(DecisionTreeClassifier(max_depth=d, random_state=2).fit(f.X, f.labels_of(f.y))
+                               .predict(v.X) == v.labels_of(v.y))) for f, v in parts] for d in (1, 2, 8)]
+    assert [s["scores"] for s in row["cv_scores"]] == [pytest.approx(e) for e in expected]
+    best = (1, 2, 8)[int(np.argmax([np.mean(e) for e in expected]))]
+    assert row["cv_best"] == {"max_depth": best}
+    # the runner's kill time counts every draw's solves: 8 draws x 3 combinations + the refit = 25 solves
+    eight = _task(DRAWS.format(sample=100).replace("repeats = 3", "repeats = 8"))
+    limit = float(eight["time_limit"])
+    assert wall_timeout(eight) == pytest.approx(1.5 * 25 * limit + 10.0 * 25 + 120.0)
+    # without train_sample every row of the training part is a fit row: no rest to draw from but a fold
+    small = _task(DRAWS.format(sample=0).replace("subsample = 100", "subsample = 300"))
+    assert len(run_task(small)["cv_scores"][0]["scores"]) == 4
+
+
+@pytest.mark.parametrize(("cv", "message"), [
+    ("subsample = 1", "subsample must be an integer >= 2"),
+    ("subsample = 600, repeats = 0", "repeats must be an integer >= 1"),
+    ("repeats = 3", "subsample must be"),
+    ("folds = 0, subsample = 600", "not with folds = 0"),
+])
+def test_subsample_draws_are_refused_where_they_mean_nothing(cv: str, message: str) -> None:
+    text = ('[data]\ndatasets = ["haberman"]\nvalidation_size = 0.2\n[[method]]\nestimator = "cart"\n'
+            f'cv = {{ {cv}, grid = {{ max_depth = [1, 2] }} }}\n')
+    with pytest.raises(GridError, match=rf"cv.*{message}"):
+        parse_grid(text)
+
+
+def test_cart_with_cp_is_the_grown_tree_pruned_as_rpart_prunes() -> None:
+    """``cp`` (rpart's complexity parameter, Günlük Table 13's CART "with its default setting") prunes the tree
+    grown with the other parameters; the row records its leaves."""
+    text = ('[data]\ndatasets = ["tic-tac-toe"]\nseeds = [0]\ntest_size = 0.1\n[[method]]\nestimator = "cart"\n'
+            "params = {{ min_samples_split = 20, min_samples_leaf = 7{cp} }}\n")
+    grown, pruned = run_task(_task(text.format(cp=""))), run_task(_task(text.format(cp=", cp = 0.01")))
+    task = _task(text.format(cp=", cp = 0.01"))
+    train = _split(task, _load(task))[0]
+    X, y = train.X, train.labels_of(train.y)
+    ref = prune_misclassification(DecisionTreeClassifier(min_samples_split=20, min_samples_leaf=7, random_state=0)
+                                  .fit(X, y), 0.01)
+    assert pruned["n_leaves"] == ref.get_n_leaves() < grown["n_leaves"]
+    assert pruned["train_accuracy"] == pytest.approx(float(np.mean(ref.predict(X) == y)))

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.tree import DecisionTreeClassifier
 
 from treeopt_dsl.data import Scaler
@@ -14,6 +16,7 @@ from treeopt_dsl.models.sklearn_tree import (
     flatten,
     impurity_importances,
     node_weights,
+    prune_misclassification,
     sklearn_classifier,
     split_thresholds,
 )
@@ -83,3 +86,39 @@ def test_impurity_importances_are_scikit_learns():
     assert np.array_equal(rebuilt.predict(X), cart.predict(X))
     assert np.allclose(rebuilt.predict_proba(X), cart.predict_proba(X))
     assert np.allclose(rebuilt.feature_importances_, cart.feature_importances_)
+
+
+def _prunings(clf: DecisionTreeClassifier, i: int = 0) -> list[tuple[float, int]]:
+    """Every subtree rooted at node ``i`` (it kept, any set of its splits collapsed), as (training errors, leaves):
+    brute force, every combination of the children's subtrees."""
+    t = clf.tree_
+    counts = t.value[i, 0] / t.value[i, 0].sum() * t.weighted_n_node_samples[i]
+    out = [(float(counts.sum() - counts.max()), 1)]
+    if t.children_left[i] >= 0:
+        out += [(el + er, nl + nr) for el, nl in _prunings(clf, t.children_left[i])
+                for er, nr in _prunings(clf, t.children_right[i])]
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), cp=st.sampled_from([0.0, 0.005, 0.01, 0.03, 0.1, 0.3, 1.0]),
+       n_classes=st.integers(2, 3))
+def test_rpart_pruning_is_the_smallest_cost_complexity_optimum(seed: int, cp: float, n_classes: int) -> None:
+    """Against every subtree of the grown tree: the pruned tree minimizes errors + cp R(root) |leaves| and is the
+    smallest minimizer; it predicts with the grown tree's splits (its training errors are the optimum's)."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 3, size=(60, 4)).astype(float)
+    y = (X[:, 0] + rng.integers(0, 2, 60) * (X[:, 1] > 0)) % n_classes
+    full = DecisionTreeClassifier(max_leaf_nodes=9, random_state=seed).fit(X, y)
+    pruned = prune_misclassification(full, cp)
+    subtrees = _prunings(full)
+    root = subtrees[0][0]
+    cost = [e + cp * root * n for e, n in subtrees]
+    best = min(cost)
+    smallest = min(n for (e, n), c in zip(subtrees, cost, strict=True) if c <= best + 1e-9)
+    errors = float((pruned.predict(X) != y).sum())
+    assert pruned.get_n_leaves() == smallest
+    assert errors + cp * root * pruned.get_n_leaves() == pytest.approx(best)
+    assert pruned.get_n_leaves() <= full.get_n_leaves()
+    if cp == 0.0:  # nothing to gain by a collapse that saves no error: only splits that change no prediction go
+        assert errors == float((full.predict(X) != y).sum())

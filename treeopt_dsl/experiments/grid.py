@@ -34,6 +34,8 @@ A grid has four kinds of tables::
     cv = { folds = 4, grid = { C = [0.01, 1, 100] }, metric = "balanced_accuracy" }   # selection inside a task
     # folds = 0: hold-out selection on [data]'s validation part (validation_size > 0): each combination fitted
     # on the training part and scored on the validation part; the best one's model is the task's (no refit)
+    # subsample = 600, repeats = 5: where the training part (before train_sample) has more than 600 rows, 5 random
+    # stratified draws of 600 rows each, scored on the rest of it, instead of the folds (Günlük et al. §5.6)
     scale = { alpha = "baseline_errors" }   # multiply a parameter by a statistic of the rows it is fitted on
     path = { lambda_l = "paper", lambda_g = [0.0], n_starts = 20, fresh = 20 }   # a regularization path
     datasets = ["haberman"]      # only these datasets of [data] (default: all)
@@ -125,7 +127,7 @@ _DATASET_KEYS = {"name", "path", "positive", "variant", "label", "sample", "mult
 _METHOD_KEYS = {"name", "formulation", "estimator", "params", "grid", "cv", "solver", "backend", "time_limit",
                 "warm_start", "threads", "memory_mb", "task_timeout", "references", "datasets", "train_sample",
                 "refine", "start_only", "scale", "path"}
-_CV_KEYS = {"folds", "grid", "metric", "time_limit"}
+_CV_KEYS = {"folds", "grid", "metric", "time_limit", "subsample", "repeats"}
 _PATH_KEYS = {"lambda_l", "lambda_g", "n_starts", "fresh"}
 
 
@@ -458,7 +460,18 @@ def _method(ck: _Checker, m: Any, i: int, **defaults: Any) -> MethodSpec:
             raise ck.fail("method", "cv", "grid must be a table of non-empty lists", i)
         if cv.get("metric", "balanced_accuracy") not in _CV_METRICS:
             raise ck.fail("method", "cv", f"metric must be one of {', '.join(_CV_METRICS)}", i)
-        cv = {"folds": f, "grid": g, "metric": cv.get("metric", "balanced_accuracy"),
+        draws = {}
+        if "subsample" in cv or "repeats" in cv:
+            sub, rep = cv.get("subsample"), cv.get("repeats", 5)
+            if isinstance(sub, bool) or not isinstance(sub, int) or sub < 2:
+                raise ck.fail("method", "cv", f"subsample must be an integer >= 2 (rows per draw), got {sub!r}", i)
+            if isinstance(rep, bool) or not isinstance(rep, int) or rep < 1:
+                raise ck.fail("method", "cv", f"repeats must be an integer >= 1 (draws of subsample rows), got "
+                                              f"{rep!r}", i)
+            if f == 0:
+                raise ck.fail("method", "cv", "subsample draws from the training part: not with folds = 0", i)
+            draws = {"subsample": sub, "repeats": rep}
+        cv = {"folds": f, "grid": g, "metric": cv.get("metric", "balanced_accuracy"), **draws,
               **({"time_limit": cv["time_limit"]} if "time_limit" in cv else {})}
     grids = {"grid": grid, "cv": cv["grid"] if cv else {}}
     first = {**params, **{k: v[0] for g in grids.values() for k, v in g.items()}}

@@ -40,6 +40,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
+from sklearn.tree import DecisionTreeClassifier, export_text
 
 from treeopt_dsl import __version__
 from treeopt_dsl.datasets import load
@@ -50,12 +52,14 @@ from treeopt_dsl.experiments.tasks import _combos
 from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.formulations.sorct import run_path
 from treeopt_dsl.models.metrics import balanced_accuracy, metrics, rates
+from treeopt_dsl.models.sklearn_tree import prune_misclassification
 from treeopt_dsl.numeric import json_default
 from treeopt_dsl.starts.multistart import paper_grid
 from treeopt_dsl.starts.refine import is_logistic, refine_result, result_exact_objective
 from treeopt_dsl.starts.resolver import start_point
 
-__all__ = ["HOOK_VARS", "run_isolated", "run_task", "source_stamp", "wall_timeout", "with_hooks"]
+__all__ = ["HOOK_VARS", "cv_parts", "n_leaves", "run_isolated", "run_task", "source_stamp", "wall_timeout",
+           "with_hooks"]
 
 _SOLVER_PACKAGES = {"highs": "highspy", "scip": "PySCIPOpt", "gurobi": "gurobipy", "cbc": "mip", "ipopt": "casadi",
                     "streed": "pystreed"}
@@ -100,10 +104,9 @@ def _load(task: dict[str, Any]) -> Any:
     return data
 
 
-def _split(task: dict[str, Any], data: Any) -> tuple[Any, Any, Any]:
-    """Train, validation (or ``None``) and test parts of ``data`` for this task's seed (and fold)."""
-    from sklearn.model_selection import StratifiedKFold
-
+def _split(task: dict[str, Any], data: Any) -> tuple[Any, Any, Any, Any]:
+    """Train, validation (or ``None``) and test parts of ``data`` for this task's seed (and fold), and the training
+    part before ``train_sample`` (what ``cv``'s ``subsample`` draws from)."""
     seed = int(task["seed"])
     if task.get("folds"):
         skf = StratifiedKFold(n_splits=int(task["folds"]), shuffle=True, random_state=seed)
@@ -116,9 +119,10 @@ def _split(task: dict[str, Any], data: Any) -> tuple[Any, Any, Any]:
     val = None
     if task.get("validation_size"):
         train, val = train.split(float(task["validation_size"]), seed=seed)
+    pool = train
     if task.get("train_sample"):
         train = train.subsample(int(task["train_sample"]), seed=seed)
-    return train, val, test
+    return train, val, test, pool
 
 
 def scale_factor(name: str, train: Any) -> float:
@@ -193,10 +197,11 @@ def _fit_scaled(task: dict[str, Any], params: dict[str, Any], train: Any, time_l
     est = task["estimator"]
     X, y = train.X, train.labels_of(train.y)
     t0 = time.perf_counter()
-    if est == "cart":
-        from sklearn.tree import DecisionTreeClassifier
-
-        model = DecisionTreeClassifier(**{"random_state": seed, **params}).fit(X, y)
+    if est == "cart":  # cp: rpart's complexity pruning of the grown tree (prune_misclassification)
+        grow = {k: v for k, v in params.items() if k != "cp"}
+        model = DecisionTreeClassifier(**{"random_state": seed, **grow}).fit(X, y)
+        if params.get("cp"):
+            model = prune_misclassification(model, float(params["cp"]))
         return model, {"status": "fitted", "objective": None, "bound": None, "gap": None,
                        "runtime_s": round(time.perf_counter() - t0, 4)}
     if est in ("tmo", "tao"):
@@ -240,12 +245,32 @@ def _metrics(model: Any, data: Any, names: list[str]) -> dict[str, float]:
 
 def _model_text(model: Any, estimator: str | None) -> str:
     if estimator == "cart":
-        from sklearn.tree import export_text
-
         return export_text(model)
     if estimator in ("optimal_tree", "risk_score"):
         return str(model.model_)
     return str(getattr(model, "tree_", model))
+
+
+def n_leaves(model: Any) -> int | None:
+    """The leaves of a fitted tree (``None`` for other models): ``get_n_leaves()`` (scikit-learn's trees and ours),
+    a fixed topology's leaves (a categorical tree's :class:`~treeopt_dsl.topology.shapes.Shape`: Günlük et al.'s
+    Table 13 counts the topology chosen), or the model's ``n_leaves``.
+
+        >>> from sklearn.tree import DecisionTreeClassifier
+        >>> n_leaves(DecisionTreeClassifier(max_depth=1).fit([[0.0], [1.0]], [0, 1])), n_leaves(object())
+        (2, None)
+    """
+    for obj in (model, getattr(model, "model_", None)):
+        if obj is None:
+            continue
+        if hasattr(obj, "get_n_leaves"):
+            return int(obj.get_n_leaves())
+        shape = getattr(obj, "shape", None)
+        if isinstance(getattr(shape, "n_leaves", None), (int, np.integer)):
+            return int(shape.n_leaves)
+        if isinstance(getattr(obj, "n_leaves", None), (int, np.integer)):
+            return int(obj.n_leaves)
+    return None
 
 
 def _features_per_node(model: Any) -> float | None:
@@ -258,24 +283,50 @@ def _features_per_node(model: Any) -> float | None:
     return None
 
 
-def _select(task: dict[str, Any], train: Any, val: Any) -> tuple[dict[str, Any], list[dict[str, Any]], Any]:
+def cv_parts(cv: dict[str, Any], train: Any, pool: Any, seed: int) -> list[tuple[Any, Any]]:
+    """The (fit, score) pairs a ``cv`` selection scores every combination on (``folds >= 2``).
+
+    With ``subsample`` (Günlük et al. §5.6: "we randomly select 600 data points as the training set ... the
+    remaining data is used as a validation set", 5 times): ``repeats`` stratified draws of ``subsample`` rows of
+    ``pool`` (the training part before ``train_sample``), each scored on the rest of ``pool``, when ``pool`` has more
+    than ``subsample`` rows and the rest holds every class; otherwise (and without ``subsample``) stratified
+    ``folds``-fold CV on ``train``.
+
+        >>> import numpy as np
+        >>> from treeopt_dsl.data import Dataset
+        >>> pool = Dataset.from_arrays(np.arange(40.0)[:, None], np.arange(40) % 2)
+        >>> [(a.n_samples, b.n_samples) for a, b in cv_parts({"folds": 5, "subsample": 30, "repeats": 3}, pool,
+        ...                                                   pool, seed=0)]
+        [(30, 10), (30, 10), (30, 10)]
+        >>> len(cv_parts({"folds": 5, "subsample": 60, "repeats": 3}, pool, pool, seed=0))   # too few rows: 5 folds
+        5
+    """
+    sub = cv.get("subsample")
+    n_classes = int(np.unique(np.asarray(pool.y)).size)
+    if sub and pool.n_samples - int(sub) >= n_classes:
+        sss = StratifiedShuffleSplit(n_splits=int(cv.get("repeats", 5)), train_size=int(sub),
+                                     test_size=pool.n_samples - int(sub), random_state=seed)
+        return [(pool.take(a), pool.take(b)) for a, b in sss.split(np.zeros(pool.n_samples), pool.y)]
+    skf = StratifiedKFold(n_splits=int(cv["folds"]), shuffle=True, random_state=seed)
+    return [(train.take(tr), train.take(va)) for tr, va in skf.split(np.zeros(train.n_samples), train.y)]
+
+
+def _select(task: dict[str, Any], train: Any, val: Any, pool: Any) -> tuple[dict[str, Any], list[dict[str, Any]],
+                                                                          Any]:
     """The best combination of ``task["cv"]["grid"]``, every score, and (hold-out) the best combination's fit.
 
-    ``folds >= 2``: stratified k-fold CV on the training part (the caller then fits the best combination on the
-    whole training part; the third value is ``None``). ``folds = 0``: each combination fitted on the training
-    part and scored on the validation part; the third value is the best one's ``(model, result)``, the task's
-    model (a tie goes to the first combination, in the grid's order).
+    ``folds >= 2``: the parts of :func:`cv_parts` (k-fold CV on the training part, or ``subsample`` draws); the
+    caller then fits the best combination on the whole training part (the third value is ``None``).
+    ``folds = 0``: each combination fitted on the training part and scored on the validation part; the third value
+    is the best one's ``(model, result)``, the task's model (a tie goes to the first combination, in the grid's
+    order).
     """
-    from sklearn.model_selection import StratifiedKFold
-
-
     cv = task["cv"]
     holdout = int(cv["folds"]) == 0
     if holdout:
         parts = [(train, val)]
     else:
-        skf = StratifiedKFold(n_splits=int(cv["folds"]), shuffle=True, random_state=int(task["seed"]))
-        parts = [(train.take(tr), train.take(va)) for tr, va in skf.split(np.zeros(train.n_samples), train.y)]
+        parts = cv_parts(cv, train, pool, int(task["seed"]))
     tl = float(cv.get("time_limit", task["time_limit"]))
     scores, fits = [], []
     for combo in _combos(cv["grid"]):
@@ -371,14 +422,14 @@ def run_task(task: dict[str, Any], attempt: int = 1) -> dict[str, Any]:
         if task.get("path"):
             row.update(_run_path(task, data))
             return row
-        train, val, test = _split(task, data)
+        train, val, test, pool = _split(task, data)
         params = dict(task["params"])
         row.update(n_train=train.n_samples, n_test=None if test is None else test.n_samples,
                    n_features=train.n_features)
         fitted = None
         if task.get("cv"):
             tc = time.perf_counter()
-            best, scores, fitted = _select(task, train, val)
+            best, scores, fitted = _select(task, train, val, pool)
             params.update(best)
             row.update(cv_best=best, cv_scores=scores, cv_s=round(time.perf_counter() - tc, 4))
         if fitted is None:  # (hold-out selection keeps the best combination's fit)
@@ -396,6 +447,7 @@ def run_task(task: dict[str, Any], attempt: int = 1) -> dict[str, Any]:
                     row.update({f"{part}_{k}": v for k, v in _metrics(model, d, names).items()})
             row["model_text"] = _model_text(model, task.get("estimator"))
             row["features_per_node"] = _features_per_node(model)
+            row["n_leaves"] = n_leaves(model)
         row["ok"] = model is not None and not str(row.get("status", "")).startswith("interrupted")
         if not row["ok"]:
             row["reason"] = f"no model: status {row.get('status')} {row.get('message', '')}".strip()
@@ -422,7 +474,8 @@ def wall_timeout(task: dict[str, Any]) -> float:
     n = 1
     if task.get("cv"):
         folds = int(task["cv"]["folds"])  # 0: hold-out, one fit per combination and no refit
-        n = (folds or 1) * len(_combos(task["cv"]["grid"])) + (1 if folds else 0)
+        parts = max(folds, int(task["cv"].get("repeats", 0)) if task["cv"].get("subsample") else 0) or 1
+        n = parts * len(_combos(task["cv"]["grid"])) + (1 if folds else 0)
     if task.get("path"):  # the first point's starts, then each later point's chained and fresh starts
 
         p = task["path"]

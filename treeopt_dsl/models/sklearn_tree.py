@@ -36,7 +36,7 @@ from treeopt_dsl.errors import CapabilityError
 from treeopt_dsl.models.tree import TreeModel
 
 __all__ = ["FlatTree", "flatten", "impurity_importances", "node_weights", "oblique_importances",
-           "sklearn_classifier", "split_thresholds"]
+           "prune_misclassification", "sklearn_classifier", "split_thresholds"]
 
 #: how many ulps around the computed cut :func:`split_thresholds` searches for the model's exact boundary
 ULP_WINDOW = 16
@@ -333,3 +333,52 @@ def sklearn_classifier(left: np.ndarray, right: np.ndarray, feature: np.ndarray,
     if feature_names is not None:
         clf.feature_names_in_ = np.asarray(feature_names, dtype=object)
     return clf
+
+
+def prune_misclassification(clf: DecisionTreeClassifier, cp: float) -> DecisionTreeClassifier:
+    """The subtree of a fitted tree that rpart's complexity parameter ``cp`` keeps (rpart's default is 0.01).
+
+    Breiman et al.'s minimal cost-complexity pruning (1984, §3.3) in the misclassification cost rpart prunes
+    classification trees in: the smallest subtree ``T`` of ``clf`` minimizing ``R(T) + alpha |T|``, with ``R`` the
+    training weight misclassified at ``T``'s leaves, ``|T|`` its leaves and ``alpha = cp R(root)`` (rpart's "a
+    split must decrease the overall lack of fit by a factor of cp"). A node is collapsed when its subtree does
+    not beat it strictly (ties give the smaller tree). scikit-learn's own ``ccp_alpha`` prunes in Gini impurity,
+    which keeps other subtrees.
+
+        >>> import numpy as np
+        >>> from sklearn.tree import DecisionTreeClassifier
+        >>> X = np.array([[0.0], [1.0], [2.0], [3.0], [4.0], [5.0]]); y = np.array([0, 0, 0, 1, 0, 1])
+        >>> full = DecisionTreeClassifier(random_state=0).fit(X, y)
+        >>> [int(prune_misclassification(full, cp).get_n_leaves()) for cp in (0.01, 0.3, 0.6)]
+        [4, 2, 1]
+
+    (``R(root)`` = 2 errors; at ``cp = 0.3`` the first split alone, 1 error + 2 x 0.6, beats both the whole tree,
+    0 + 4 x 0.6, and the root, 2 + 0.6.)
+    """
+    t = clf.tree_
+    left, right = np.asarray(t.children_left), np.asarray(t.children_right)
+    val = np.asarray(t.value)[:, 0, :]
+    weights = val / val.sum(1, keepdims=True) * np.asarray(t.weighted_n_node_samples)[:, None]
+    leaf_cost = weights.sum(1) - weights.max(1) + float(cp) * float(weights[0].sum() - weights[0].max())
+    best, split = leaf_cost.copy(), np.zeros(t.node_count, dtype=bool)
+    for i in range(t.node_count - 1, -1, -1):  # children are numbered after their parent (depth first)
+        if left[i] >= 0:
+            sub = best[left[i]] + best[right[i]]
+            if sub < leaf_cost[i] - 1e-9 * max(1.0, leaf_cost[i]):
+                best[i], split[i] = sub, True
+    order, stack = [], [0]  # the kept nodes, depth first (left child first), as scikit-learn numbers them
+    while stack:
+        i = stack.pop()
+        order.append(i)
+        if split[i]:
+            stack += [right[i], left[i]]
+    old = np.asarray(order)
+    new = np.full(t.node_count, -1)
+    new[old] = np.arange(old.size)
+    keep = split[old]
+    nl = np.where(keep, new[left[old]], -1)
+    nr = np.where(keep, new[right[old]], -1)
+    return sklearn_classifier(nl, nr, np.asarray(t.feature)[old], np.asarray(t.threshold)[old],
+                              np.where(keep, -1, weights[old].argmax(1)), weights[old],
+                              np.asarray(t.n_node_samples)[old], clf.classes_, int(clf.n_features_in_),
+                              getattr(clf, "feature_names_in_", None))
