@@ -56,9 +56,9 @@ from treeopt_dsl import blocks as B
 from treeopt_dsl.backends import lazy_solver
 from treeopt_dsl.blocks.scores import score_set
 from treeopt_dsl.data import Dataset
-from treeopt_dsl.defaults import SOLVER
+from treeopt_dsl.defaults import BINARIZE, SOLVER
 from treeopt_dsl.errors import FormulationError
-from treeopt_dsl.exact.binarize import threshold_columns
+from treeopt_dsl.exact.binarize import stump_columns, threshold_columns
 from treeopt_dsl.formulation import Built, Formulation, Numerics
 from treeopt_dsl.formulations.olct import _tangents
 from treeopt_dsl.formulations.spec import COMPRESS, FormulationSpec, Param, boolean, floats
@@ -96,8 +96,6 @@ def _epigraph(text: str) -> str:
     return text
 
 
-#: how ``ors`` reads the features: ``none`` (scaled, the thesis) or ``quantile`` (0/1 threshold columns)
-BINARIZE = ("none", "quantile")
 #: the default number of quantile cuts per continuous feature with ``binarize="quantile"`` (the quartiles)
 MAX_CUTS = 3
 
@@ -222,7 +220,8 @@ class ORS(FormulationSpec):
         Param("scaling", "minmax", str, "scaling fitted on training data: minmax (the thesis) | standard | none"),
         Param("binarize", "none", _binarize, "none: points on the scaled features (the thesis); quantile: points on "
               "0/1 conditions x_j >= t in the data's units, at most max_cuts quantile cuts per continuous feature "
-              "(binary features stay one column): a card to score by hand"),
+              "(binary features stay one column): a card to score by hand; stump: one condition per feature, the "
+              "cut of its log-loss decision stump (the thesis' binarization for LCPA, Fig. 4.5)"),
         Param("max_cuts", MAX_CUTS, _max_cuts, "binarize=quantile: cuts per continuous feature, at its quantiles"),
         Param("multiplier", 1.0, _multiplier, "FasterRisk's scale m > 0: the loss and P(y|x) on (s·x + beta)/m (1: "
               "(4.5)) | auto: chosen with the start's card by FasterRisk's star-ray search, the card then proven at "
@@ -302,20 +301,24 @@ class ORS(FormulationSpec):
     def prepare(self, data: Dataset) -> Dataset:
         """``binarize="none"``: the paper's scaling. ``"quantile"``: the features become 0/1 threshold columns
         ``[x_j >= t]`` in their own units (:func:`~treeopt_dsl.exact.binarize.threshold_columns`, fitted on this
-        training data and kept as the model's scaler, so it predicts on raw inputs); ``T`` is then checked
-        against the number of columns."""
-        if self.values["binarize"] == "none":
+        training data and kept as the model's scaler, so it predicts on raw inputs); ``"stump"``: one such column
+        per feature, at its log-loss stump's cut (:func:`~treeopt_dsl.exact.binarize.stump_columns`); ``T`` is then
+        checked against the number of columns."""
+        how = self.values["binarize"]
+        if how == "none":
             return super().prepare(data)
         data.require_binary(self.name)
-        scaler = threshold_columns(data.X, data.feature_names, self.values["max_cuts"])
+        scaler = (threshold_columns(data.X, data.feature_names, self.values["max_cuts"]) if how == "quantile"
+                  else stump_columns(data.X, data.y, data.feature_names))
         if scaler.feature.size == 0:
-            raise FormulationError(f"{self.name} with binarize='quantile': every feature of {data.name!r} is constant, "
+            raise FormulationError(f"{self.name} with binarize={how!r}: every feature of {data.name!r} is constant, "
                                    "so there is no condition to give points to")
         T, n = self.values["T"], scaler.feature.size
         if T > n and self.values["cardinality"] != "at_most":
-            raise FormulationError(f"{self.name}: T={T} exceeds the {n} threshold columns that binarize='quantile' "
-                                   f"(max_cuts={self.values['max_cuts']}) makes of {data.name!r}: T must be from 1 "
-                                   f"to {n} (or raise max_cuts, or use cardinality='at_most')")
+            more = f"max_cuts={self.values['max_cuts']}" if how == "quantile" else "one per feature"
+            raise FormulationError(f"{self.name}: T={T} exceeds the {n} threshold columns that binarize={how!r} "
+                                   f"({more}) makes of {data.name!r}: T must be from 1 to {n} (or use "
+                                   "cardinality='at_most')")
         data = replace(data, X=scaler.transform(data.X), feature_names=scaler.names,
                        meta={**data.meta, "scaler": scaler})
         return data.compressed() if self.values.get("compress") else data

@@ -50,6 +50,10 @@ GRID_TIME_LIMIT = 60.0
 #: of the runtime and of the features per split; cumulative gaps of the test balanced accuracy, of the objective and
 #: of ``exact`` (a logistic tree's exact objective, the true log-loss: thesis Figures 3.7c and 3.8b)
 REPORT_PROFILES = ("time", "accuracy", "sparsity", "objective", "exact")
+#: how ``ors`` reads the features (``binarize``, the CLI's ``--binarize``): ``none`` (scaled, the thesis), ``quantile``
+#: (0/1 threshold columns at quantiles: a card to score by hand) or ``stump`` (one 0/1 column per feature at its
+#: log-loss decision stump's cut: the thesis' binarization before LCPA, seed 000 line 1487)
+BINARIZE = ("none", "quantile", "stump")
 #: a cell reproduces a paper's accuracy when ours is within this many percentage points of the published figure
 #: (issue 33; ``treeopt experiment report --paper`` and ``benchmarks/reproduction_causes.py`` count by it)
 WITHIN_POINTS = 1.5

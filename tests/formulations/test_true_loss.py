@@ -9,10 +9,14 @@ import pytest
 from brute_force import brute_force_ors_true
 from brute_force import risk_data as _data
 from brute_force import true_loss as _true_loss
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.tree import DecisionTreeClassifier
 
 from treeopt_dsl import Dataset, lazy
 from treeopt_dsl.blocks import TangentLogisticLoss
 from treeopt_dsl.errors import FormulationError
+from treeopt_dsl.exact.binarize import stump_cuts
 from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.result import Status
 
@@ -97,3 +101,49 @@ def test_bad_loss_options_are_refused_before_any_work():
         get_formulation("ors", loss_tol=0)
     with pytest.raises(FormulationError, match="on a score"):
         TangentLogisticLoss(objective="true", on="tree")
+
+
+# ----------------------------------------------------------- binarize="stump": the thesis' LCPA baseline (Fig. 4.5)
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), n_levels=st.sampled_from([2, 4, 50]))
+def test_stump_cuts_are_scikit_learns_log_loss_stumps(seed, n_levels):
+    """Per feature, the cut's entropy impurity is that of scikit-learn's ``max_depth=1, criterion="log_loss"`` stump
+    fitted on the feature alone (the same cut, up to ties), and the cut lies between the training values given."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, n_levels, size=(40, 3)).astype(float)
+    y = np.where(X[:, 0] + rng.normal(0, n_levels / 3, 40) > n_levels / 2, 1, -1)
+    f, lo, up = stump_cuts(X, y)
+
+    def impurity(j, t):
+        out = 0.0
+        for side in (X[:, j] <= t, X[:, j] > t):
+            _, n = np.unique(y[side], return_counts=True)
+            out -= float((n * np.log(n / n.sum())).sum())
+        return out
+
+    assert f.tolist() == [j for j in range(3) if np.ptp(X[:, j]) > 0]
+    for j, a, b in zip(f, lo, up, strict=True):
+        stump = DecisionTreeClassifier(max_depth=1, criterion="log_loss").fit(X[:, [j]], y).tree_
+        assert a < b and a in X[:, j] and b in X[:, j] and not ((X[:, j] > a) & (X[:, j] < b)).any()
+        if stump.node_count == 3:  # scikit-learn splits only where the impurity falls
+            assert impurity(j, a) == pytest.approx(impurity(j, stump.threshold[0]), rel=1e-9, abs=1e-9)
+
+
+def test_lcpa_on_stump_columns_equals_brute_force_over_their_cards():
+    """``ors binarize="stump" loss="true"`` (the thesis' LCPA on binarized features): one condition per feature
+    at its stump's cut, and the card proven optimal in the true log-loss is brute force's over those columns."""
+    rng = np.random.default_rng(7)
+    X = np.column_stack([rng.integers(20, 80, 30), rng.normal(size=30).round(2), rng.random(30) < 0.5]).astype(float)
+    y = np.where(X[:, 0] / 30 + X[:, 1] + rng.normal(0, 0.7, 30) > 2.2, 1, -1)
+    res = get_formulation("ors", T=2, A="-3..3", binarize="stump", loss="true", loss_tol=1e-6).solve(
+        Dataset.from_arrays(X, y, feature_names=["age", "z", "flag"]), time_limit=120)
+    sc = res.model.scaler
+    f, lo, up = stump_cuts(X, y)
+    assert sc.feature.tolist() == f.tolist() == [0, 1, 2] and sc.names[-1] == "flag >= 1"
+    assert np.all((lo < sc.threshold) & (sc.threshold <= up))
+    Z = sc.transform(X)
+    np.testing.assert_array_equal(Z, (X[:, f] >= up).astype(float))  # the same rows on each side as the stump
+    assert res.status is Status.OPTIMAL and res.certificate.ok
+    best, _, _ = brute_force_ors_true(Z, y, 2, range(-3, 4))
+    assert res.objective == pytest.approx(best, rel=1e-5)
+    assert _true_loss(res.model, X, y) == pytest.approx(res.objective, rel=1e-9)

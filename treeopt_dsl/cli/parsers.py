@@ -16,6 +16,7 @@ from treeopt_dsl.cli.common import (
     time_limit_arg,
 )
 from treeopt_dsl.defaults import (
+    BINARIZE,
     GRID_TIME_LIMIT,
     PATH_TIME_LIMIT,
     REPORT_PROFILES,
@@ -115,9 +116,10 @@ def build_parser() -> argparse.ArgumentParser:
         m = c.add_argument_group("formulation")
         m.add_argument("--depth", type=int, help="tree depth (same as --param depth=N)")
         m.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="formulation parameter")
-        m.add_argument("--binarize", choices=("none", "quantile"), default=None,
-                       help="ors: none (default, the thesis: points on the scaled features) or quantile (points on "
-                            "conditions feature >= t in the data's units: a card to score by hand)")
+        m.add_argument("--binarize", choices=BINARIZE, default=None,
+                       help="ors: none (default, the thesis: points on the scaled features), quantile (points on "
+                            "conditions feature >= t in the data's units: a card to score by hand) or stump (one "
+                            "condition per feature, at its log-loss stump's cut: the thesis' binarization for LCPA)")
         m.add_argument("--max-cuts", type=max_thresholds_arg, default=None, metavar="K",
                        help="ors --binarize quantile: at most K cuts per continuous feature, at its quantiles "
                             "(default 3)")

@@ -38,11 +38,12 @@ class RiskScoreClassifier(SolvedClassifier):
         Weight of the loss.
     scaling : {"minmax", "standard", "none"}, default="minmax"
         Features are scaled to [0, 1] as in the thesis; binary features keep their 0/1 meaning.
-    binarize : {"none", "quantile"}, default="none"
+    binarize : {"none", "quantile", "stump"}, default="none"
         ``ors`` only. ``"none"``: points on the scaled features (the thesis). ``"quantile"``: points on 0/1
         conditions ``feature >= t`` in the data's own units, at most ``max_cuts`` cuts per continuous feature at
         its training quantiles (a binary feature stays one condition): a card a clinician scores by hand
-        (:meth:`card`). ``T`` then counts conditions, from 1 to their number.
+        (:meth:`card`). ``"stump"``: one such condition per feature, at the cut of its log-loss decision stump
+        (the thesis' binarization before LCPA, Fig. 4.5). ``T`` then counts conditions, from 1 to their number.
     max_cuts : int, default=3
         ``binarize="quantile"``: the most cuts per continuous feature (3: the quartiles).
     multiplier : float or "auto", default=1.0
