@@ -312,3 +312,14 @@ def test_cart_with_cp_is_the_grown_tree_pruned_as_rpart_prunes() -> None:
                                   .fit(X, y), 0.01)
     assert pruned["n_leaves"] == ref.get_n_leaves() < grown["n_leaves"]
     assert pruned["train_accuracy"] == pytest.approx(float(np.mean(ref.predict(X) == y)))
+
+
+def test_a_metric_that_means_nothing_here_is_named_in_the_row() -> None:
+    """TPR / TNR of a three-class problem are not defined: the row says so (``unscored``) rather than leaving the
+    cells out silently; a two-class row scores them and has no ``unscored``."""
+    text = ('[experiment]\nmetrics = ["accuracy", "tpr", "tnr"]\n[data]\ndatasets = [{{ name = "{name}"{extra} }}]\n'
+            '[[method]]\nestimator = "cart"\nparams = {{ max_depth = 2 }}\n')
+    three = run_task(_task(text.format(name="iris", extra=", multiclass = true")))
+    assert three["ok"] and three["unscored"] == ["tnr", "tpr"] and "test_tpr" not in three
+    two = run_task(_task(text.format(name="haberman", extra="")))
+    assert "unscored" not in two and 0.0 <= two["test_tpr"] <= 1.0

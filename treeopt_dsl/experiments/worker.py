@@ -442,9 +442,14 @@ def run_task(task: dict[str, Any], attempt: int = 1) -> dict[str, Any]:
         row["versions"] = _versions(task.get("solver") if task.get("formulation") else None)
         if model is not None:
             names = task.get("metrics", ["accuracy", "balanced_accuracy", "auc"])
+            unscored: set[str] = set()
             for part, d in (("train", train), ("val", val), ("test", test)):
                 if d is not None:
-                    row.update({f"{part}_{k}": v for k, v in _metrics(model, d, names).items()})
+                    got = _metrics(model, d, names)
+                    row.update({f"{part}_{k}": v for k, v in got.items()})
+                    unscored.update(k for k in names if k not in got)
+            if unscored:  # asked for and not defined here (tpr / tnr of more than two classes, auc without
+                row["unscored"] = sorted(unscored)  # probabilities): said in the row, not left out silently
             row["model_text"] = _model_text(model, task.get("estimator"))
             row["features_per_node"] = _features_per_node(model)
             row["n_leaves"] = n_leaves(model)
