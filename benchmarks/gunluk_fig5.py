@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from treeopt_dsl.cli.common import save_figure
 from treeopt_dsl.experiments.store import load_rows
-from treeopt_dsl.io import atomic_binary
 
 ROOT = Path(__file__).resolve().parent.parent
 PAPER = ROOT / "experiments" / "papers" / "gunluk_table14.csv"
@@ -77,8 +77,7 @@ def draw(ours: pd.DataFrame, theirs: pd.DataFrame, path: Path) -> None:
     ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_binary(path) as fh:
-        fig.savefig(fh, format=path.suffix.lstrip(".") or "png", dpi=130)
+    save_figure(fig, path)
     plt.close(fig)
 
 

@@ -26,9 +26,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from treeopt_dsl.cli.common import save_figure
 from treeopt_dsl.experiments.report import cumulative_gap, performance_profile
 from treeopt_dsl.experiments.store import load_rows
-from treeopt_dsl.io import atomic_binary
 
 #: AUC differences at most this are "very similar" (the thesis gives no number: a hundredth of AUC)
 SIMILAR = 0.01
@@ -117,8 +117,7 @@ def draw(p: pd.DataFrame, path: Path) -> None:
             ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_binary(path) as fh:
-        fig.savefig(fh, format=path.suffix.lstrip(".") or "png", dpi=110)
+    save_figure(fig, path)
 
 
 def main(argv: list[str] | None = None) -> None:
