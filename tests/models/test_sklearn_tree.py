@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from sklearn.tree import DecisionTreeClassifier
 
 from treeopt_dsl.data import Scaler
-from treeopt_dsl.errors import CapabilityError
+from treeopt_dsl.errors import CapabilityError, OptionError
 from treeopt_dsl.models.decision_tree import DecisionTree
 from treeopt_dsl.models.sklearn_tree import (
     flatten,
@@ -122,3 +122,10 @@ def test_rpart_pruning_is_the_smallest_cost_complexity_optimum(seed: int, cp: fl
     assert pruned.get_n_leaves() <= full.get_n_leaves()
     if cp == 0.0:  # nothing to gain by a collapse that saves no error: only splits that change no prediction go
         assert errors == float((full.predict(X) != y).sum())
+
+
+@pytest.mark.parametrize("cp", [-0.01, float("nan"), "0.01", True])
+def test_a_bad_cp_is_refused_naming_it(cp) -> None:
+    full = DecisionTreeClassifier(random_state=0).fit(np.arange(6.0)[:, None], [0, 0, 0, 1, 0, 1])
+    with pytest.raises(OptionError, match=r"cp must be a number >= 0"):
+        prune_misclassification(full, cp)

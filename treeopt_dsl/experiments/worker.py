@@ -200,8 +200,8 @@ def _fit_scaled(task: dict[str, Any], params: dict[str, Any], train: Any, time_l
     if est == "cart":  # cp: rpart's complexity pruning of the grown tree (prune_misclassification)
         grow = {k: v for k, v in params.items() if k != "cp"}
         model = DecisionTreeClassifier(**{"random_state": seed, **grow}).fit(X, y)
-        if params.get("cp"):
-            model = prune_misclassification(model, float(params["cp"]))
+        if params.get("cp") is not None:
+            model = prune_misclassification(model, params["cp"])
         return model, {"status": "fitted", "objective": None, "bound": None, "gap": None,
                        "runtime_s": round(time.perf_counter() - t0, 4)}
     if est in ("tmo", "tao"):

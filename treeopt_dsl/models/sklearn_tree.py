@@ -32,7 +32,7 @@ import numpy as np
 from sklearn.tree import DecisionTreeClassifier
 from sklearn.tree._tree import NODE_DTYPE, TREE_LEAF, TREE_UNDEFINED, Tree
 
-from treeopt_dsl.errors import CapabilityError
+from treeopt_dsl.errors import CapabilityError, OptionError
 from treeopt_dsl.models.tree import TreeModel
 
 __all__ = ["FlatTree", "flatten", "impurity_importances", "node_weights", "oblique_importances",
@@ -355,6 +355,8 @@ def prune_misclassification(clf: DecisionTreeClassifier, cp: float) -> DecisionT
     (``R(root)`` = 2 errors; at ``cp = 0.3`` the first split alone, 1 error + 2 x 0.6, beats both the whole tree,
     0 + 4 x 0.6, and the root, 2 + 0.6.)
     """
+    if isinstance(cp, bool) or not isinstance(cp, (int, float)) or not 0.0 <= float(cp) < np.inf:
+        raise OptionError(f"cp must be a number >= 0 (rpart's complexity parameter; its default 0.01), got {cp!r}")
     t = clf.tree_
     left, right = np.asarray(t.children_left), np.asarray(t.children_right)
     val = np.asarray(t.value)[:, 0, :]
