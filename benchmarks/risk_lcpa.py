@@ -90,7 +90,7 @@ def draw(p: pd.DataFrame, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     Ts = sorted(p["T"].unique())
-    panels = [("4.3", "auc"), ("4.3", "time"), ("4.5", "auc")]
+    panels = [(f, w) for f, w in (("4.3", "auc"), ("4.3", "time"), ("4.5", "auc")) if (p["figure"] == f).any()]
     fig, axes = plt.subplots(len(panels), len(Ts), figsize=(3.6 * len(Ts), 2.9 * len(panels)), squeeze=False)
     for i, (figure, what) in enumerate(panels):
         for j, T in enumerate(Ts):
@@ -108,8 +108,9 @@ def draw(p: pd.DataFrame, path: Path) -> None:
                 proven = s[["status_v3", "status_lcpa"]].eq("optimal").to_numpy()
                 xs, rho = performance_profile(np.where(proven, np.maximum(t, 1e-3), np.inf))
                 label = "runtime ratio to the best (unproven = never)"
+            right = xs[-1] * 1.5 if what == "time" else xs[-1] + 0.01  # the last step drawn to a right end
             for k, who in enumerate((f"{name} V3", "LCPA")):
-                ax.step(xs, rho[k], where="post", label=who)
+                ax.step(np.append(xs, right), np.append(rho[k], rho[k][-1]), where="post", label=who)
             ax.set_title(f"Fig. {figure}, {T} rules ({len(s)} problems)", fontsize=8)
             ax.set_xlabel(label, fontsize=7)
             ax.set_ylim(0, 1.02)
