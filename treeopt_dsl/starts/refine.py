@@ -138,8 +138,8 @@ def result_exact_objective(result: SolveResult) -> float | None:
     >>> bool(result_exact_objective(r) >= r.objective)  # the tangents (3.15) under-estimate the log-loss
     True
     """
-    if result.model is None or result.built is None:
-        return None
+    if result.model is None or result.built is None or not isinstance(result.model, TreeModel):
+        return None  # (a generalized risk score's loss is tangent-logistic too, but it has no tree)
     loss = result.built.ctx.roles.get("loss")
     if not isinstance(loss, TangentLogisticLoss):
         raise FormulationError("the exact objective is a logistic tree's (olct); this formulation has another loss")
