@@ -315,9 +315,10 @@ class ORS(FormulationSpec):
                                    "so there is no condition to give points to")
         T, n = self.values["T"], scaler.feature.size
         if T > n and self.values["cardinality"] != "at_most":
-            more = f"max_cuts={self.values['max_cuts']}" if how == "quantile" else "one per feature"
+            more, raise_ = ((f"max_cuts={self.values['max_cuts']}", "raise max_cuts, or ") if how == "quantile"
+                            else ("one per feature", ""))
             raise FormulationError(f"{self.name}: T={T} exceeds the {n} threshold columns that binarize={how!r} "
-                                   f"({more}) makes of {data.name!r}: T must be from 1 to {n} (or use "
+                                   f"({more}) makes of {data.name!r}: T must be from 1 to {n} (or {raise_}use "
                                    "cardinality='at_most')")
         data = replace(data, X=scaler.transform(data.X), feature_names=scaler.names,
                        meta={**data.meta, "scaler": scaler})

@@ -147,3 +147,13 @@ def test_lcpa_on_stump_columns_equals_brute_force_over_their_cards():
     best, _, _ = brute_force_ors_true(Z, y, 2, range(-3, 4))
     assert res.objective == pytest.approx(best, rel=1e-5)
     assert _true_loss(res.model, X, y) == pytest.approx(res.objective, rel=1e-9)
+
+
+def test_stump_T_is_checked_against_one_condition_per_feature():
+    X = np.column_stack([np.arange(12.0), np.arange(12.0) % 2])
+    data = Dataset.from_arrays(X, np.where(np.arange(12) > 5, 1, -1))
+    with pytest.raises(FormulationError, match=r"T=3 exceeds the 2 threshold columns that binarize='stump' "
+                                               r"\(one per feature\).*or use cardinality"):
+        get_formulation("ors", T=3, binarize="stump").build(data)
+    with pytest.raises(FormulationError, match=r"or raise max_cuts, or use"):
+        get_formulation("ors", T=4, binarize="quantile", max_cuts=2).build(data)
