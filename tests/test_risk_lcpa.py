@@ -44,6 +44,7 @@ def test_pairs_are_v3_beside_the_figures_own_lcpa() -> None:
         d = mine["test_auc_v3"].to_numpy() - mine["test_auc_lcpa"].to_numpy()
         assert r["v3_minus_lcpa"] == pytest.approx(d.mean())
         assert r["similar"] == pytest.approx(np.mean(np.abs(d) <= LCPA.SIMILAR))
+        assert r["v3_at_least"] == pytest.approx(np.mean(d >= 0))
         assert r["median_s_lcpa"] == pytest.approx(np.median(mine["runtime_s_lcpa"]))
         assert r["proven_v3"] == pytest.approx(np.mean(mine["status_v3"] == "optimal"))
 
