@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from treeopt_dsl.cli.common import save_figure
-from treeopt_dsl.experiments.store import load_rows
+from treeopt_dsl.experiments.export import read_table
 
 ROOT = Path(__file__).resolve().parent.parent
 PAPER = ROOT / "experiments" / "papers" / "gunluk_table14.csv"
@@ -30,7 +30,7 @@ RATES = ("train_tpr", "train_tnr", "test_tpr", "test_tnr")
 
 def _rows(path: Path) -> pd.DataFrame:
     """One row per finished task: a store (.sqlite), JSON lines or an exported CSV (``treeopt experiment export``)."""
-    frame = pd.read_csv(path) if path.suffix == ".csv" else pd.DataFrame(load_rows(path))
+    frame = read_table(path)
     return frame[frame["ok"].astype(bool)] if "ok" in frame else frame
 
 

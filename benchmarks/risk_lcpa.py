@@ -27,8 +27,8 @@ import numpy as np
 import pandas as pd
 
 from treeopt_dsl.cli.common import save_figure
+from treeopt_dsl.experiments.export import read_table
 from treeopt_dsl.experiments.report import cumulative_gap, performance_profile
-from treeopt_dsl.experiments.store import load_rows
 
 #: AUC differences at most this are "very similar" (the thesis gives no number: a hundredth of AUC)
 SIMILAR = 0.01
@@ -38,12 +38,10 @@ FIGURES = {"4.3": ("ors", "LCPA"), "4.5": ("ogrs", "LCPA-stump")}
 def _rows(paths: list[Path]) -> pd.DataFrame:
     """Every finished row of the files (a store, JSON lines or an exported CSV); a later file's row of the same
     task replaces an earlier one's."""
-    frames = []
-    for path in paths:
-        if not path.exists():
-            raise SystemExit(f"risk_lcpa.py: {path} does not exist")
-        frames.append(pd.read_csv(path) if path.suffix == ".csv" else pd.json_normalize(load_rows(path)))
-    rows = pd.concat(frames, ignore_index=True).drop_duplicates("id", keep="last")
+    missing = [p for p in paths if not p.is_file()]
+    if missing:
+        raise SystemExit(f"risk_lcpa.py: {missing[0]} does not exist")
+    rows = pd.concat([read_table(p) for p in paths], ignore_index=True).drop_duplicates("id", keep="last")
     return rows[rows["ok"].astype(bool)] if "ok" in rows else rows
 
 

@@ -7,7 +7,7 @@ anything else nested stay one JSON text cell. Parquet needs ``pyarrow`` (not a d
 Example:
 
     >>> import tempfile, os
-    >>> from treeopt_dsl.experiments.store import ResultStore
+    >>> from treeopt_dsl.experiments.store import ResultStore, load_rows
     >>> d = tempfile.mkdtemp(); store = os.path.join(d, "r.sqlite")
     >>> with ResultStore(store) as s:
     ...     s.add_tasks([{"id": "a", "method": "olct", "dataset": {"name": "heart"}, "seed": 0}])
@@ -29,11 +29,11 @@ from typing import Any
 import pandas as pd
 
 from treeopt_dsl.errors import CapabilityError, DataError, OptionError
-from treeopt_dsl.experiments.store import ResultStore
+from treeopt_dsl.experiments.store import ResultStore, load_rows
 from treeopt_dsl.io import check_writable
 from treeopt_dsl.numeric import json_default
 
-__all__ = ["FORMATS", "export_rows", "flat_rows"]
+__all__ = ["FORMATS", "export_rows", "flat_rows", "read_table"]
 
 #: the table formats by file suffix
 FORMATS = (".csv", ".parquet")
@@ -57,6 +57,27 @@ def flat_rows(rows: list[dict[str, Any]]) -> pd.DataFrame:
                                   if isinstance(v, (list, tuple, dict)) else v)
     first = [c for c in KEY_COLUMNS if c in df.columns]
     return df[first + [c for c in df.columns if c not in first]]
+
+
+def read_table(path: str | Path) -> pd.DataFrame:
+    """The rows of a results file as the table :func:`export_rows` writes: an exported ``.csv`` / ``.parquet`` as it
+    is, a store or a ``.jsonl`` file flattened by :func:`flat_rows` (so a store and its export give the same
+    columns). What the benchmark scripts that draw a paper's figure read.
+
+        >>> import tempfile, os
+        >>> p = os.path.join(tempfile.mkdtemp(), "old.jsonl")
+        >>> _ = open(p, "w").write('{"id": "a", "params": {"T": 3}}\\n')
+        >>> read_table(p).columns.tolist()
+        ['id', 'params.T']
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise DataError(f"no results file {p}")
+    if p.suffix.lower() == ".csv":
+        return pd.read_csv(p)
+    if p.suffix.lower() == ".parquet":
+        return pd.read_parquet(p)
+    return flat_rows(load_rows(p))
 
 
 def export_rows(store: str | Path, to: str | Path, experiment: str | None = None) -> dict[str, Any]:
