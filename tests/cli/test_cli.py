@@ -14,6 +14,7 @@ import pytest
 
 from treeopt_dsl.cli import main
 from treeopt_dsl.datasets import load
+from treeopt_dsl.exact.binarize import stump_columns
 from treeopt_dsl.formulations import REGISTRY, get_formulation
 from treeopt_dsl.models.metrics import metrics
 
@@ -243,6 +244,24 @@ def test_fit_ors_prints_and_writes_a_card_in_the_data_units(capsys, tmp_path):
     doc = run_json(capsys, *argv)
     assert doc["params"]["binarize"] == "quantile" and doc["params"]["max_cuts"] == 2
     assert doc["card"]["conditions"] == card["conditions"]
+
+
+def test_fit_ors_binarize_stump_puts_one_condition_per_feature_at_its_stump(capsys, tmp_path):
+    """``--binarize stump`` (the thesis' binarization before LCPA): the card's conditions are the stump cuts of the
+    training rows, one per feature."""
+    rng = np.random.default_rng(1)
+    age = rng.integers(30, 85, 40)
+    lines = ["age,smoker,sick"] + [f"{a},{int(s)},{'yes' if a + 15 * s + rng.normal(0, 8) > 65 else 'no'}"
+                                   for a, s in zip(age, rng.random(40) < 0.4, strict=True)]
+    (tmp_path / "d.csv").write_text("\n".join(lines) + "\n")
+    doc = run_json(capsys, "fit", "ors", "--data", str(tmp_path / "d.csv"), "--label", "sick", "--param", "T=2",
+                   "--binarize", "stump", "--time-limit", "30")
+    assert doc["params"]["binarize"] == "stump"
+    train = load(str(tmp_path / "d.csv"), label="sick").split(0.2, seed=0)[0]  # fit's split: --test-size, --seed
+    cuts = stump_columns(train.X, train.y, train.feature_names)
+    expected = dict(zip(cuts.names, cuts.threshold, strict=True))
+    got = {c["condition"]: c["threshold"] for c in doc["card"]["conditions"]}
+    assert got and all(expected[k] == t for k, t in got.items())  # each condition one feature's stump cut
 
 
 @pytest.mark.parametrize("argv,match", [
