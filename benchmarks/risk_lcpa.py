@@ -47,14 +47,14 @@ def _rows(paths: list[Path]) -> pd.DataFrame:
 
 def pairs(rows: pd.DataFrame) -> pd.DataFrame:
     """One row per (figure, T, dataset, seed) with ours (V3) and LCPA side by side: AUC, runtime and status."""
-    need = {"method", "dataset", "seed", "params.T", "test_auc", "runtime_s", "status"}
+    need = {"method", "formulation", "dataset", "seed", "params.T", "test_auc", "runtime_s", "status"}
     if not need <= set(rows.columns):
         raise SystemExit(f"risk_lcpa.py: the rows lack {sorted(need - set(rows.columns))}: not rows of "
                          "experiments/thesis_fig4_3_5_risk.toml")
     tangents = rows["params.tangents"] if "params.tangents" in rows else pd.Series("", index=rows.index)
     out = []
     for fig, (form, lcpa) in FIGURES.items():
-        ours = rows[(rows.get("formulation") == form) & (tangents == "V3") & ~rows["method"].str.startswith("LCPA")]
+        ours = rows[(rows["formulation"] == form) & (tangents == "V3") & ~rows["method"].str.startswith("LCPA")]
         theirs = rows[rows["method"].astype(str).str.startswith(lcpa)
                       & (rows["method"].astype(str).str.startswith("LCPA-stump") == (lcpa == "LCPA-stump"))]
         keys = ["dataset", "seed", "params.T"]
