@@ -135,21 +135,24 @@ def get_backend(solver: str, backend: str | None = None, sf: StandardForm | Mode
         raise SolverNotAvailable(
             f"no installed backend drives {solver!r} in this version; "
             f"install it with `pip install treeopt-dsl[{KNOWN_SOLVERS[solver]}]` once supported, or use --solver highs")
-    installed = [b for b in routes if b.solver_available(solver)]
-    if not installed:
+    # the first route that has the solver (and takes the model's class) wins; a route is asked only when the
+    # ones before it cannot answer, so a HiGHS solve does not import linopy or pyomo to learn they are there
+    pc = sf.problem_class if sf is not None else None
+    first: type[Backend] | None = None
+    for b in routes:
+        if not b.solver_available(solver):
+            continue
+        first = first or b
+        if pc is None or pc in b.classes_for(solver):
+            return b()
+    if first is None:
         raise SolverNotAvailable(
             f"solver {solver!r} is not installed: `pip install treeopt-dsl[{routes[0].extra}]`")
-    if sf is not None:
-        pc = sf.problem_class
-        capable = [b for b in installed if pc in b.classes_for(solver)]
-        if not capable:
-            raise CapabilityError(
-                f"{solver} (backend {installed[0].name}) cannot solve a {pc} model; "
-                + ("MIQP needs SCIP or Gurobi" if pc == "MIQP" else
-                   "NLP models need --solver ipopt (pip install treeopt-dsl[nlp])" if pc in ("NLP", "MINLP") else
-                   "choose another solver"))
-        return capable[0]()
-    return installed[0]()
+    raise CapabilityError(
+        f"{solver} (backend {first.name}) cannot solve a {pc} model; "
+        + ("MIQP needs SCIP or Gurobi" if pc == "MIQP" else
+           "NLP models need --solver ipopt (pip install treeopt-dsl[nlp])" if pc in ("NLP", "MINLP") else
+           "choose another solver"))
 
 
 #: the solvers tried, in this order, when the formulation's own solver cannot take its model's class (``auto``):

@@ -31,6 +31,7 @@ as are :func:`families` and :func:`column_families`, the family layout of both b
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
 import math
 import os
@@ -60,11 +61,8 @@ _START_SEEN = re.compile(r"MIP start solution is feasible|User MIP start produce
 
 
 def _linopy_installed() -> bool:
-    try:
-        import linopy  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """Whether linopy is installed, without importing it (the import is paid where linopy is used)."""
+    return importlib.util.find_spec("linopy") is not None
 
 
 @contextlib.contextmanager

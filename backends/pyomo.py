@@ -26,6 +26,7 @@ comprehension per family.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
 import math
 import re
@@ -93,11 +94,8 @@ def _tee(o: SolveOptions) -> Any:
 
 
 def _pyomo_installed() -> bool:
-    try:
-        import pyomo  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """Whether pyomo is installed, without importing it (the import is paid where pyomo is used)."""
+    return importlib.util.find_spec("pyomo") is not None
 
 
 # ---------------------------------------------------------------------------------------- export
@@ -303,8 +301,6 @@ class PyomoBackend(Backend):
             mod = "pyscipopt"
         else:
             mod = "highspy"
-        import importlib.util
-
         return importlib.util.find_spec(mod) is not None
 
     @classmethod
