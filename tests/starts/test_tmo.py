@@ -14,7 +14,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from treeopt_dsl.cli import main
 from treeopt_dsl.data import Dataset
-from treeopt_dsl.errors import DataError, OptionError
+from treeopt_dsl.errors import DataError, FormulationError, OptionError
 from treeopt_dsl.estimator.memetic import TAOClassifier, TMOClassifier
 from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.models.decision_tree import DecisionTree
@@ -393,3 +393,15 @@ def test_the_tmo_start_follows_the_solves_seed() -> None:
         tree = built.decode(built.polish(start_point(built, "tmo", seed=seed)))
         assert np.sum(tree.predict(data.X) != data.y) == np.sum(ref.predict(data.X) != data.y)
     assert resolve(built, "tmo", seed=4).x.tolist() == start_point(built, "tmo", seed=4).tolist()
+
+
+@pytest.mark.parametrize("depth", [0, 7, 2.5, True])
+def test_depth_is_checked_once_as_every_tree_is(depth: object) -> None:
+    """TMO, TAO's estimator and the formulations hold one rule for ``depth`` (:func:`treeopt_dsl.topology.check_depth`,
+    1 .. MAX_DEPTH): TMO had its own (any whole number >= 1), so depth 7 passed it and failed later, elsewhere."""
+    X, y = _data(0, 40)
+    with pytest.raises(FormulationError, match="depth must be an integer from 1 to 6") as direct:
+        tmo(X, y, depth, n_trees=2, n_generations=0)
+    with pytest.raises(FormulationError, match="depth must be an integer from 1 to 6") as estimator:
+        TMOClassifier(depth=depth, n_trees=2, n_generations=0).fit(X, y)
+    assert str(direct.value) == str(estimator.value)

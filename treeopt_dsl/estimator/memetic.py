@@ -42,7 +42,7 @@ from treeopt_dsl.estimator.base import SPARSE_FORMATS, dense_features
 from treeopt_dsl.models.sklearn_tree import impurity_importances, node_weights, sklearn_classifier
 from treeopt_dsl.starts.memetic.tmo import tmo
 from treeopt_dsl.starts.tao import from_sklearn, from_sklearn_multiclass, tao, tao_multiclass, to_decision_tree
-from treeopt_dsl.topology import Topology
+from treeopt_dsl.topology import Topology, check_depth
 
 __all__ = ["TAOClassifier", "TMOClassifier"]
 
@@ -74,9 +74,7 @@ class _AxisTreeClassifier(ClassifierMixin, BaseEstimator):
 
     def _prepare(self, X: Any, y: Any, sample_weight: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Validated dense ``X``, the class codes of ``y`` (positions in ``classes_``) and the sample weights."""
-        depth = self.depth
-        if not isinstance(depth, numbers.Integral) or isinstance(depth, bool) or depth < 1:
-            raise OptionError(f"depth must be a whole number >= 1, got {depth!r}")
+        check_depth(self.depth)
         X, y = validate_data(self, X, y, accept_sparse=SPARSE_FORMATS, dtype=np.float64, ensure_all_finite=True)
         X = dense_features(X, type(self).__name__)
         check_classification_targets(y)

@@ -49,7 +49,7 @@ from treeopt_dsl.starts.tao import (
     tao_multiclass,
     to_decision_tree,
 )
-from treeopt_dsl.topology import Topology
+from treeopt_dsl.topology import Topology, check_depth
 
 SCHEDULES = ("sequential", "generational")
 
@@ -156,8 +156,7 @@ def tmo(X: Any, y: Any, depth: int, *, n_trees: int = 100, n_generations: int = 
             raise DataError("TMO with multiclass=True takes class codes 0 .. K-1 in y")
     elif not np.all(np.isin(y, (-1, 1))):
         raise DataError("TMO takes labels y in {-1, +1}")
-    if int(depth) != depth or depth < 1:
-        raise OptionError(f"depth must be a whole number >= 1, got {depth!r}")
+    depth = check_depth(depth)
     if int(n_trees) != n_trees or n_trees < 2:
         raise OptionError(f"n_trees (the population size k) must be a whole number >= 2, got {n_trees!r}")
     if int(n_generations) != n_generations or n_generations < 0:
@@ -171,7 +170,7 @@ def tmo(X: Any, y: Any, depth: int, *, n_trees: int = 100, n_generations: int = 
                           "child after the other)")
     if time_limit is not None and not time_limit >= 0:
         raise OptionError(f"time_limit must be >= 0 seconds or None, got {time_limit!r}")
-    depth, n_trees, n_generations = int(depth), int(n_trees), int(n_generations)
+    n_trees, n_generations = int(n_trees), int(n_generations)
     y = y.astype(int)
     n = X.shape[0]
     sw = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
