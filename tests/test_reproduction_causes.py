@@ -163,33 +163,6 @@ def test_the_split_probe_recomputes_the_stored_cart_cells(rc: ModuleType, cells:
         assert r["test rows"] == 71
 
 
-def test_the_subset_tree_finds_the_best_subset_split_by_brute_force(rc: ModuleType) -> None:
-    """Breiman's rule in ``_subset_tree`` (two classes: the best subset of a factor's levels is a prefix of the
-    levels ordered by positive share) against every subset of every group, on random categorical data."""
-    from itertools import combinations
-
-    rng = np.random.default_rng(3)
-    for _ in range(20):
-        codes = rng.integers(0, 5, size=(60, 3))
-        y = (rng.random(60) < 0.2 + 0.15 * codes[:, 1]).astype(float)
-
-        def gini(m: np.ndarray, y: np.ndarray = y) -> float:
-            out = 0.0
-            for part in (m, ~m):
-                n, pos = part.sum(), y[part].sum()
-                out += 2 * pos * (n - pos) / max(n, 1)
-            return out
-
-        best = min(gini(np.isin(codes[:, j], subset)) for j in range(3)
-                   for k in range(1, 5) for subset in combinations(np.unique(codes[:, j]), k))
-        tree = rc._subset_tree(codes, y, np.arange(60), 1)
-        assert isinstance(tree, tuple)
-        assert gini(np.isin(codes[:, tree[0]], tree[1])) == pytest.approx(best)
-        pred = np.empty(60)
-        rc._subset_predict(tree, codes, np.arange(60), pred)
-        assert set(np.unique(pred)) <= {0.0, 1.0}
-
-
 def test_a_runner_table_is_counted_against_its_paper_csv(rc: ModuleType, tmp_path: Path) -> None:
     """A table the experiment runner ran, exported: ours is the mean over seeds, within 1.5 points is within, a
     time-limited solve below the paper's training accuracy is put down to the solver (its test cell too), a

@@ -346,6 +346,9 @@ def test_the_documented_grid_parses() -> None:
                   'name = "tao7"\nestimator = "tao"\ngrid = { depth = [2, 7] }'), 17, "grid",
      "tao: depth must be an integer from 1 to 6, got 7"),
     (GOOD.replace('name = "oct1"', 'name = "oct1"\nreferences = ["cart", "grdy"]'), 16, "references", "'grdy'"),
+    (GOOD.replace('name = "oct1"\nformulation = "oct"\nparams = { depth = 1 }',
+                  'name = "rp"\nestimator = "rpart"\nparams = { max_depth = 3, minsplit = 20 }'), 17, "params",
+     "rpart takes max_depth, min_split, min_leaf, cp, categorical, n_bins; not minsplit"),
 ])
 def test_every_name_and_depth_is_checked_before_anything_runs(text: str, line: int, key: str, words: str) -> None:
     """Issue 36: an unknown dataset, solver, backend, warm start or reference and a depth the topology does not

@@ -16,6 +16,7 @@ from treeopt_dsl.experiments import expand, parse_grid
 from treeopt_dsl.experiments.grid import GridError
 from treeopt_dsl.experiments.worker import _load, _metrics, _split, cv_parts, run_task, wall_timeout
 from treeopt_dsl.models.sklearn_tree import prune_misclassification
+from treeopt_dsl.models.subset_cart import fit_subset_cart
 
 
 def _task(text: str, i: int = 0) -> dict:
@@ -312,6 +313,21 @@ def test_cart_with_cp_is_the_grown_tree_pruned_as_rpart_prunes() -> None:
                                   .fit(X, y), 0.01)
     assert pruned["n_leaves"] == ref.get_n_leaves() < grown["n_leaves"]
     assert pruned["train_accuracy"] == pytest.approx(float(np.mean(ref.predict(X) == y)))
+
+
+def test_rpart_is_cart_with_subset_splits_of_each_attribute() -> None:
+    """``estimator = "rpart"`` (Günlük Table 8's CART-D3, the paper's R rpart) fits the subset-split tree on the
+    task's training part: the row's accuracies, leaves and text are those of ``fit_subset_cart`` on that split."""
+    text = ('[data]\ndatasets = ["tic-tac-toe"]\nseeds = [0]\ntest_size = 0.1\n[[method]]\nestimator = "rpart"\n'
+            "params = { max_depth = 3 }\n")
+    task = _task(text)
+    row = run_task(task)
+    train, _, test, _ = _split(task, _load(task))
+    ref = fit_subset_cart(train, 3)
+    assert row["ok"] and row["n_leaves"] == ref.get_n_leaves()
+    assert row["train_accuracy"] == pytest.approx(float(np.mean(ref.predict(train.X) == train.labels_of(train.y))))
+    assert row["test_accuracy"] == pytest.approx(float(np.mean(ref.predict(test.X) == test.labels_of(test.y))))
+    assert row["model_text"] == ref.text() and " in {" in row["model_text"]
 
 
 def test_a_metric_that_means_nothing_here_is_named_in_the_row() -> None:

@@ -57,10 +57,12 @@ def test_odt_grids(odt: ModuleType, tmp_path: Path) -> None:
     assert len(expand(g2)) == 2 * 5 and (g2.sample, g2.test_size) == (200, 0.0)
     assert {m.name: m.params["anchor"] for m in g2.methods} == {"Nothing": False, "No-anchor": False,
                                                                 "No-relax": True, "No-strength": True, "All": True}
-    assert len(expand(g8)) == 9 * 5 * 2 and g8.test_size == 0.1
-    assert {m.name: m.train_sample for m in g8.methods} == {"ODT-D2": 600, "CART-D3": 0}  # CART: the whole 90%
+    assert len(expand(g8)) == 9 * 5 * 3 and g8.test_size == 0.1
+    # CART on the whole 90%: rpart as the paper (subset splits), and scikit-learn's on the one-hot columns
+    assert {m.name: (m.estimator, m.train_sample) for m in g8.methods} == {
+        "ODT-D2": (None, 600), "CART-D3": ("rpart", 0), "CART-D3-onehot": ("cart", 0)}
     one = _written(odt.main, ["--experiments", "table8", "--splits", "2"], tmp_path / "one.toml")
-    assert len(expand(parse_grid(one))) == 9 * 2 * 2
+    assert len(expand(parse_grid(one))) == 9 * 2 * 3
 
 
 def test_sorct_grid(sorct: ModuleType, tmp_path: Path) -> None:

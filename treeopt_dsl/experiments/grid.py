@@ -28,7 +28,8 @@ A grid has four kinds of tables::
 
     [[method]]                   # one per formulation or estimator
     name = "olct"                # the label in reports (default: the formulation's name)
-    formulation = "olct"         # or estimator = "tmo" | "tao" | "cart" | "optimal_tree" | "risk_score" | "sleep"
+    formulation = "olct"         # or estimator = "tmo" | "tao" | "cart" | "rpart" | "optimal_tree" | "risk_score" |
+                                 # "sleep"
     params = { depth = 2 }
     grid = { C = [0.1, 1.0] }    # one task per combination
     cv = { folds = 4, grid = { C = [0.01, 1, 100] }, metric = "balanced_accuracy" }   # selection inside a task
@@ -97,7 +98,9 @@ __all__ = ["ESTIMATORS", "METRICS", "SCALES", "DataSpec", "Grid", "GridError", "
 
 #: what ``estimator = ...`` may name (``sleep`` is a diagnostic task that only waits: the runner's overhead; its
 #: params: ``seconds``, ``until_file`` (end early once that file exists), ``allocate_mb``)
-ESTIMATORS = ("tmo", "tao", "cart", "optimal_tree", "risk_score", "sleep")
+ESTIMATORS = ("tmo", "tao", "cart", "rpart", "optimal_tree", "risk_score", "sleep")
+#: the parameters of ``estimator = "rpart"`` (:func:`~treeopt_dsl.models.subset_cart.fit_subset_cart`)
+RPART_PARAMS = ("max_depth", "min_split", "min_leaf", "cp", "categorical", "n_bins")
 #: what ``scale = { param = ... }`` may multiply a parameter by (see :func:`~.worker.scale_factor`)
 SCALES = ("baseline_errors", "n_train")
 #: the metrics a task may record on every part (train / validation / test)
@@ -481,6 +484,11 @@ def _method(ck: _Checker, m: Any, i: int, **defaults: Any) -> MethodSpec:
             for k, values in g.items():
                 for v in values[1:]:
                     _check_params(ck, i, form, {**first, k: v}, where=where)
+    elif est == "rpart":
+        for where, g in (("params", params), *grids.items()):
+            bad = sorted(set(g) - set(RPART_PARAMS))
+            if bad:
+                raise ck.fail("method", where, f"rpart takes {', '.join(RPART_PARAMS)}; not {', '.join(bad)}", i)
     elif est in _DEPTH_ESTIMATORS:
         for where, g in (("params", {k: [v] for k, v in params.items()}), *grids.items()):
             for v in g.get("depth", []):

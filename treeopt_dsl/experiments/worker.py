@@ -53,6 +53,7 @@ from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.formulations.sorct import run_path
 from treeopt_dsl.models.metrics import balanced_accuracy, metrics, rates
 from treeopt_dsl.models.sklearn_tree import prune_misclassification
+from treeopt_dsl.models.subset_cart import fit_subset_cart
 from treeopt_dsl.numeric import json_default
 from treeopt_dsl.starts.multistart import paper_grid
 from treeopt_dsl.starts.refine import is_logistic, refine_result, result_exact_objective
@@ -202,6 +203,10 @@ def _fit_scaled(task: dict[str, Any], params: dict[str, Any], train: Any, time_l
         model = DecisionTreeClassifier(**{"random_state": seed, **grow}).fit(X, y)
         if params.get("cp") is not None:
             model = prune_misclassification(model, params["cp"])
+        return model, {"status": "fitted", "objective": None, "bound": None, "gap": None,
+                       "runtime_s": round(time.perf_counter() - t0, 4)}
+    if est == "rpart":  # rpart's CART: subset splits of a factor, its minsplit / minbucket / cp defaults
+        model = fit_subset_cart(train, **params)
         return model, {"status": "fitted", "objective": None, "bound": None, "gap": None,
                        "runtime_s": round(time.perf_counter() - t0, 4)}
     if est in ("tmo", "tao"):

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from treeopt_dsl.data import pick_labels
-from treeopt_dsl.datasets.encoding import NONE_LEVEL, GroupEncoder
+from treeopt_dsl.datasets.encoding import NONE_LEVEL, Group, GroupEncoder
 from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.models.pictures import categorical_graph, draw, to_dot
 from treeopt_dsl.topology.shapes import Shape
@@ -96,21 +96,7 @@ class CategoricalTreeModel:
 
     def condition(self, node: int) -> str:
         """The test of ``node`` as text; a sample for which it holds goes left ("yes")."""
-        g = self.encoder.groups_[int(self.node_group[node - 1])]
-        left = self.left_levels(node)
-        if left.all():
-            return f"{g.name}: any value (every training sample goes left)"
-        if not left.any():
-            return f"{g.name}: no value (every sample goes right)"
-        rule = g.threshold_text(left)
-        if rule is not None:
-            if g.exact and len(g.levels) == 2:
-                return f"{g.name} = {g.levels[int(np.argmax(left))]}"
-            return rule
-        levels = np.array(g.levels, dtype=object)
-        if left.sum() <= (~left).sum() or NONE_LEVEL in levels[~left]:
-            return f"{g.name} in {{{', '.join(map(str, levels[left]))}}}"
-        return f"{g.name} not in {{{', '.join(map(str, levels[~left]))}}}"
+        return subset_condition(self.encoder.groups_[int(self.node_group[node - 1])], self.left_levels(node))
 
     def _leaf_text(self, b: int) -> str:
         sign = int(self.leaf_sign[b])
@@ -157,6 +143,24 @@ class CategoricalTreeModel:
     def to_dot(self) -> str:
         """The tree as Graphviz DOT text: set tests (``yes`` = left), leaves with class and training counts."""
         return to_dot(categorical_graph(self), name="categorical_tree")
+
+
+def subset_condition(g: Group, left: np.ndarray) -> str:
+    """The test "is the value of group ``g`` in the levels ``left`` (bool over its levels)?" as text: a threshold
+    for a run of an ordinal group's lowest or highest levels, else the shorter of "in {...}" / "not in {...}"."""
+    if left.all():
+        return f"{g.name}: any value (every training sample goes left)"
+    if not left.any():
+        return f"{g.name}: no value (every sample goes right)"
+    rule = g.threshold_text(left)
+    if rule is not None:
+        if g.exact and len(g.levels) == 2:
+            return f"{g.name} = {g.levels[int(np.argmax(left))]}"
+        return rule
+    levels = np.array(g.levels, dtype=object)
+    if left.sum() <= (~left).sum() or NONE_LEVEL in levels[~left]:
+        return f"{g.name} in {{{', '.join(map(str, levels[left]))}}}"
+    return f"{g.name} not in {{{', '.join(map(str, levels[~left]))}}}"
 
 
 def decode_categorical_tree(ctx: Any, x: np.ndarray) -> CategoricalTreeModel:

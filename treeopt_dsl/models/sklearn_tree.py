@@ -335,6 +335,38 @@ def sklearn_classifier(left: np.ndarray, right: np.ndarray, feature: np.ndarray,
     return clf
 
 
+def cp_splits(left: np.ndarray, right: np.ndarray, weights: np.ndarray, cp: float) -> np.ndarray:
+    """Which nodes stay split when a tree is pruned at rpart's ``cp`` (bool per node; see
+    :func:`prune_misclassification`): ``left`` / ``right`` are the children (``-1`` at a leaf; children numbered
+    after their parent), ``weights[i, c]`` the training weight of class ``c`` at node ``i`` (row 0: the root)."""
+    if isinstance(cp, bool) or not isinstance(cp, (int, float)) or not 0.0 <= float(cp) < np.inf:
+        raise OptionError(f"cp must be a number >= 0 (rpart's complexity parameter; its default 0.01), got {cp!r}")
+    leaf_cost = weights.sum(1) - weights.max(1) + float(cp) * float(weights[0].sum() - weights[0].max())
+    best, split = leaf_cost.copy(), np.zeros(left.size, dtype=bool)
+    for i in range(left.size - 1, -1, -1):  # a node's children are decided before it (one pass over the nodes)
+        if left[i] >= 0:
+            sub = best[left[i]] + best[right[i]]
+            if sub < leaf_cost[i] - 1e-9 * max(1.0, leaf_cost[i]):
+                best[i], split[i] = sub, True
+    return split
+
+
+def kept_nodes(left: np.ndarray, right: np.ndarray, split: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The nodes a pruning keeps (``split``: which stay split), renumbered depth first, left child first, as
+    scikit-learn numbers its nodes: their old numbers and their new children (``-1`` at a leaf)."""
+    order, stack = [], [0]
+    while stack:
+        i = stack.pop()
+        order.append(i)
+        if split[i]:
+            stack += [right[i], left[i]]
+    old = np.asarray(order)
+    new = np.full(left.size, -1)
+    new[old] = np.arange(old.size)
+    keep = split[old]
+    return old, np.where(keep, new[left[old]], -1), np.where(keep, new[right[old]], -1)
+
+
 def prune_misclassification(clf: DecisionTreeClassifier, cp: float) -> DecisionTreeClassifier:
     """The subtree of a fitted tree that rpart's complexity parameter ``cp`` keeps (rpart's default is 0.01).
 
@@ -355,31 +387,12 @@ def prune_misclassification(clf: DecisionTreeClassifier, cp: float) -> DecisionT
     (``R(root)`` = 2 errors; at ``cp = 0.3`` the first split alone, 1 error + 2 x 0.6, beats both the whole tree,
     0 + 4 x 0.6, and the root, 2 + 0.6.)
     """
-    if isinstance(cp, bool) or not isinstance(cp, (int, float)) or not 0.0 <= float(cp) < np.inf:
-        raise OptionError(f"cp must be a number >= 0 (rpart's complexity parameter; its default 0.01), got {cp!r}")
     t = clf.tree_
     left, right = np.asarray(t.children_left), np.asarray(t.children_right)
     val = np.asarray(t.value)[:, 0, :]
     weights = val / val.sum(1, keepdims=True) * np.asarray(t.weighted_n_node_samples)[:, None]
-    leaf_cost = weights.sum(1) - weights.max(1) + float(cp) * float(weights[0].sum() - weights[0].max())
-    best, split = leaf_cost.copy(), np.zeros(t.node_count, dtype=bool)
-    for i in range(t.node_count - 1, -1, -1):  # children are numbered after their parent (depth first)
-        if left[i] >= 0:
-            sub = best[left[i]] + best[right[i]]
-            if sub < leaf_cost[i] - 1e-9 * max(1.0, leaf_cost[i]):
-                best[i], split[i] = sub, True
-    order, stack = [], [0]  # the kept nodes, depth first (left child first), as scikit-learn numbers them
-    while stack:
-        i = stack.pop()
-        order.append(i)
-        if split[i]:
-            stack += [right[i], left[i]]
-    old = np.asarray(order)
-    new = np.full(t.node_count, -1)
-    new[old] = np.arange(old.size)
-    keep = split[old]
-    nl = np.where(keep, new[left[old]], -1)
-    nr = np.where(keep, new[right[old]], -1)
+    old, nl, nr = kept_nodes(left, right, cp_splits(left, right, weights, cp))
+    keep = nl >= 0
     return sklearn_classifier(nl, nr, np.asarray(t.feature)[old], np.asarray(t.threshold)[old],
                               np.where(keep, -1, weights[old].argmax(1)), weights[old],
                               np.asarray(t.n_node_samples)[old], clf.classes_, int(clf.n_features_in_),
