@@ -19,10 +19,14 @@ keeps every ``c`` and (7) in its Table 2 runs by default. Reading of §4.3.3: wi
 combination ("No strength" with ``drop_c``) lets a sample count at several leaves of its class, so
 its bound can be negative (it is a relaxation, the integer optimum is the same).
 
-``preselect=cart`` is the feature selection of §5.1 (Table 5): a scikit-learn CART tree with default
-settings (no depth limit) is fitted on the training data (the encoded 0/1 features) and only the
-groups it branches on stay available (their ``v`` keep the upper bound 1, the others get 0, as
-the paper sets them to 0).
+``preselect`` is the feature selection of §5.1 (Table 5): a CART tree "with default setting" is fitted on the
+training data and only the groups it branches on stay available (their ``v`` keep the upper bound 1, the others get
+0, as the paper sets them to 0). ``preselect=rpart`` is the paper's CART, R's rpart (line 394) with its defaults:
+subset splits of each group and the cp = 0.01 pruning
+(:func:`~treeopt_dsl.models.subset_cart.fit_subset_cart` on the formulation's own groups), which keeps 2-9 groups
+of Günlük et al.'s sets (bc 4 of 9, krkp 8 of 36 on a 90 % part: the speed-ups of Table 5 over Table 4 need that).
+``preselect=cart`` is the reading before 2026-11-28: scikit-learn's tree grown whole on the encoded 0/1 features,
+which branches on nearly every group (bc 9 of 9, krkp 32 of 36).
 
 Sample weights (``Dataset.sample_weight``) weigh every sample's term of (8a) / (16) and the rates of (15)
 (:class:`~treeopt_dsl.blocks.ClassWeightedAccuracy`, :class:`~treeopt_dsl.blocks.RateConstraint`); the
@@ -53,6 +57,7 @@ from treeopt_dsl.errors import FormulationError
 from treeopt_dsl.formulation import Formulation, Numerics
 from treeopt_dsl.formulations.spec import FormulationSpec, Param, boolean, number_or
 from treeopt_dsl.models.categorical import decode_categorical_tree
+from treeopt_dsl.models.subset_cart import fit_subset_cart
 from treeopt_dsl.topology.shapes import NAMED, Shape
 
 #: the columns of Table 2: (anchor, relax, strengthen)
@@ -88,8 +93,24 @@ def infer_flag(text: str) -> Any:
     return "auto" if str(text).strip().lower() == "auto" else boolean(text)
 
 
+#: the values of ``preselect``: no selection, scikit-learn's whole tree (before 2026-11-28), rpart's (the paper's)
+PRESELECT = ("none", "cart", "rpart")
+
+
+def rpart_groups(data: Dataset, encoder: GroupEncoder) -> np.ndarray:
+    """Groups rpart's tree with its defaults branches on (§5.1 with line 394): a bool per group of ``encoder``,
+    fitted on the raw ``data``; every group when the tree does not split."""
+    tree = fit_subset_cart(data, encoder=encoder)
+    keep = np.zeros(len(encoder.groups_), dtype=bool)
+    keep[tree.group[tree.group >= 0]] = True
+    if not keep.any():
+        keep[:] = True
+    return keep
+
+
 def cart_groups(data: Dataset, seed: int = 0) -> np.ndarray:
-    """Groups a default CART tree branches on (§5.1): a bool per group of the encoded ``data``."""
+    """Groups scikit-learn's CART grown whole on the encoded ``data`` branches on (``preselect=cart``): a bool per
+    group."""
     from sklearn.tree import DecisionTreeClassifier
 
     enc: GroupEncoder = data.meta["encoder"]
@@ -118,7 +139,8 @@ class ODTCategorical(FormulationSpec):
         Param("min_specificity", None, optional_rate, "guarantee training TNR >= s, maximize TPR (15)-(16)"),
         Param("n_bins", 10, int, "quantile bins of a numeric feature (deciles, §4.4)"),
         Param("numeric", "ordinal", str, "numeric groups: ordinal (monotone rows, §4.4: 'n') | categorical ('c')"),
-        Param("preselect", "none", str, "feature preselection: none | cart (§5.1, Table 5)"),
+        Param("preselect", "none", str, "feature preselection (§5.1, Table 5): none | rpart (the paper's CART, "
+              "its defaults) | cart (scikit-learn's whole tree)"),
         Param("categorical", (), columns, "raw columns holding category codes (names or indices, comma-separated)"),
         Param("infer_groups", "auto", infer_flag,
               "group runs of exclusive 0/1 columns (auto: when the data carry no groups)"),
@@ -129,8 +151,8 @@ class ODTCategorical(FormulationSpec):
         v = self.values
         if v["numeric"] not in ("ordinal", "categorical"):
             raise FormulationError(f"numeric must be 'ordinal' or 'categorical', got {v['numeric']!r}")
-        if v["preselect"] not in ("none", "cart"):
-            raise FormulationError(f"preselect must be 'none' or 'cart', got {v['preselect']!r}")
+        if v["preselect"] not in PRESELECT:
+            raise FormulationError(f"preselect must be one of {', '.join(PRESELECT)}, got {v['preselect']!r}")
         if v["min_sensitivity"] is not None and v["min_specificity"] is not None:
             raise FormulationError("give at most one of min_sensitivity and min_specificity")
         for key in ("min_sensitivity", "min_specificity"):
@@ -152,6 +174,8 @@ class ODTCategorical(FormulationSpec):
         out = enc.transform(data)
         if v["preselect"] == "cart":
             out = replace(out, meta={**out.meta, "allowed_groups": cart_groups(out)})
+        elif v["preselect"] == "rpart":
+            out = replace(out, meta={**out.meta, "allowed_groups": rpart_groups(data, enc)})
         return out
 
     def rate(self) -> dict[str, float | None]:

@@ -24,6 +24,7 @@ from treeopt_dsl.datasets.encoding import NONE_LEVEL, GroupEncoder, encode_group
 from treeopt_dsl.errors import DataError, FormulationError
 from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.formulations.categorical import TABLE2
+from treeopt_dsl.models.subset_cart import fit_subset_cart
 from treeopt_dsl.topology.shapes import Shape
 
 SHARED = data_dir()
@@ -453,6 +454,25 @@ def test_cart_preselection_restricts_the_groups():
     full = solve(d, shape="2")
     assert full.objective <= res.objective + 1e-9  # restricting the groups cannot improve the optimum
     assert res.objective == pytest.approx(reference(d, res, "2"), abs=1e-6)
+
+
+@needs_shared
+def test_rpart_preselection_keeps_the_groups_of_rpart_s_pruned_tree():
+    """``preselect=rpart`` (§5.1 read with line 394: the paper's CART is rpart with its defaults) keeps exactly the
+    groups rpart's pruned subset tree branches on, on the formulation's own groups: fewer than scikit-learn's whole
+    tree keeps (on breast-wisconsin all 9 of 9), and the ODT's nodes use only those."""
+    d = load_dataset("breast-wisconsin-original").subsample(300, seed=1)
+    res = solve(d, shape="2", preselect="rpart")
+    allowed = res.built.ctx.data.meta["allowed_groups"]
+    enc = res.built.ctx.data.meta["encoder"]
+    tree = fit_subset_cart(d, encoder=enc)
+    assert np.array_equal(np.flatnonzero(allowed), np.unique(tree.group[tree.group >= 0]))
+    whole = solve(d, shape="2", preselect="cart").built.ctx.data.meta["allowed_groups"]
+    assert 0 < allowed.sum() < whole.sum()
+    assert allowed[res.model.node_group].all()
+    assert res.objective == pytest.approx(reference(d, res, "2"), abs=1e-6)
+    with pytest.raises(FormulationError, match="preselect must be one of none, cart, rpart"):
+        get_formulation("odt_categorical", preselect="rpart2")
 
 
 # ------------------------------------------------------------------------------------------ estimator

@@ -137,3 +137,15 @@ def test_bad_input_is_named() -> None:
     three = Dataset.from_arrays(np.arange(9.0)[:, None], np.repeat([0, 1, 2], 3), multiclass=True)
     with pytest.raises(DataError, match="two classes"):
         fit_subset_cart(three)
+
+
+def test_integer_weights_are_repeated_rows() -> None:
+    """A sample weight of k counts as k copies of the row in the impurity, the classes and the pruning."""
+    d, _ = _categorical(5, n=80, k=4, p=3)
+    k = np.random.default_rng(5).integers(1, 4, size=80)
+    weighted = fit_subset_cart(replace(d, sample_weight=k.astype(float)), 3, categorical=(0, 1, 2), min_split=2,
+                               min_leaf=1, cp=0.01)
+    repeated = fit_subset_cart(Dataset.from_arrays(np.repeat(d.X, k, axis=0), np.repeat(d.y, k)), 3,
+                               categorical=(0, 1, 2), min_split=2, min_leaf=1, cp=0.01)
+    assert weighted.text() == repeated.text()
+    assert np.array_equal(weighted.predict(d.X), repeated.predict(d.X))

@@ -101,8 +101,9 @@ class CategoricalTreeClassifier(SolvedClassifier):
         Subsets of at most ``max_card`` (or all but ``max_card``) categories (§4.5).
     min_sensitivity, min_specificity : float or None, default=None
         Guarantee the training true positive (negative) rate and maximize the other (15)-(16).
-    preselect : {"none", "cart"}, default="none"
-        Keep only the columns a CART tree uses (§5.1).
+    preselect : {"none", "rpart", "cart"}, default="none"
+        Keep only the columns a CART tree uses (§5.1): ``"rpart"`` the paper's (rpart's defaults, subset splits,
+        pruned at cp = 0.01: a few columns), ``"cart"`` scikit-learn's tree grown whole (most columns).
     anchor, relax, strengthen, drop_c : bool, default=True
         The model enhancements of §4.3 (they never change the optimum, only the solve time).
     infer_groups : bool, default=False

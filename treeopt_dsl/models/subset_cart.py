@@ -57,7 +57,8 @@ class SubsetTree:
     """A fitted binary tree whose node ``i`` sends the rows with a level of group ``group[i]`` in ``subset[i]`` left.
 
     ``left`` / ``right``: the children (``-1`` at a leaf), nodes numbered depth first (a child after its parent);
-    ``counts[i]``: the training rows of class -1 and +1 at node ``i``; ``classes``: the labels of -1 and +1.
+    ``counts[i]``: the training rows (their weights) of class -1 and +1 at node ``i``; ``classes``: the labels of -1
+    and +1.
     """
 
     encoder: GroupEncoder
@@ -104,10 +105,10 @@ class SubsetTree:
 
         def walk(i: int, pad: str, edge: str) -> None:
             if self.left[i] < 0:
-                n_neg, n_pos = (int(v) for v in self.counts[i])
+                n_neg, n_pos = (float(v) for v in self.counts[i])
                 cls = self.classes[int(n_pos > n_neg)]
-                lines.append(f"{pad}{edge}leaf: predict {cls!r}   [train: {n_neg} x {self.classes[0]!r}, "
-                             f"{n_pos} x {self.classes[1]!r}]")
+                lines.append(f"{pad}{edge}leaf: predict {cls!r}   [train: {n_neg:g} x {self.classes[0]!r}, "
+                             f"{n_pos:g} x {self.classes[1]!r}]")
                 return
             g = self.encoder.groups_[int(self.group[i])]
             lines.append(f"{pad}{edge}node {i + 1}: {subset_condition(g, self.subset[i])} ?")
@@ -124,10 +125,10 @@ class SubsetTree:
         """The tree as a :class:`~treeopt_dsl.models.pictures.Graph`: set tests, leaves with class and counts."""
         g = Graph(title="CART with subset splits (rpart): a sample goes 'yes' when its value is in the set")
         for i in range(self.left.size):
-            n_neg, n_pos = (int(v) for v in self.counts[i])
+            n_neg, n_pos = (float(v) for v in self.counts[i])
             if self.left[i] < 0:
                 k = int(n_pos > n_neg)
-                g.add(f"n{i}", f"{self.classes[k]}\n[{n_neg} / {n_pos}]", leaf=True, klass=k)
+                g.add(f"n{i}", f"{self.classes[k]}\n[{n_neg:g} / {n_pos:g}]", leaf=True, klass=k)
             else:
                 g.add(f"n{i}", subset_condition(self.encoder.groups_[int(self.group[i])], self.subset[i]))
                 g.edges += [(f"n{i}", f"n{self.left[i]}", "yes"), (f"n{i}", f"n{self.right[i]}", "no")]
@@ -142,25 +143,28 @@ class SubsetTree:
         return to_dot(self.graph(), name="subset_cart")
 
 
-def _best_split(lev: np.ndarray, pos: np.ndarray, sizes: np.ndarray, ordinal: np.ndarray, min_leaf: int
-                ) -> tuple[float, int, np.ndarray] | None:
-    """The best subset split of the rows with levels ``lev`` (n, |G|) and positive flags ``pos``: (Gini decrease,
-    group, bool over its levels going left), or ``None`` when no split leaves ``min_leaf`` rows on each side."""
-    n, n_pos = pos.size, float(pos.sum())
+def _best_split(lev: np.ndarray, w: np.ndarray, wpos: np.ndarray, sizes: np.ndarray, ordinal: np.ndarray,
+                min_leaf: int) -> tuple[float, int, np.ndarray] | None:
+    """The best subset split of the rows with levels ``lev`` (n, |G|), weights ``w`` and positive weights ``wpos``:
+    (Gini decrease, group, bool over its levels going left), or ``None`` when no split leaves ``min_leaf`` rows on
+    each side."""
+    n, n_pos = float(w.sum()), float(wpos.sum())
     parent = 2.0 * n_pos * (n - n_pos) / n
     best: tuple[float, int, np.ndarray] | None = None
     for g in range(lev.shape[1]):
         k = sizes[g]
-        cnt = np.bincount(lev[:, g], minlength=k).astype(float)
-        pcnt = np.bincount(lev[:, g], weights=pos, minlength=k)
-        present = np.flatnonzero(cnt > 0)
+        rows = np.bincount(lev[:, g], minlength=k)
+        cnt = np.bincount(lev[:, g], weights=w, minlength=k)
+        pcnt = np.bincount(lev[:, g], weights=wpos, minlength=k)
+        present = np.flatnonzero((rows > 0) & (cnt > 0))
         if present.size < 2:
             continue
         order = present if ordinal[g] else present[np.argsort(pcnt[present] / cnt[present], kind="stable")]
+        rl = np.cumsum(rows[order])[:-1]
         nl, pl = np.cumsum(cnt[order])[:-1], np.cumsum(pcnt[order])[:-1]
         nr, pr = n - nl, n_pos - pl
-        gain = parent - 2.0 * pl * (nl - pl) / nl - 2.0 * pr * (nr - pr) / nr
-        gain[(nl < min_leaf) | (nr < min_leaf)] = -np.inf
+        gain = parent - 2.0 * pl * (nl - pl) / nl - 2.0 * pr * (nr - pr) / np.maximum(nr, 1e-300)
+        gain[(rl < min_leaf) | (lev.shape[0] - rl < min_leaf)] = -np.inf
         m = int(np.argmax(gain))
         if gain[m] > 1e-12 * n and (best is None or gain[m] > best[0] + 1e-12 * n):
             subset = np.zeros(k, dtype=bool)
@@ -171,7 +175,7 @@ def _best_split(lev: np.ndarray, pos: np.ndarray, sizes: np.ndarray, ordinal: np
 
 def fit_subset_cart(data: Dataset, max_depth: int = RPART_MAX_DEPTH, *, min_split: int = RPART_MIN_SPLIT,
                     min_leaf: int = RPART_MIN_LEAF, cp: float | None = RPART_CP, categorical: tuple[Any, ...] = (),
-                    n_bins: int = 10) -> SubsetTree:
+                    n_bins: int = 10, encoder: GroupEncoder | None = None) -> SubsetTree:
     """Grow rpart's CART on ``data`` (two classes) to ``max_depth`` (rpart's ``maxdepth``, 1..30) and prune it at
     ``cp`` (see the module).
 
@@ -179,7 +183,10 @@ def fit_subset_cart(data: Dataset, max_depth: int = RPART_MAX_DEPTH, *, min_spli
     one-hot groups of the loader, and the runs of exclusive 0/1 columns of a LIBSVM copy, are attributes already.
     ``cp = None`` keeps every split that decreases the Gini impurity (the tree as scikit-learn grows it; rpart
     collapses a split that does not decrease the misclassified rows even at ``cp = 0``), and ``min_split = 2,
-    min_leaf = 1, cp = None`` grows the whole tree to ``max_depth``."""
+    min_leaf = 1, cp = None`` grows the whole tree to ``max_depth``. ``encoder``: a :class:`GroupEncoder` already
+    fitted on ``data`` (the categorical trees' own, so that the tree's groups are theirs; ``categorical`` and
+    ``n_bins`` are then its). Sample weights (``data.sample_weight``) weigh the counts, the impurity and the
+    pruning; ``min_split`` and ``min_leaf`` count rows, as rpart's."""
     for name, v, lo, hi in (("max_depth", max_depth, 1, RPART_MAX_DEPTH), ("min_split", min_split, 2, None),
                             ("min_leaf", min_leaf, 1, None)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo or (hi is not None and v > hi):
@@ -187,9 +194,10 @@ def fit_subset_cart(data: Dataset, max_depth: int = RPART_MAX_DEPTH, *, min_spli
                               + f", got {v!r}")
     if data.n_classes != 2:
         raise DataError(f"the subset CART is for two classes (the paper's setting); the data has {data.n_classes}")
-    enc = GroupEncoder(n_bins=n_bins, categorical_columns=tuple(categorical)).fit(data)
+    enc = GroupEncoder(n_bins=n_bins, categorical_columns=tuple(categorical)).fit(data) if encoder is None else encoder
     lev = enc.levels(np.asarray(data.X, dtype=float))
     pos = (np.asarray(data.y) > 0).astype(float)
+    w = np.ones(pos.size) if data.sample_weight is None else np.asarray(data.sample_weight, dtype=float)
     sizes = np.array([len(g.levels) for g in enc.groups_])
     ordinal = np.array([g.ordinal for g in enc.groups_])
     left, right, group, subset, counts = [], [], [], [], []
@@ -197,11 +205,12 @@ def fit_subset_cart(data: Dataset, max_depth: int = RPART_MAX_DEPTH, *, min_spli
     def grow(rows: np.ndarray, depth: int) -> int:
         i = len(left)
         left.append(-1), right.append(-1), group.append(-1), subset.append(np.zeros(0, dtype=bool))
-        n_pos = float(pos[rows].sum())
-        counts.append((rows.size - n_pos, n_pos))
-        if depth == max_depth or rows.size < min_split or n_pos in (0.0, float(rows.size)):
+        wr = w[rows]
+        w_pos = float(wr @ pos[rows])
+        counts.append((float(wr.sum()) - w_pos, w_pos))
+        if depth == max_depth or rows.size < min_split or min(counts[i]) <= 0.0:
             return i
-        best = _best_split(lev[rows], pos[rows], sizes, ordinal, min_leaf)
+        best = _best_split(lev[rows], wr, wr * pos[rows], sizes, ordinal, min_leaf)
         if best is None:
             return i
         _, g, s = best
