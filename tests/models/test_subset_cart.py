@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from sklearn.tree import DecisionTreeClassifier
 
 from treeopt_dsl.data import Dataset
+from treeopt_dsl.datasets.encoding import GroupEncoder
 from treeopt_dsl.errors import DataError, OptionError
 from treeopt_dsl.models.subset_cart import fit_subset_cart
 
@@ -149,3 +150,14 @@ def test_integer_weights_are_repeated_rows() -> None:
                                categorical=(0, 1, 2), min_split=2, min_leaf=1, cp=0.01)
     assert weighted.text() == repeated.text()
     assert np.array_equal(weighted.predict(d.X), repeated.predict(d.X))
+
+
+def test_rows_of_a_level_the_encoder_has_not_seen_go_right() -> None:
+    """With an encoder fitted on other rows (the categorical trees' own, fitted on their sample), a level it has not
+    seen goes right, at fit as at predict time, and may be split off from every seen level."""
+    d, codes = _categorical(2, n=120, k=4, p=2)
+    seen = codes[:, 0] != 3
+    enc = GroupEncoder(categorical_columns=(0, 1)).fit(Dataset.from_arrays(d.X[seen], d.y[seen]))
+    y = np.where(codes[:, 0] == 3, 1, -1)  # the unseen level is the positive class
+    tree = fit_subset_cart(Dataset.from_arrays(d.X, y), 1, encoder=enc, **WHOLE)
+    assert np.array_equal(tree.predict(d.X), y) and tree.subset[0].all() and tree.group[0] == 0

@@ -153,15 +153,19 @@ def _best_split(lev: np.ndarray, w: np.ndarray, wpos: np.ndarray, sizes: np.ndar
     best: tuple[float, int, np.ndarray] | None = None
     for g in range(lev.shape[1]):
         k = sizes[g]
-        rows = np.bincount(lev[:, g], minlength=k)
-        cnt = np.bincount(lev[:, g], weights=w, minlength=k)
-        pcnt = np.bincount(lev[:, g], weights=wpos, minlength=k)
+        code = lev[:, g] + 1  # 0: a level the encoder has not seen (it goes right, as at predict time)
+        rows = np.bincount(code, minlength=k + 1)[1:]
+        cnt = np.bincount(code, weights=w, minlength=k + 1)[1:]
+        pcnt = np.bincount(code, weights=wpos, minlength=k + 1)[1:]
         present = np.flatnonzero((rows > 0) & (cnt > 0))
-        if present.size < 2:
+        # the prefixes that leave a row on the right: all but the last level, or every level when unseen rows are
+        # there (they stay right)
+        n_cut = present.size - int(rows.sum() == lev.shape[0])
+        if n_cut < 1:
             continue
         order = present if ordinal[g] else present[np.argsort(pcnt[present] / cnt[present], kind="stable")]
-        rl = np.cumsum(rows[order])[:-1]
-        nl, pl = np.cumsum(cnt[order])[:-1], np.cumsum(pcnt[order])[:-1]
+        rl = np.cumsum(rows[order])[:n_cut]
+        nl, pl = np.cumsum(cnt[order])[:n_cut], np.cumsum(pcnt[order])[:n_cut]
         nr, pr = n - nl, n_pos - pl
         gain = parent - 2.0 * pl * (nl - pl) / nl - 2.0 * pr * (nr - pr) / np.maximum(nr, 1e-300)
         gain[(rl < min_leaf) | (lev.shape[0] - rl < min_leaf)] = -np.inf
@@ -214,7 +218,8 @@ def fit_subset_cart(data: Dataset, max_depth: int = RPART_MAX_DEPTH, *, min_spli
         if best is None:
             return i
         _, g, s = best
-        go = s[lev[rows, g]]
+        code = lev[rows, g]
+        go = (code >= 0) & s[np.maximum(code, 0)]
         group[i], subset[i] = g, s
         left[i] = grow(rows[go], depth + 1)
         right[i] = grow(rows[~go], depth + 1)
