@@ -95,11 +95,16 @@ def infer_flag(text: str) -> Any:
 
 #: the values of ``preselect``: no selection, scikit-learn's whole tree (before 2026-11-28), rpart's (the paper's)
 PRESELECT = ("none", "cart", "rpart")
+#: ``Dataset.meta`` key of the rows ``preselect=rpart`` fits its tree on when they are not the rows the ODT is
+#: fitted on: §5.1 applies CART "using 90% of the data" and the ODT to min(90 %, 600) of them (the experiment
+#: runner sets it to the training part before ``train_sample``)
+SELECTION_ROWS = "selection_rows"
 
 
 def rpart_groups(data: Dataset, encoder: GroupEncoder) -> np.ndarray:
-    """Groups rpart's tree with its defaults branches on (§5.1 with line 394): a bool per group of ``encoder``,
-    fitted on the raw ``data``; every group when the tree does not split."""
+    """Groups rpart's tree with its defaults, grown on the raw ``data``, branches on (§5.1 with line 394): a bool per
+    group of ``encoder`` (fitted on the ODT's rows: a level it has not seen goes right); every group when the tree
+    does not split."""
     tree = fit_subset_cart(data, encoder=encoder)
     keep = np.zeros(len(encoder.groups_), dtype=bool)
     keep[tree.group[tree.group >= 0]] = True
@@ -175,7 +180,8 @@ class ODTCategorical(FormulationSpec):
         if v["preselect"] == "cart":
             out = replace(out, meta={**out.meta, "allowed_groups": cart_groups(out)})
         elif v["preselect"] == "rpart":
-            out = replace(out, meta={**out.meta, "allowed_groups": rpart_groups(data, enc)})
+            rows = data.meta.get(SELECTION_ROWS, data)
+            out = replace(out, meta={**out.meta, "allowed_groups": rpart_groups(rows, enc)})
         return out
 
     def rate(self) -> dict[str, float | None]:

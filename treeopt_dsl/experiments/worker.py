@@ -36,6 +36,7 @@ import tempfile
 import threading
 import time
 import traceback
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,7 @@ from treeopt_dsl.estimator.memetic import TAOClassifier, TMOClassifier
 from treeopt_dsl.experiments.grid import resolve_path
 from treeopt_dsl.experiments.tasks import _combos
 from treeopt_dsl.formulations import get_formulation
+from treeopt_dsl.formulations.categorical import SELECTION_ROWS
 from treeopt_dsl.formulations.sorct import run_path
 from treeopt_dsl.models.metrics import balanced_accuracy, metrics, rates
 from treeopt_dsl.models.sklearn_tree import prune_misclassification
@@ -123,6 +125,8 @@ def _split(task: dict[str, Any], data: Any) -> tuple[Any, Any, Any, Any]:
     pool = train
     if task.get("train_sample"):
         train = train.subsample(int(task["train_sample"]), seed=seed)
+        if train.n_samples < pool.n_samples:  # Günlük et al.'s selection (§5.1) fits its CART on the whole part
+            train = replace(train, meta={**train.meta, SELECTION_ROWS: pool})
     return train, val, test, pool
 
 
