@@ -15,6 +15,8 @@ from treeopt_dsl.datasets import load
 from treeopt_dsl.experiments import expand, parse_grid
 from treeopt_dsl.experiments.grid import GridError
 from treeopt_dsl.experiments.worker import _load, _metrics, _split, cv_parts, run_task, wall_timeout
+from treeopt_dsl.formulations import get_formulation
+from treeopt_dsl.formulations.categorical import SELECTION_ROWS
 from treeopt_dsl.models.sklearn_tree import prune_misclassification
 from treeopt_dsl.models.subset_cart import fit_subset_cart
 
@@ -328,6 +330,24 @@ def test_rpart_is_cart_with_subset_splits_of_each_attribute() -> None:
     assert row["train_accuracy"] == pytest.approx(float(np.mean(ref.predict(train.X) == train.labels_of(train.y))))
     assert row["test_accuracy"] == pytest.approx(float(np.mean(ref.predict(test.X) == test.labels_of(test.y))))
     assert row["model_text"] == ref.text() and " in {" in row["model_text"]
+
+
+def test_the_feature_selection_fits_rpart_on_the_whole_training_part() -> None:
+    """Günlük et al. §5.1 applies CART "using 90% of the data" and the ODT to min(90 %, 600) rows: with
+    ``train_sample`` the runner hands the whole training part to ``preselect = "rpart"``, whose allowed groups are
+    then those of rpart's tree on that part (on krkp they differ from the tree on the 600 rows)."""
+    text = ('[data]\ndatasets = ["krkp"]\nseeds = [0]\ntest_size = 0.1\n[[method]]\nformulation = "odt_categorical"\n'
+            'params = { shape = "2", preselect = "rpart" }\nwarm_start = "none"\ntrain_sample = 600\n')
+    task = _task(text)
+    train, _, _, pool = _split(task, _load(task))
+    assert train.n_samples == 600 and train.meta[SELECTION_ROWS] is pool and pool.n_samples > 2000
+    spec = get_formulation("odt_categorical", shape="2", preselect="rpart")
+    prepared = spec.prepare(train)
+    enc = prepared.meta["encoder"]
+    on_pool, on_sample = fit_subset_cart(pool, encoder=enc), fit_subset_cart(train, encoder=enc)
+    groups = np.unique(on_pool.group[on_pool.group >= 0])
+    assert np.array_equal(np.flatnonzero(prepared.meta["allowed_groups"]), groups)
+    assert not np.array_equal(groups, np.unique(on_sample.group[on_sample.group >= 0]))
 
 
 def test_a_metric_that_means_nothing_here_is_named_in_the_row() -> None:
