@@ -317,7 +317,8 @@ def cv_parts(cv: dict[str, Any], train: Any, pool: Any, seed: int) -> list[tuple
                                      test_size=pool.n_samples - int(sub), random_state=seed)
         return [(pool.take(a), pool.take(b)) for a, b in sss.split(np.zeros(pool.n_samples), pool.y)]
     skf = StratifiedKFold(n_splits=int(cv["folds"]), shuffle=True, random_state=seed)
-    return [(train.take(tr), train.take(va)) for tr, va in skf.split(np.zeros(train.n_samples), train.y)]
+    own = replace(train, meta={k: v for k, v in train.meta.items() if k != SELECTION_ROWS})  # a fold selects on
+    return [(own.take(tr), own.take(va)) for tr, va in skf.split(np.zeros(train.n_samples), train.y)]  # its rows
 
 
 def _select(task: dict[str, Any], train: Any, val: Any, pool: Any) -> tuple[dict[str, Any], list[dict[str, Any]],
