@@ -207,23 +207,26 @@ def _fit_scaled(task: dict[str, Any], params: dict[str, Any], train: Any, time_l
         model = DecisionTreeClassifier(**{"random_state": seed, **grow}).fit(X, y)
         if params.get("cp") is not None:
             model = prune_misclassification(model, params["cp"])
-        return model, {"status": "fitted", "objective": None, "bound": None, "gap": None,
-                       "runtime_s": round(time.perf_counter() - t0, 4)}
+        return model, _fitted(t0)
     if est == "rpart":  # rpart's CART: subset splits of a factor, its minsplit / minbucket / cp defaults
         model = fit_subset_cart(train, **params)
-        return model, {"status": "fitted", "objective": None, "bound": None, "gap": None,
-                       "runtime_s": round(time.perf_counter() - t0, 4)}
+        return model, _fitted(t0)
     if est in ("tmo", "tao"):
         cls = TMOClassifier if est == "tmo" else TAOClassifier
         extra = {"time_limit": time_limit} if est == "tmo" and "time_limit" not in params else {}
         model = cls(**{"random_state": seed, **extra, **params}).fit(X, y)
-        return model, {"status": "fitted", "objective": None, "bound": None, "gap": None,
-                       "runtime_s": round(time.perf_counter() - t0, 4)}
+        return model, _fitted(t0)
 
     cls = OptimalTreeClassifier if est == "optimal_tree" else RiskScoreClassifier
     model = cls(**{"solver": task.get("solver", "highs"), "time_limit": time_limit, "threads": threads,
                    "random_state": seed, **params}).fit(X, y)
     return model, model.result_.to_dict()
+
+
+def _fitted(t0: float) -> dict[str, Any]:
+    """The result of a heuristic estimator's fit (no objective, no bound): its status and time since ``t0``."""
+    return {"status": "fitted", "objective": None, "bound": None, "gap": None,
+            "runtime_s": round(time.perf_counter() - t0, 4)}
 
 
 def _references(built: Any, names: list[str]) -> dict[str, Any]:
