@@ -52,6 +52,7 @@ import numpy as np
 import pandas as pd
 
 from treeopt_dsl.defaults import WITHIN_POINTS
+from treeopt_dsl.experiments.export import read_table
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
@@ -218,7 +219,7 @@ def with_rpart(rows: list[dict[str, Any]], paths: list[Path]) -> list[dict[str, 
     the same dataset and split), where those hold the split."""
     cart = {}
     for p in paths:
-        t = pd.read_csv(p)
+        t = read_table(p)
         for r in t[t["method"] == "CART-D3"].itertuples():
             cart[(r.dataset, int(r.seed))] = (float(r.train_accuracy), float(r.test_accuracy))
     out = []
