@@ -161,3 +161,25 @@ def test_rows_of_a_level_the_encoder_has_not_seen_go_right() -> None:
     y = np.where(codes[:, 0] == 3, 1, -1)  # the unseen level is the positive class
     tree = fit_subset_cart(Dataset.from_arrays(d.X, y), 1, encoder=enc, **WHOLE)
     assert np.array_equal(tree.predict(d.X), y) and tree.subset[0].all() and tree.group[0] == 0
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 10_000))
+def test_apply_follows_each_row_down_the_tree(seed: int) -> None:
+    """``apply`` (all rows one level per step) against a walk of each row alone through ``left``, ``right``,
+    ``group`` and ``subset``, on a deep tree with levels the encoder has not seen."""
+    d, codes = _categorical(seed, n=150, k=5, p=3)
+    seen = codes[:, 2] != 4
+    enc = GroupEncoder(categorical_columns=(0, 1, 2)).fit(Dataset.from_arrays(d.X[seen], d.y[seen]))
+    tree = fit_subset_cart(d, 6, encoder=enc, **WHOLE)
+    lev = enc.levels(d.X)
+
+    def walk(row: np.ndarray) -> int:
+        i = 0
+        while tree.left[i] >= 0:
+            code = row[tree.group[i]]
+            i = tree.left[i] if code >= 0 and tree.subset[i][code] else tree.right[i]
+        return i
+
+    assert tree.get_depth() >= 2
+    assert np.array_equal(tree.apply(d.X), [walk(r) for r in lev])

@@ -70,14 +70,18 @@ class SubsetTree:
     classes: tuple[Any, Any]
 
     def apply(self, X: Any) -> np.ndarray:
-        """The leaf (node number) every raw row reaches."""
+        """The leaf (node number) every raw row reaches: all rows move down one level per step (``depth`` steps)."""
         lev = self.encoder.levels(np.asarray(X, dtype=float))
+        # goes_left[i, c]: level c of node i's group is in subset[i]; the last column (code -1, unseen) is False
+        goes_left = np.zeros((self.left.size, max(s.size for s in self.subset) + 1), dtype=bool)
+        for i, s in enumerate(self.subset):
+            goes_left[i, :s.size] = s
         node = np.zeros(lev.shape[0], dtype=np.intp)
-        for i in np.flatnonzero(self.left >= 0):  # parents before children: each row moves down one node at a time
-            at = np.flatnonzero(node == i)
-            code = lev[at, self.group[i]]
-            go = (code >= 0) & self.subset[i][np.maximum(code, 0)]
-            node[at] = np.where(go, self.left[i], self.right[i])
+        rows = np.arange(lev.shape[0])
+        while rows.size:
+            rows = rows[self.left[node[rows]] >= 0]
+            at = node[rows]
+            node[rows] = np.where(goes_left[at, lev[rows, self.group[at]]], self.left[at], self.right[at])
         return node
 
     def predict_proba(self, X: Any) -> np.ndarray:
