@@ -106,11 +106,7 @@ def rpart_groups(data: Dataset, encoder: GroupEncoder) -> np.ndarray:
     group of ``encoder`` (fitted on the ODT's rows: a level it has not seen goes right); every group when the tree
     does not split."""
     tree = fit_subset_cart(data, encoder=encoder)
-    keep = np.zeros(len(encoder.groups_), dtype=bool)
-    keep[tree.group[tree.group >= 0]] = True
-    if not keep.any():
-        keep[:] = True
-    return keep
+    return _kept(tree.group[tree.group >= 0], len(encoder.groups_))
 
 
 def cart_groups(data: Dataset, seed: int = 0) -> np.ndarray:
@@ -121,11 +117,14 @@ def cart_groups(data: Dataset, seed: int = 0) -> np.ndarray:
     enc: GroupEncoder = data.meta["encoder"]
     tree = DecisionTreeClassifier(random_state=seed).fit(data.X, data.y, sample_weight=data.sample_weight)
     used = tree.tree_.feature[tree.tree_.feature >= 0]
-    keep = np.zeros(len(enc.groups_), dtype=bool)
-    keep[enc.group_of[used]] = True
-    if not keep.any():  # a pure training set: CART does not split; keep everything
-        keep[:] = True
-    return keep
+    return _kept(enc.group_of[used], len(enc.groups_))
+
+
+def _kept(used: np.ndarray, n_groups: int) -> np.ndarray:
+    """A bool per group: the ``used`` ones, or all when a tree does not split (a pure training set)."""
+    keep = np.zeros(n_groups, dtype=bool)
+    keep[used] = True
+    return keep if keep.any() else ~keep
 
 
 class ODTCategorical(FormulationSpec):

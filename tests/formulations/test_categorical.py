@@ -475,6 +475,17 @@ def test_rpart_preselection_keeps_the_groups_of_rpart_s_pruned_tree():
         get_formulation("odt_categorical", preselect="rpart2")
 
 
+def test_preselection_keeps_every_group_when_rpart_does_not_split():
+    """Fewer rows than rpart's ``minsplit`` (20): its tree is a leaf, and the preselection keeps every group rather
+    than none (an ODT with no feature to test)."""
+    rng = np.random.default_rng(0)
+    codes = rng.integers(0, 3, size=(15, 3)).astype(float)
+    d = Dataset.from_arrays(codes, np.where(codes[:, 0] == 1, 1, -1))
+    res = solve(d, shape="2", preselect="rpart", categorical=(0, 1, 2))
+    assert res.built.ctx.data.meta["allowed_groups"].all()
+    assert res.objective == pytest.approx(solve(d, shape="2", categorical=(0, 1, 2)).objective, abs=1e-6)
+
+
 # ------------------------------------------------------------------------------------------ estimator
 def test_estimator_fit_predict_and_categorical_features():
     from treeopt_dsl.estimator import CategoricalTreeClassifier
