@@ -176,12 +176,12 @@ class ODTCategorical(FormulationSpec):
         v = self.values
         enc = GroupEncoder(int(v["n_bins"]), tuple(v["categorical"]), v["infer_groups"]).fit(data)
         out = enc.transform(data)
+        meta = {k: m for k, m in out.meta.items() if k != SELECTION_ROWS}  # used here, not carried into the model
         if v["preselect"] == "cart":
-            out = replace(out, meta={**out.meta, "allowed_groups": cart_groups(out)})
+            meta["allowed_groups"] = cart_groups(out)
         elif v["preselect"] == "rpart":
-            rows = data.meta.get(SELECTION_ROWS, data)
-            out = replace(out, meta={**out.meta, "allowed_groups": rpart_groups(rows, enc)})
-        return out
+            meta["allowed_groups"] = rpart_groups(data.meta.get(SELECTION_ROWS, data), enc)
+        return replace(out, meta=meta)
 
     def rate(self) -> dict[str, float | None]:
         return {k: self.values[k] for k in ("min_sensitivity", "min_specificity")}

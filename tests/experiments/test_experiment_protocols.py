@@ -348,6 +348,7 @@ def test_the_feature_selection_fits_rpart_on_the_whole_training_part() -> None:
     groups = np.unique(on_pool.group[on_pool.group >= 0])
     assert np.array_equal(np.flatnonzero(prepared.meta["allowed_groups"]), groups)
     assert not np.array_equal(groups, np.unique(on_sample.group[on_sample.group >= 0]))
+    assert SELECTION_ROWS not in prepared.meta  # the fitted model does not carry the training part along
     folds = cv_parts({"folds": 3}, train, pool, seed=0)  # a fold's fit never selects on rows it is scored on
     assert all(SELECTION_ROWS not in fit.meta for fit, _ in folds)
 
