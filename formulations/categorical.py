@@ -121,7 +121,8 @@ def cart_groups(data: Dataset, seed: int = 0) -> np.ndarray:
 
 
 def _kept(used: np.ndarray, n_groups: int) -> np.ndarray:
-    """A bool per group: the ``used`` ones, or all when a tree does not split (a pure training set)."""
+    """A bool per group: the ``used`` ones, or all when the tree does not split (a pure training set; rpart below
+    its ``minsplit``)."""
     keep = np.zeros(n_groups, dtype=bool)
     keep[used] = True
     return keep if keep.any() else ~keep
