@@ -23,11 +23,12 @@ The grid runs on the experiment runner (``treeopt_dsl.experiments``, :func:`grid
 task is one (table, dataset, split) path (``path = { lambda_l = "paper", ... }``), each path in its own
 process, each finished path a row of the SQLite store (``--out``) at once, so an interrupted run resumes
 (``--jobs N`` runs N paths at a time). The row's ``points`` hold, per lambda point, delta_L and delta_G (%
-of coefficients at 0, |a| <= 1e-6), train and test accuracy, which start won, seconds per start and the
-point's wall time. The summary prints our mean over the splits run beside the paper's mean over ten, with
-the difference per cell; ``--summary FILE`` prints it from a store or from the JSON-lines rows of the runs
-before the runner (``benchmarks/results/sorct_protocol.jsonl``). ``--plot DIR`` draws each path's curves
-(one figure per dataset and split), ``--figures DIR`` one ours-vs-paper figure per table (Figures 2-4).
+of coefficients at 0, |a| <= 1e-6; also at |a| <= 1e-3, printed beside them), train and test accuracy, which
+start won, seconds per start and the point's wall time. The summary prints our mean over the splits run beside
+the paper's mean over ten, with the difference per cell; ``--summary FILE`` prints it from a store or from the
+JSON-lines rows of the runs before the runner (``benchmarks/results/sorct_protocol.jsonl``). ``--plot DIR``
+draws each path's curves (one figure per dataset and split), ``--figures DIR`` one ours-vs-paper figure per
+table (Figures 2-4).
 """
 
 from __future__ import annotations
@@ -263,8 +264,10 @@ def summary(rows: list[dict]) -> None:
                 pd_, pa = TABLES[table][0][name][k]
                 diffs_d.append(abs(d - pd_))
                 diffs_a.append(abs(a - pa))
+                coarse = [r[f"{key}_1e3"] for r in at if f"{key}_1e3" in r]  # rows since 2026-11-28
+                at_1e3 = f"  (at 1e-3 {np.mean(coarse):5.1f})" if len(coarse) == len(at) else ""
                 print(f"    r={'-' if r_ is None else r_:>4}  {key} {d:5.1f} | {pd_:5.1f} | {d - pd_:+6.1f}    "
-                      f"acc {a:5.1f} | {pa:5.1f} | {a - pa:+6.1f}")
+                      f"acc {a:5.1f} | {pa:5.1f} | {a - pa:+6.1f}{at_1e3}")
         if diffs_d:
             print(f"  mean |difference|: {key} {np.mean(diffs_d):.1f} points, accuracy {np.mean(diffs_a):.1f} points; "
                   f"accuracy within 1.5 points on {np.mean(np.array(diffs_a) <= 1.5):.0%} of {len(diffs_a)} cells")

@@ -4,6 +4,7 @@ Theorems 1 and 3, the class performance constraints, multistart, the path and th
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -17,9 +18,10 @@ from treeopt_dsl.data import Dataset
 from treeopt_dsl.errors import DataError
 from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.formulations.sorct import lambda_l_threshold
+from treeopt_dsl.models.randomized import COARSE_ZERO_TOL
 from treeopt_dsl.numeric import leaf_probabilities, logistic_cdf
 from treeopt_dsl.starts import resolve
-from treeopt_dsl.starts.multistart import regularization_path, solve_from
+from treeopt_dsl.starts.multistart import model_metrics, regularization_path, solve_from
 
 casadi = pytest.importorskip("casadi", reason="the NLP route needs `pip install treeopt-dsl[nlp]`")
 from treeopt_dsl.backends.nlp import compiled  # noqa: E402
@@ -239,6 +241,33 @@ def test_model_probabilities_and_sparsity() -> None:
     leaf = np.where(goes_left[:, 0], np.where(goes_left[:, 1], 0, 1), np.where(goes_left[:, 2], 2, 3))
     np.testing.assert_array_equal(det.predict(X), np.asarray(m.classes)[np.argmax(m.C, 0)][leaf])
     assert "leaf 3" in m.text()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from([0.0, 1e-9, 5e-7, 2e-6, 5e-4, 2e-3, 0.3, -0.004, -1e-4]), min_size=12, max_size=12))
+def test_sparsity_at_both_thresholds_against_dense_numpy(values: list[float]) -> None:
+    """delta_L / delta_G at the model's 1e-6 and at the coarse 1e-3 (the threshold the paper's delta_L at
+    lambda = 0 reads as) are the dense definitions (lines 375-385); the path rows record both."""
+    m = _fitted_small()
+    A = np.array(values).reshape(3, 4)
+    m = replace(m, A=A)
+    for tol in (1e-6, COARSE_ZERO_TOL):
+        unused = np.abs(A) <= tol
+        assert m.local_sparsity(tol) == pytest.approx(100 * unused.mean())
+        assert m.global_sparsity(tol) == pytest.approx(100 * unused.all(0).mean())
+    assert m.local_sparsity() == m.local_sparsity(1e-6)
+    metrics = model_metrics(m, _data(50, 4, 3, 7), "test")
+    assert metrics["delta_l_1e3"] == m.local_sparsity(1e-3) >= metrics["delta_l"] == m.local_sparsity(1e-6)
+    assert metrics["delta_g_1e3"] == m.global_sparsity(1e-3) >= metrics["delta_g"]
+
+
+_SMALL: list = []
+
+
+def _fitted_small():
+    if not _SMALL:
+        _SMALL.append(get_formulation("sorct", depth=2, gamma=32.0, n_starts=1).solve(_data(50, 4, 3, 7), seed=0).model)
+    return _SMALL[0]
 
 
 def test_multistart_keeps_the_best_and_is_reproducible() -> None:

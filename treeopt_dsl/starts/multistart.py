@@ -28,6 +28,7 @@ from treeopt_dsl.data import Dataset
 from treeopt_dsl.errors import SolveError, TreeoptError
 from treeopt_dsl.formulation import Built
 from treeopt_dsl.models.embed import point_of
+from treeopt_dsl.models.randomized import COARSE_ZERO_TOL
 from treeopt_dsl.result import SolveResult, Status
 from treeopt_dsl.solve import solve_built
 
@@ -239,12 +240,15 @@ def paper_grid(kind: str, n_features: int, depth: int = 1) -> list[float]:
 
 
 def model_metrics(model: Any, data: Dataset, prefix: str) -> dict[str, float]:
-    """Accuracy of ``model`` on ``data`` and, for randomized trees, the sparsity measures (percent)."""
+    """Accuracy of ``model`` on ``data`` and, for randomized trees, the sparsity measures (percent): ``delta_l``
+    and ``delta_g`` at the model's ``zero_tol``, ``delta_l_1e3`` and ``delta_g_1e3`` at ``COARSE_ZERO_TOL``."""
     pred = model.predict(data.X)
     out = {f"{prefix}_accuracy": float(np.mean(pred == data.labels_of(data.y)))}
     if hasattr(model, "local_sparsity"):
         out["delta_l"] = model.local_sparsity()
         out["delta_g"] = model.global_sparsity()
+        out["delta_l_1e3"] = model.local_sparsity(COARSE_ZERO_TOL)
+        out["delta_g_1e3"] = model.global_sparsity(COARSE_ZERO_TOL)
     return out
 
 
