@@ -3,6 +3,7 @@ Theorems 1 and 3, the class performance constraints, multistart, the path and th
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import replace
 
@@ -18,7 +19,7 @@ from treeopt_dsl.data import Dataset
 from treeopt_dsl.errors import DataError
 from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.formulations.sorct import lambda_l_threshold
-from treeopt_dsl.models.randomized import COARSE_ZERO_TOL
+from treeopt_dsl.models.randomized import COARSE_ZERO_TOL, RandomizedTreeModel
 from treeopt_dsl.numeric import leaf_probabilities, logistic_cdf
 from treeopt_dsl.starts import resolve
 from treeopt_dsl.starts.multistart import model_metrics, regularization_path, solve_from
@@ -261,13 +262,10 @@ def test_sparsity_at_both_thresholds_against_dense_numpy(values: list[float]) ->
     assert metrics["delta_g_1e3"] == m.global_sparsity(1e-3) >= metrics["delta_g"]
 
 
-_SMALL: list = []
-
-
-def _fitted_small():
-    if not _SMALL:
-        _SMALL.append(get_formulation("sorct", depth=2, gamma=32.0, n_starts=1).solve(_data(50, 4, 3, 7), seed=0).model)
-    return _SMALL[0]
+@functools.cache
+def _fitted_small() -> RandomizedTreeModel:
+    """One small depth-2 S-ORCT, fitted once for the hypothesis examples."""
+    return get_formulation("sorct", depth=2, gamma=32.0, n_starts=1).solve(_data(50, 4, 3, 7), seed=0).model
 
 
 def test_multistart_keeps_the_best_and_is_reproducible() -> None:

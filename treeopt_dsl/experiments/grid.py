@@ -56,9 +56,9 @@ number of training rows). With ``cv`` the scale is taken on the rows each fit se
 2^r / (p |tau_B|), r = -12..3) with chained warm starts (:func:`treeopt_dsl.formulations.sorct.run_path`): the first
 point from ``n_starts`` random points, every later one from the previous point's solutions plus ``fresh``
 new random points; ``time_limit`` is per start. The row carries ``points``: one dict per point (lambda_l,
-lambda_g, status, objective, won, time_per_start_s, wall_s, train/test accuracy, delta_l, delta_g, and both deltas at
-the coarser threshold 1e-3: delta_l_1e3, delta_g_1e3). A path
-splits the data itself (``test_size`` > 0; no folds, validation part, ``train_sample``, ``cv`` or ``scale``).
+lambda_g, status, objective, won, time_per_start_s, wall_s, train/test accuracy, delta_l, delta_g, and both deltas
+at the coarser threshold 1e-3: delta_l_1e3, delta_g_1e3). A path splits the data itself (``test_size`` > 0; no
+folds, validation part, ``train_sample``, ``cv`` or ``scale``).
 
 A formulation solved by HiGHS also records ``nodes`` (branch-and-bound nodes) and ``lp_iterations`` (from
 HiGHS' closing report in its log) when the solve reports them.
