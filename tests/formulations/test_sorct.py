@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from treeopt_dsl.blocks.randomized import cost_matrix
 from treeopt_dsl.cli import main
 from treeopt_dsl.data import Dataset
-from treeopt_dsl.errors import DataError
+from treeopt_dsl.errors import DataError, OptionError
 from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.formulations.sorct import lambda_l_threshold
 from treeopt_dsl.models.randomized import COARSE_ZERO_TOL, RandomizedTreeModel
@@ -260,6 +260,15 @@ def test_sparsity_at_both_thresholds_against_dense_numpy(values: list[float]) ->
     metrics = model_metrics(m, _data(50, 4, 3, 7), "test")
     assert metrics["delta_l_1e3"] == m.local_sparsity(1e-3) >= metrics["delta_l"] == m.local_sparsity(1e-6)
     assert metrics["delta_g_1e3"] == m.global_sparsity(1e-3) >= metrics["delta_g"]
+
+
+@pytest.mark.parametrize("tol", [-1e-3, float("nan"), float("inf"), "1e-3"])
+def test_a_sparsity_threshold_that_is_not_a_finite_nonnegative_number_is_refused(tol: object) -> None:
+    """At a negative threshold every coefficient, 0 included, would count as used: refused, naming ``tol``."""
+    m = _fitted_small()
+    for measure in (m.used, m.local_sparsity, m.global_sparsity):
+        with pytest.raises(OptionError, match="tol must be a finite number >= 0"):
+            measure(tol)  # type: ignore[arg-type]
 
 
 @functools.cache

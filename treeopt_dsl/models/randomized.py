@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from treeopt_dsl.data import Scaler
-from treeopt_dsl.errors import DataError
+from treeopt_dsl.errors import DataError, OptionError
 from treeopt_dsl.models.pictures import draw, randomized_graph, to_dot
 from treeopt_dsl.numeric import leaf_probabilities, logistic_cdf
 from treeopt_dsl.topology import Topology
@@ -84,8 +84,13 @@ class RandomizedTreeModel:
         return replace(self, gamma=np.inf, C=C)
 
     def used(self, tol: float | None = None) -> np.ndarray:
-        """``|a_jt| > tol`` (node x feature; ``tol`` defaults to the model's ``zero_tol``)."""
-        return np.abs(self.A) > (self.zero_tol if tol is None else tol)
+        """``|a_jt| > tol`` (node x feature; ``tol`` defaults to the model's ``zero_tol``, else a finite number
+        ``>= 0``: at a negative one every coefficient, 0 included, would count as used)."""
+        if tol is None:
+            tol = self.zero_tol
+        elif not (isinstance(tol, (int, float, np.floating, np.integer)) and np.isfinite(tol) and tol >= 0):
+            raise OptionError(f"tol must be a finite number >= 0 (or None for zero_tol={self.zero_tol:g}), got {tol!r}")
+        return np.abs(self.A) > tol
 
     def local_sparsity(self, tol: float | None = None) -> float:
         """``delta_L``: average percentage of features not used per branch node (lines 375-380), a
