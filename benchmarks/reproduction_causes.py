@@ -144,6 +144,17 @@ def chance_within(se: float | None, within: float = WITHIN) -> float:
     return float(math.erf(within / (se * math.sqrt(2.0))))
 
 
+def chance_unexplained(se: float | None, within: float = WITHIN) -> float:
+    """The probability that a cell whose expected value *is* the paper's still lands outside both ``within``
+    points and two standard errors (the *noise* rule), the cells no cause explains:
+    ``P(|N(0, se^2)| > max(within, 2 se))``; 0 for exact cells and cells of one split. Summed over the cells it is
+    what chance alone leaves *unexplained* in a faithful run (the cells of one path are not independent: a
+    rough scale, not a test)."""
+    if se is None or se <= 0:
+        return 0.0
+    return float(math.erfc(max(within, 2.0 * se) / (se * math.sqrt(2.0))))
+
+
 def _cell(table: str, cell: str, dataset: str, ours: float, paper: float, cause: str = "", evidence: str = "",
           counted: bool = True, se: float | None = 0.0) -> dict[str, Any]:
     diff = ours - paper
@@ -468,6 +479,9 @@ def counts_table(cells: list[dict[str, Any]]) -> str:
     noise = sum(c["cause"] == "noise" for c in counted)
     repro = len(counted) - fixed
     faithful = sum(chance_within(c["se"]) for c in counted if c["cause"] not in ("data", "solver"))
+    by_chance = sum(chance_unexplained(c["se"]) for c in counted if c["cause"] not in ("data", "solver"))
+    unexplained = [c for c in counted if c["cause"] == "unexplained"]
+    near = sum(c["se"] is not None and c["se"] > 0 and abs(c["diff"]) <= 3 * c["se"] for c in unexplained)
     lines.append(f"\nReproducible here (counted, less the cells whose cause is our data or the solver we lack): "
                  f"{repro}; within 1.5 points or exact: {good} of {repro} ({100 * good / max(repro, 1):.0f} %); "
                  f"within or inside the noise of the two means: {good + noise} of {repro} "
@@ -475,7 +489,11 @@ def counts_table(cells: list[dict[str, Any]]) -> str:
                  f"paper's) would land about {faithful:.0f} of the {repro} within 1.5 points "
                  f"({100 * faithful / max(repro, 1):.0f} %) from the noise of the two means alone (column 'a faithful "
                  "run's expected': the sum over cells of P(|N(0, SE^2)| <= 1.5), SE of the difference as for "
-                 "'noise'; exact cells and cells of one split counted as certain, so an upper bound).")
+                 "'noise'; exact cells and cells of one split counted as certain, so an upper bound). The same run "
+                 f"would leave about {by_chance:.0f} cells outside both 1.5 points and two standard errors by "
+                 "chance alone (the sum of P(|N(0, SE^2)| > max(1.5, 2 SE)); the cells of one path are not "
+                 f"independent, so a scale, not a test); of the {len(unexplained)} unexplained here, {near} lie "
+                 f"within three standard errors and {len(unexplained) - near} beyond.")
     return "\n".join(lines)
 
 

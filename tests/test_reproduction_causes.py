@@ -137,6 +137,22 @@ def test_a_faithful_runs_chance_within_is_what_simulated_means_give(rc: ModuleTy
     share = float(np.mean(np.abs(ours - paper) <= 1.5))
     assert rc.chance_within(se) == pytest.approx(share, abs=0.005)
     assert rc.chance_within(None) == rc.chance_within(0.0) == 1.0
+    outside = float(np.mean(np.abs(ours - paper) > max(1.5, 2 * se)))  # the cells neither within nor noise
+    assert rc.chance_unexplained(se) == pytest.approx(outside, abs=0.003)
+    assert rc.chance_unexplained(None) == rc.chance_unexplained(0.0) == 0.0
+
+
+def test_the_chance_count_and_the_three_se_split_are_the_cells(rc: ModuleType, cells: list[dict]) -> None:
+    """The summary's 'by chance alone' count sums chance_unexplained over the reproducible cells, and its split of
+    the unexplained cells at three standard errors counts them from their own differences."""
+    repro = [c for c in cells if c["counted"] and c["cause"] not in ("data", "solver")]
+    unexplained = [c for c in repro if c["cause"] == "unexplained"]
+    near = sum(c["se"] is not None and c["se"] > 0 and abs(c["diff"]) <= 3 * c["se"] for c in unexplained)
+    text = " ".join(rc.counts_table(cells).split())
+    chance = sum(rc.chance_unexplained(c["se"]) for c in repro)
+    assert f"about {chance:.0f} cells outside both 1.5 points and two standard errors" in text
+    assert f"of the {len(unexplained)} unexplained here, {near} lie within three standard errors" in text
+    assert 0 < chance < 0.05 * len(repro)  # at most the two-sided 2 SE tail of every cell
 
 
 def test_the_faithful_column_sums_the_reproducible_cells(rc: ModuleType, cells: list[dict]) -> None:
