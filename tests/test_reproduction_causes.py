@@ -89,6 +89,31 @@ def test_the_rules(rc: ModuleType, tmp_path: Path) -> None:
     assert cells["T3 pima r=3"]["cause"] == "empty" and cells["T3 pima r=3"]["diff"] == pytest.approx(1.7)
 
 
+def test_a_protocol_cell_needs_the_thesis_depth_to_explain_it(rc: ModuleType) -> None:
+    """Table 5.3 rows made by hand at a validated depth 2 where the thesis prints 3: the depth is the cause only
+    where the rows rerun at depth 3 land within 1.5 points (or the noise); where they do not, the cell is
+    unexplained; without such rows the depth stays the cause."""
+    ctx = rc._script("contextual")
+    cct, _, cart, _, _, rf, depth = ctx.THESIS_T53["a2a"]
+    assert depth == 3
+
+    def rows(d: int, cct_acc: float, rf_acc: float) -> list[dict]:
+        return [{"table": "5.3", "dataset": "a2a", "seed": s, "depth": d, "cct": cct_acc + 0.001 * (s - 2),
+                 "cart": cart, "rf": rf_acc + 0.001 * (s - 2), "supervised": 0.5, "supervised_label_accuracy": 0.5}
+                for s in range(5)]
+
+    validated = rows(2, cct - 0.05, rf - 0.05)  # both 5 points below, sd 0.16: outside the noise
+    at_three = rows(3, cct - 0.05, rf - 0.002)  # the forest comes within at the thesis' depth, CCT does not
+
+    def causes(fixed: list[dict] | None) -> dict[str, str]:
+        return {c["cell"]: c["cause"] for c in rc.contextual_cells(validated, ctx, fixed)}
+
+    assert causes(None)["a2a cct"] == causes(None)["a2a rf"] == "protocol"
+    got = causes(at_three)
+    assert got["a2a rf"] == "protocol" and got["a2a cct"] == "unexplained"
+    assert causes(rows(2, cct - 0.05, rf - 0.002))["a2a rf"] == "protocol"  # rows at another depth: no evidence
+
+
 def test_a_later_table8_file_replaces_the_sets_it_holds(rc: ModuleType, tmp_path: Path) -> None:
     """Günlük Table 8: a rerun's file (monks-1 on the paper's 432-row file) replaces that set's splits, the other
     sets' rows stay; the cell is the mean of the new rows."""
