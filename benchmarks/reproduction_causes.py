@@ -73,7 +73,8 @@ SOURCES = {
               RESULTS / "sorct_car_10splits_2026-11-28.jsonl",
               # the paper's starts (20 chained, no fresh ones: `--n-starts 20 --fresh 0`) on its 10 splits
               RESULTS / "sorct_balance_20starts_2026-11-28.jsonl",
-              RESULTS / "sorct_iris_wine_seeds_20starts_2026-11-28.jsonl"],
+              RESULTS / "sorct_iris_wine_seeds_20starts_2026-11-28.jsonl",
+              RESULTS / "sorct_ozone_10splits_2026-11-28.jsonl"],
     "odt": [RESULTS / "odt_categorical_table8_5splits.jsonl", RESULTS / "odt_categorical_monks1_test_2026-11-27.jsonl"],
     # Table 8's CART-D3 as the paper ran it, rpart (subset splits of a factor; `estimator = "rpart"`), on the same
     # splits: replaces the scikit-learn CART-D3 of the rows above (its rows are there too, CART-D3-onehot)
