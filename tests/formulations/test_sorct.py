@@ -262,7 +262,7 @@ def test_sparsity_at_both_thresholds_against_dense_numpy(values: list[float]) ->
     assert metrics["delta_g_1e3"] == m.global_sparsity(1e-3) >= metrics["delta_g"]
 
 
-@pytest.mark.parametrize("tol", [-1e-3, float("nan"), float("inf"), "1e-3"])
+@pytest.mark.parametrize("tol", [-1e-3, float("nan"), float("inf"), "1e-3", True])
 def test_a_sparsity_threshold_that_is_not_a_finite_nonnegative_number_is_refused(tol: object) -> None:
     """At a negative threshold every coefficient, 0 included, would count as used: refused, naming ``tol``."""
     m = _fitted_small()

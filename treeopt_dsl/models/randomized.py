@@ -88,7 +88,8 @@ class RandomizedTreeModel:
         ``>= 0``: at a negative one every coefficient, 0 included, would count as used)."""
         if tol is None:
             tol = self.zero_tol
-        elif not (isinstance(tol, (int, float, np.floating, np.integer)) and np.isfinite(tol) and tol >= 0):
+        elif (isinstance(tol, bool) or not isinstance(tol, (int, float, np.floating, np.integer))
+              or not np.isfinite(tol) or tol < 0):
             raise OptionError(f"tol must be a finite number >= 0 (or None for zero_tol={self.zero_tol:g}), got {tol!r}")
         return np.abs(self.A) > tol
 
