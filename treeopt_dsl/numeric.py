@@ -1,5 +1,5 @@
 """Numeric helpers shared by every layer: the logistic function, BLAS threads for small products, the pairs a
-cut cannot separate, and values as JSON.
+cut cannot separate, values as JSON, and the check that an option is a finite real number.
 
 Example:
 
@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -24,6 +25,11 @@ import numpy as np
 
 __all__ = ["cut_text", "hyperplane_scores", "json_default", "jsonable", "leaf_probabilities", "logistic_cdf",
            "one_blas_thread", "sigmoid", "unseparable_pairs"]
+
+
+def finite_real(v: Any) -> bool:
+    """A real number (not a bool) that is finite."""
+    return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)) and bool(np.isfinite(float(v)))
 
 
 def sigmoid(v: np.ndarray) -> np.ndarray:

@@ -43,11 +43,6 @@ SPARSE_FORMATS = ("csr", "csc", "coo")
 HALF_UP = float(np.nextafter(0.5, 1.0))
 
 
-def finite_real(v: Any) -> bool:
-    """A real number (not a bool) that is finite."""
-    return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)) and bool(np.isfinite(float(v)))
-
-
 def fit_weights(estimator: Any, X: np.ndarray, y: np.ndarray, sample_weight: Any) -> np.ndarray | None:
     """``sample_weight * class_weight[y]`` (scikit-learn's semantics), or ``None`` when neither is given (the
     unweighted model). ``class_weight`` is the estimator's parameter: ``None``, ``"balanced"`` (``n / (K n_k)``)

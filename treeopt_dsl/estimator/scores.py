@@ -11,11 +11,12 @@ from sklearn.utils.validation import check_is_fitted
 from treeopt_dsl.blocks import OUTER_TOL
 from treeopt_dsl.defaults import ESTIMATOR_TIME_LIMIT, SOLVER
 from treeopt_dsl.errors import FormulationError
-from treeopt_dsl.estimator.base import SolvedClassifier, finite_real
+from treeopt_dsl.estimator.base import SolvedClassifier
 from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.formulations.risk import MAX_CUTS
 from treeopt_dsl.models.calibration import ECE_BINS, expected_calibration_error, log_loss, plot_reliability
 from treeopt_dsl.models.card import ScoreCard
+from treeopt_dsl.numeric import finite_real
 
 
 class RiskScoreClassifier(SolvedClassifier):

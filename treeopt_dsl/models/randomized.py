@@ -10,7 +10,7 @@ import numpy as np
 from treeopt_dsl.data import Scaler
 from treeopt_dsl.errors import DataError, OptionError
 from treeopt_dsl.models.pictures import draw, randomized_graph, to_dot
-from treeopt_dsl.numeric import leaf_probabilities, logistic_cdf
+from treeopt_dsl.numeric import finite_real, leaf_probabilities, logistic_cdf
 from treeopt_dsl.topology import Topology
 
 #: coefficients at most this large count as zero in the sparsity measures (Ipopt is an interior-point
@@ -88,8 +88,7 @@ class RandomizedTreeModel:
         ``>= 0``: at a negative one every coefficient, 0 included, would count as used)."""
         if tol is None:
             tol = self.zero_tol
-        elif (isinstance(tol, bool) or not isinstance(tol, (int, float, np.floating, np.integer))
-              or not np.isfinite(tol) or tol < 0):
+        elif not finite_real(tol) or tol < 0:
             raise OptionError(f"tol must be a finite number >= 0 (or None for zero_tol={self.zero_tol:g}), got {tol!r}")
         return np.abs(self.A) > tol
 
