@@ -326,14 +326,14 @@ def contextual_cells(rows: list[dict[str, Any]], ctx: ModuleType,
     A cell whose validated depth differs from the thesis' is a *protocol* cell only if the rows rerun at the
     thesis' depth (``at_thesis_depth``, the same seeds with ``max_depth`` fixed) bring it within 1.5 points or the
     noise; where they do not, it is *unexplained*, with both figures. Without such rows the depth stays the cause."""
-    by: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for r in rows:
-        if r.get("table") == "5.3" and r.get("dataset") in ctx.THESIS_T53:
-            by[r["dataset"]].append(r)
-    fixed: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for r in at_thesis_depth or []:
-        if r.get("table") == "5.3" and r.get("dataset") in ctx.THESIS_T53:
-            fixed[r["dataset"]].append(r)
+    def by_dataset(rs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+        out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for r in rs:
+            if r.get("table") == "5.3" and r.get("dataset") in ctx.THESIS_T53:
+                out[r["dataset"]].append(r)
+        return out
+
+    by, fixed = by_dataset(rows), by_dataset(at_thesis_depth or [])
     out = []
     for name, rs in sorted(by.items()):
         cct, cct_sd, cart, sup, sup_sd, rf, depth = ctx.THESIS_T53[name]
