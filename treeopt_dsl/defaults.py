@@ -187,7 +187,7 @@ def memory_text(n_bytes: float) -> str:
     return f"{value:.2g} {unit}" if value < 10 else f"{value:.0f} {unit}"
 
 
-def _number(name: str, value: Any, allowed: str, minimum: float = 0.0, integer: bool = False) -> float:
+def check_number(name: str, value: Any, allowed: str, minimum: float = 0.0, integer: bool = False) -> float:
     """``value`` as a float when it is a finite number ``>= minimum`` (a whole number if asked), else an
     :class:`OptionError` naming ``name`` and what is ``allowed``."""
     ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
@@ -203,31 +203,31 @@ def check_time_limit(value: Any, name: str = "time_limit") -> float | None:
     """Seconds ``>= 0`` (``0`` stops at once with what presolve found), or ``None`` for no limit."""
     if value is None:
         return None
-    return _number(name, value, "a number >= 0 (seconds) or None (no limit)")
+    return check_number(name, value, "a number >= 0 (seconds) or None (no limit)")
 
 
 def check_gap(value: Any, name: str = "gap") -> float | None:
     """A relative MIP gap ``>= 0`` (``0.01`` for 1%), or ``None`` for the solver's default."""
-    return None if value is None else _number(name, value, "a number >= 0 (relative MIP gap, e.g. 0.01 for 1%)")
+    return None if value is None else check_number(name, value, "a number >= 0 (relative MIP gap, e.g. 0.01 for 1%)")
 
 
 def check_threads(value: Any, name: str = "threads") -> int | None:
     """An integer ``>= 0`` (``0``: the solver's own choice), or ``None``."""
     if value is None:
         return None
-    return int(_number(name, value, "an integer >= 0 (0 = the solver's choice)", integer=True))
+    return int(check_number(name, value, "an integer >= 0 (0 = the solver's choice)", integer=True))
 
 
 def check_seed(value: Any, name: str = "seed") -> int | None:
     """An integer ``>= 0``, or ``None``."""
-    return None if value is None else int(_number(name, value, "an integer >= 0", integer=True))
+    return None if value is None else int(check_number(name, value, "an integer >= 0", integer=True))
 
 
 def check_tolerance(value: Any, name: str) -> float | None:
     """A tolerance: a number ``> 0``, or ``None``."""
     if value is None:
         return None
-    out = _number(name, value, "a number > 0")
+    out = check_number(name, value, "a number > 0")
     if out == 0:
         raise OptionError(f"{name} must be a number > 0, got {value!r}")
     return out

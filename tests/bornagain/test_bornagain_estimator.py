@@ -9,7 +9,7 @@ from sklearn.model_selection import GridSearchCV
 
 import treeopt_dsl.bornagain.estimator as est_mod
 from treeopt_dsl.bornagain.estimator import BornAgainClassifier
-from treeopt_dsl.errors import ModelTooLarge
+from treeopt_dsl.errors import ModelTooLarge, OptionError
 
 
 def data(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -63,5 +63,5 @@ def test_auto_falls_back_to_the_heuristic_when_the_grid_is_too_large(monkeypatch
     assert clf.method_ == "heuristic" and clf.faithful_.ok
     with pytest.raises(ModelTooLarge):
         BornAgainClassifier(method="exact").fit(X, y)
-    with pytest.raises(ValueError, match="method must be one of"):
+    with pytest.raises(OptionError, match="method must be one of"):
         BornAgainClassifier(method="fast").fit(X, y)

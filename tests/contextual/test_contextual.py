@@ -21,6 +21,8 @@ from treeopt_dsl.contextual import (
     supervised_labels_classification,
     supervised_labels_regression,
 )
+from treeopt_dsl.contextual.policy import PolicyConfig, train_policy
+from treeopt_dsl.errors import OptionError
 
 SMALL = {"n_trees": 5, "epochs": 5, "patience": 5}  # the default width: a 16-wide net barely moves in 5 epochs
 
@@ -403,3 +405,23 @@ def test_no_fallback_when_the_policy_beats_every_single_tree() -> None:
     single = clf.cart_.score(X_val, y_val) if fs["single"] == "cart" else trees[fs["single_tree"]]
     assert fs["single_val"] == pytest.approx(single) and fs["policy_val"] > max(trees + [single]) + 0.1
     assert fs["mean_gain"] == pytest.approx(fs["policy_val"] - fs["single_val"]) and fs["mean_gain"] > fs["margin"]
+
+
+@pytest.mark.parametrize(("param", "value"), [
+    ("method", "greedy"), ("entropy", "gini"), ("n_trees", 0), ("n_trees", 2.5), ("epochs", True), ("patience", -1),
+    ("max_depth", 0), ("depths", ()), ("depths", (2, 0)), ("depths", "23"), ("validation_fraction", 1.0),
+    ("validation_fraction", "0.2"), ("dropout", float("nan")), ("learning_rate", 0), ("learning_rate", float("nan")),
+    ("entropy_weight", -0.1), ("fallback", "yes"), ("fallback_z", float("inf")), ("time_limit", -1.0),
+    ("time_limit", "60"),
+])
+def test_bad_hyperparameters_are_refused_with_an_option_error_naming_them(param: str, value: object) -> None:
+    kwargs = {"max_depth": None} if param == "depths" else {}
+    clf = ContextualTreeClassifier(**kwargs).set_params(**{param: value})
+    X, y = np.zeros((10, 2)), np.arange(10) % 2
+    with pytest.raises(OptionError, match=param):
+        clf.fit(X, y)
+
+
+def test_policy_training_refuses_an_unknown_method_with_an_option_error() -> None:
+    with pytest.raises(OptionError, match="method"):
+        train_policy(np.zeros((4, 2)), np.zeros((4, 3)), np.zeros((2, 2)), lambda t: 0.0, PolicyConfig(), "greedy")

@@ -28,7 +28,7 @@ from treeopt_dsl.bornagain.faithful import FaithfulResult, check_faithful
 from treeopt_dsl.bornagain.heuristic import born_again_heuristic
 from treeopt_dsl.bornagain.prune import prune_empty_splits
 from treeopt_dsl.defaults import ESTIMATOR_TIME_LIMIT
-from treeopt_dsl.errors import ModelTooLarge, SolveError, UncertifiedWarning
+from treeopt_dsl.errors import ModelTooLarge, OptionError, SolveError, UncertifiedWarning
 from treeopt_dsl.estimator import fit_weights
 from treeopt_dsl.models.sklearn_tree import node_weights
 
@@ -99,13 +99,13 @@ class BornAgainClassifier(ClassifierMixin, BaseEstimator):
         """Fit the forest on ``(X, y)`` (weighted by ``sample_weight`` and ``class_weight``) and its born-again
         tree."""
         if self.objective not in OBJECTIVES:
-            raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {self.objective!r}")
+            raise OptionError(f"objective must be one of {', '.join(OBJECTIVES)}, got {self.objective!r}")
         if self.method not in METHODS:
-            raise ValueError(f"method must be one of {', '.join(METHODS)}, got {self.method!r}")
+            raise OptionError(f"method must be one of {', '.join(METHODS)}, got {self.method!r}")
         X, y = validate_data(self, X, y)
         if self.prefit:
             if self.estimator is None:
-                raise ValueError("prefit=True needs a fitted estimator")
+                raise OptionError("prefit=True needs a fitted estimator (estimator=None was given)")
             forest = self.estimator
         else:
             from sklearn.ensemble import RandomForestClassifier

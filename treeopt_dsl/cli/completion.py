@@ -19,6 +19,7 @@ from typing import Any
 
 from treeopt_dsl.backends import AUTO, BACKENDS, KNOWN_SOLVERS, engines
 from treeopt_dsl.cli.parsers import build_parser
+from treeopt_dsl.errors import OptionError
 from treeopt_dsl.formulations import REGISTRY
 
 __all__ = ["SHELLS", "completion_script", "run", "subcommand_parsers"]
@@ -75,7 +76,7 @@ def _case(entries: dict[str, str]) -> str:
 def completion_script(parser: argparse.ArgumentParser, shell: str = "bash") -> str:
     """The completion script of ``parser``'s command for ``shell`` (:data:`SHELLS`)."""
     if shell not in SHELLS:  # argparse's choices check this on the command line; a caller in Python gets the same
-        raise ValueError(f"shell must be one of {', '.join(SHELLS)}, got {shell!r}")
+        raise OptionError(f"shell must be one of {', '.join(SHELLS)}, got {shell!r}")
     formulations = sorted(REGISTRY)
     solvers = [AUTO, *KNOWN_SOLVERS, *sorted(engines())]
     backends = sorted({b.name for b in BACKENDS})

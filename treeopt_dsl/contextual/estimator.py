@@ -51,7 +51,8 @@ from treeopt_dsl.contextual.rewards import (
     supervised_labels_classification,
     supervised_labels_regression,
 )
-from treeopt_dsl.errors import FallbackWarning
+from treeopt_dsl.defaults import check_number, check_time_limit
+from treeopt_dsl.errors import FallbackWarning, OptionError
 from treeopt_dsl.models.decision_tree import DecisionTree
 
 __all__ = ["ContextualTreeClassifier", "ContextualTreeRegressor", "Explanation"]
@@ -106,33 +107,33 @@ class _ContextualTree(BaseEstimator):
 
     # ------------------------------------------------------------------ checks
     def _check_params(self) -> None:
+        """Refuse a bad hyperparameter before any work, with :class:`OptionError` naming it and what is allowed."""
         if self.method not in METHODS:
-            raise ValueError(f"method must be one of {', '.join(METHODS)}, got {self.method!r}")
+            raise OptionError(f"method must be one of {', '.join(METHODS)}, got {self.method!r}")
         if self.entropy not in ENTROPIES:
-            raise ValueError(f"entropy must be one of {', '.join(ENTROPIES)}, got {self.entropy!r}")
+            raise OptionError(f"entropy must be one of {', '.join(ENTROPIES)}, got {self.entropy!r}")
         for name in ("n_trees", "hidden", "epochs", "batch_size", "n_threads"):
-            v = getattr(self, name)
-            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}")
-        if not isinstance(self.patience, (int, np.integer)) or self.patience < 0:
-            raise ValueError(f"patience must be an integer >= 0, got {self.patience!r}")
-        if self.max_depth is not None and (not isinstance(self.max_depth, (int, np.integer)) or self.max_depth < 1):
-            raise ValueError(f"max_depth must be a positive integer or None (validated over depths), "
-                             f"got {self.max_depth!r}")
-        if self.max_depth is None and (len(tuple(self.depths)) == 0 or any(int(d) < 1 for d in self.depths)):
-            raise ValueError(f"depths must hold positive integers, got {self.depths!r}")
-        if not 0.0 <= float(self.validation_fraction) < 1.0:
-            raise ValueError(f"validation_fraction must be in [0, 1), got {self.validation_fraction!r}")
-        if not 0.0 <= float(self.dropout) < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {self.dropout!r}")
-        if float(self.learning_rate) <= 0 or float(self.entropy_weight) < 0:
-            raise ValueError("learning_rate must be > 0 and entropy_weight >= 0")
+            check_number(name, getattr(self, name), "a positive integer", minimum=1, integer=True)
+        check_number("patience", self.patience, "an integer >= 0", integer=True)
+        if self.max_depth is not None:
+            check_number("max_depth", self.max_depth, "a positive integer or None (validated over depths)",
+                         minimum=1, integer=True)
+        else:
+            depths = self.depths if isinstance(self.depths, (list, tuple, range, np.ndarray)) else ()
+            if len(depths) == 0:
+                raise OptionError(f"depths must be a non-empty sequence of positive integers, got {self.depths!r}")
+            for d in depths:
+                check_number("depths", d, "a non-empty sequence of positive integers", minimum=1, integer=True)
+        for name in ("validation_fraction", "dropout"):
+            if check_number(name, getattr(self, name), "a number in [0, 1)") >= 1:
+                raise OptionError(f"{name} must be a number in [0, 1), got {getattr(self, name)!r}")
+        if check_number("learning_rate", self.learning_rate, "a finite number > 0") == 0:
+            raise OptionError(f"learning_rate must be a finite number > 0, got {self.learning_rate!r}")
+        check_number("entropy_weight", self.entropy_weight, "a finite number >= 0")
+        check_number("fallback_z", self.fallback_z, "a finite number >= 0")
         if not isinstance(self.fallback, (bool, np.bool_)):
-            raise ValueError(f"fallback must be True or False, got {self.fallback!r}")
-        if not np.isfinite(float(self.fallback_z)) or float(self.fallback_z) < 0:
-            raise ValueError(f"fallback_z must be a finite number >= 0, got {self.fallback_z!r}")
-        if self.time_limit is not None and float(self.time_limit) < 0:
-            raise ValueError(f"time_limit must be >= 0 or None, got {self.time_limit!r}")
+            raise OptionError(f"fallback must be True or False, got {self.fallback!r}")
+        check_time_limit(self.time_limit)
 
     def _encode(self, y: np.ndarray) -> np.ndarray:
         """Targets as the forest sees them: class codes (classifier) or floats (regressor)."""

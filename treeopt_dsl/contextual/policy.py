@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from treeopt_dsl.errors import SolverNotAvailable
+from treeopt_dsl.errors import OptionError, SolverNotAvailable
 
 __all__ = ["PolicyConfig", "PolicyFit", "policy_logits", "train_policy"]
 
@@ -102,11 +102,11 @@ def train_policy(X_train: np.ndarray, rewards: np.ndarray, X_val: np.ndarray, va
     the start of training at the end of each epoch).
     """
     if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+        raise OptionError(f"method must be one of {METHODS}, got {method!r}")
     if config.entropy not in ENTROPIES:
-        raise ValueError(f"entropy must be one of {ENTROPIES}, got {config.entropy!r}")
+        raise OptionError(f"entropy must be one of {ENTROPIES}, got {config.entropy!r}")
     if method == "supervised" and labels is None:
-        raise ValueError("method='supervised' needs labels (the target tree of every training sample)")
+        raise OptionError("method='supervised' needs labels (the target tree of every training sample)")
     entered = time.perf_counter()  # config.time_limit counts from here: importing PyTorch (2-5 s) is part of it
     torch = _torch()
     n, B = rewards.shape

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from treeopt_dsl.errors import DataError
+
 __all__ = ["classification_rewards", "normalized_squared_error", "regression_rewards",
            "supervised_labels_classification", "supervised_labels_regression"]
 
@@ -27,7 +29,7 @@ __all__ = ["classification_rewards", "normalized_squared_error", "regression_rew
 def _as_matrix(pred: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
     P, t = np.asarray(pred), np.asarray(y)
     if P.ndim != 2 or t.ndim != 1 or P.shape[0] != t.shape[0]:
-        raise ValueError(f"pred must be (n_samples, n_trees) and y (n_samples,), got {P.shape} and {t.shape}")
+        raise DataError(f"pred must be (n_samples, n_trees) and y (n_samples,), got {P.shape} and {t.shape}")
     return P, t
 
 
@@ -75,7 +77,7 @@ def supervised_labels_classification(pred: Any, proba_true: Any, y: Any, rng: np
     P, t = _as_matrix(pred, y)
     Q = np.asarray(proba_true, dtype=np.float64)
     if Q.shape != P.shape:
-        raise ValueError(f"proba_true has shape {Q.shape}, pred {P.shape}")
+        raise DataError(f"proba_true has shape {Q.shape}, pred {P.shape}")
     right = P == t[:, None]
     score = np.where(right, Q, -np.inf)
     best = right & (score == score.max(axis=1, keepdims=True))

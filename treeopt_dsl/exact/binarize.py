@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from treeopt_dsl.data import _as_features
-from treeopt_dsl.errors import DataError
+from treeopt_dsl.errors import DataError, OptionError
 from treeopt_dsl.numeric import cut_text
 
 
@@ -74,9 +74,9 @@ def binarize(X: np.ndarray, max_thresholds: int | None = None, min_gap: float = 
     """
     X = np.asarray(X, dtype=float)
     if X.ndim != 2:
-        raise ValueError(f"X must be two-dimensional, got shape {X.shape}")
+        raise DataError(f"X must be two-dimensional, got shape {X.shape}")
     if max_thresholds is not None and int(max_thresholds) < 1:
-        raise ValueError(f"max_thresholds must be a positive integer or None, got {max_thresholds!r}")
+        raise OptionError(f"max_thresholds must be a positive integer or None, got {max_thresholds!r}")
     j, lo, hi, closer = _every_cut(X, min_gap, count_below)
     if max_thresholds is not None:  # quantile cuts where a feature has more than K: one numpy pass per such feature
         K = int(max_thresholds)

@@ -46,9 +46,10 @@ from sklearn.tree import DecisionTreeClassifier, export_text
 
 from treeopt_dsl import __version__
 from treeopt_dsl.datasets import load
+from treeopt_dsl.errors import OptionError
 from treeopt_dsl.estimator import OptimalTreeClassifier, RiskScoreClassifier
 from treeopt_dsl.estimator.memetic import TAOClassifier, TMOClassifier
-from treeopt_dsl.experiments.grid import resolve_path
+from treeopt_dsl.experiments.grid import SCALES, resolve_path
 from treeopt_dsl.experiments.tasks import _combos
 from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.formulations.categorical import SELECTION_ROWS
@@ -146,7 +147,7 @@ def scale_factor(name: str, train: Any) -> float:
         return float(train.n_samples - np.unique(np.asarray(train.y), return_counts=True)[1].max())
     if name == "n_train":
         return float(train.n_samples)
-    raise ValueError(f"unknown scale {name!r}")
+    raise OptionError(f"scale must be one of {', '.join(SCALES)}, got {name!r}")
 
 
 #: per solver, the statistics read from its log: (row key, pattern of the last matching line's number)

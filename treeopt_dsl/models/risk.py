@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from treeopt_dsl.data import Scaler, pick_labels
-from treeopt_dsl.errors import DataError
+from treeopt_dsl.errors import DataError, OptionError
 from treeopt_dsl.models.calibration import ECE_BINS, expected_calibration_error, log_loss, plot_reliability
 from treeopt_dsl.models.card import CardRow, ScoreCard
 from treeopt_dsl.models.pictures import plot_score_card
@@ -267,7 +267,7 @@ class GeneralizedRiskScoreModel:
         elif kind == "one_direction":
             flip = self.negated.copy()
         else:
-            raise ValueError(f"kind must be 'non_negative' or 'one_direction', got {kind!r}")
+            raise OptionError(f"kind must be 'non_negative' or 'one_direction', got {kind!r}")
         s = np.where(flip, -self.s, self.s)
         return replace(self, s=s, beta=float(self.beta + self.s[flip].sum()), negated=self.negated ^ flip)
 
