@@ -25,7 +25,7 @@ from treeopt_dsl import blocks as B
 from treeopt_dsl.blocks.randomized import cost_matrix
 from treeopt_dsl.data import Dataset
 from treeopt_dsl.defaults import SOLVER, TEST_SIZE
-from treeopt_dsl.errors import SolveError
+from treeopt_dsl.errors import DataError, SolveError
 from treeopt_dsl.formulation import Formulation
 from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.formulations.spec import FormulationSpec, Param, callers_time_off, floats, optional_float
@@ -110,7 +110,7 @@ def lambda_l_threshold(data: Dataset, cost: Any = 0.5, gamma: float = 512.0) -> 
     automatic differentiation over ``mu in {-1, 1}`` and the two feasible ``C``.
     """
     if data.n_classes != 2:
-        raise ValueError("Theorem 3 is stated for two classes")
+        raise DataError(f"Theorem 3 is stated for two classes; the data has {data.n_classes}")
     W = cost_matrix(2, cost)
     k = data.class_index
     X = data.X

@@ -319,7 +319,7 @@ def test_bad_parameters_and_data():
         OptimalTreeClassifier(params={"depth": 3}).fit(X, y)
     with pytest.raises(FormulationError, match="depth"):
         OptimalTreeClassifier(depth=0).fit(X, y)
-    with pytest.raises(ValueError, match="Only binary classification is supported"):  # (trees: multiclass, issue 19)
+    with pytest.raises(DataError, match="Only binary classification is supported"):  # (trees: multiclass, issue 19)
         RiskScoreClassifier(T=1).fit(X, np.arange(X.shape[0]) % 3)
     with pytest.raises(DataError, match="class"):
         OptimalTreeClassifier(depth=1).fit(X, np.full(X.shape[0], "a"))

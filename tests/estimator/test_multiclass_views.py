@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from sklearn.multiclass import OneVsRestClassifier
 
+from treeopt_dsl.errors import DataError
 from treeopt_dsl.estimator import RiskScoreClassifier
 
 
@@ -19,7 +20,7 @@ def binary_features(n: int = 60, seed: int = 0) -> tuple[np.ndarray, np.ndarray]
 
 def test_risk_scores_refuse_more_classes_and_name_the_alternatives():
     X, y = binary_features()
-    with pytest.raises(ValueError, match=r"Only binary classification is supported.*one card per question.*"
+    with pytest.raises(DataError, match=r"Only binary classification is supported.*one card per question.*"
                                          r"y == label.*OneVsRestClassifier"):
         RiskScoreClassifier(T=1).fit(X, y)
     # the named alternative works: K cards, predict is the class of the highest card score

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from treeopt_dsl.errors import OptionError
 from treeopt_dsl.exact import depth2
 
 
@@ -97,7 +98,7 @@ def test_blocks_of_root_columns_give_the_same_tree(monkeypatch: pytest.MonkeyPat
 
 
 def test_refuses_other_depths() -> None:
-    with pytest.raises(ValueError, match="depth must be 1 or 2"):
+    with pytest.raises(OptionError, match="depth must be 1 or 2"):
         depth2.solve(np.zeros((3, 1)), np.zeros(3, dtype=int), 3)
 
 

@@ -405,3 +405,9 @@ def test_depth_is_checked_once_as_every_tree_is(depth: object) -> None:
     with pytest.raises(FormulationError, match="depth must be an integer from 1 to 6") as estimator:
         TMOClassifier(depth=depth, n_trees=2, n_generations=0).fit(X, y)
     assert str(direct.value) == str(estimator.value)
+
+
+@pytest.mark.parametrize("cls", [TAOClassifier, TMOClassifier])
+def test_memetic_estimators_refuse_one_class_with_a_data_error(cls: type) -> None:
+    with pytest.raises(DataError, match="needs two classes in y, found 1"):
+        cls().fit(np.zeros((6, 2)), np.ones(6, dtype=int))

@@ -230,7 +230,7 @@ class SolvedClassifier(ClassifierMixin, BaseEstimator):
         shown = ", ".join(map(repr, classes[:6].tolist())) + (" ..." if classes.size > 6 else "")
         y_type = type_of_target(y, input_name="y", raise_unknown=True)
         if y_type not in ("binary", "multiclass") or (y_type == "multiclass" and not self._multiclass):
-            raise ValueError(f"Only binary classification is supported. The type of the target is {y_type} "
+            raise DataError(f"Only binary classification is supported. The type of the target is {y_type} "
                              f"({classes.size} classes: {shown}); {type(self).__name__} is binary (the papers' "
                              f"setting): {self._binary_hint}")
         if classes.size < 2:

@@ -37,7 +37,7 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from treeopt_dsl.errors import OptionError
+from treeopt_dsl.errors import DataError, OptionError
 from treeopt_dsl.estimator.base import SPARSE_FORMATS, dense_features
 from treeopt_dsl.models.sklearn_tree import impurity_importances, node_weights, sklearn_classifier
 from treeopt_dsl.starts.memetic.tmo import tmo
@@ -81,10 +81,10 @@ class _AxisTreeClassifier(ClassifierMixin, BaseEstimator):
         classes = np.unique(y)
         kind = type_of_target(y)
         if kind != "binary" and not (kind == "multiclass" and self._multiclass):
-            raise ValueError(f"Only binary classification is supported; y has {classes.size} classes. "
+            raise DataError(f"Only binary classification is supported; y has {classes.size} classes. "
                              f"{type(self).__name__} is binary (the papers' setting): pick one class against the rest")
         if classes.size < 2:
-            raise ValueError(f"{type(self).__name__} needs two classes in y, found 1 class")
+            raise DataError(f"{type(self).__name__} needs two classes in y, found 1 class")
         self.classes_ = classes
         sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
         cw = getattr(self, "class_weight", None)

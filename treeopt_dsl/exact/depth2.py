@@ -49,6 +49,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from treeopt_dsl.errors import OptionError
 from treeopt_dsl.numeric import one_blas_thread
 
 #: the largest depth this module solves
@@ -144,7 +145,7 @@ def solve(Z: np.ndarray, y: np.ndarray, depth: int, C: float = 1.0, alpha: float
     (0.0, 0, True)
     """
     if depth not in (1, 2):
-        raise ValueError(f"depth must be 1 or 2 here, got {depth}")
+        raise OptionError(f"depth must be 1 or 2 here, got {depth!r}")
     Z = np.asarray(Z)
     y = np.asarray(y, dtype=np.int64)
     n = Z.shape[0]
@@ -160,7 +161,7 @@ def solve(Z: np.ndarray, y: np.ndarray, depth: int, C: float = 1.0, alpha: float
     if groups is not None and depth == 2:
         groups = np.asarray(groups)
         if groups.shape != (Z.shape[1],) or np.any(np.diff(groups) < 0):
-            raise ValueError("groups must give every column's feature, each feature's columns together, in order")
+            raise OptionError("groups must give every column's feature, each feature's columns together, in order")
         if Z.shape[1] >= RANKS_FROM * np.unique(groups).size:  # few columns per feature (0/1 data): the products
             layout = Layout.of(Z, groups, A)
     if layout is None and depth == 2:  # the products: each class's rows together (one product per class over them)
