@@ -77,6 +77,7 @@ SOURCES = {
               RESULTS / "sorct_iris_wine_seeds_20starts_2026-11-28.jsonl",
               RESULTS / "sorct_car_20starts_2026-11-29.jsonl",
               RESULTS / "sorct_thyroid_t4_20starts_2026-11-29.jsonl",
+              RESULTS / "sorct_t3_20starts_2026-11-29.jsonl",
               RESULTS / "sorct_ozone_10splits_2026-11-28.jsonl"],
     "odt": [RESULTS / "odt_categorical_table8_5splits.jsonl", RESULTS / "odt_categorical_monks1_test_2026-11-27.jsonl"],
     # Table 8's CART-D3 as the paper ran it, rpart (subset splits of a factor; `estimator = "rpart"`), on the same
@@ -91,7 +92,9 @@ SOURCES = {
     "sorct_other_starts": [RESULTS / "sorct_balance_onehot_2026-11-27.jsonl",
                            RESULTS / "sorct_10splits_t45_2026-11-27.jsonl",
                            RESULTS / "sorct_car_10splits_2026-11-28.jsonl",
-                           RESULTS / "sorct_thyroid_10splits_2026-11-28.jsonl"],
+                           RESULTS / "sorct_thyroid_10splits_2026-11-28.jsonl",
+                           RESULTS / "sorct_10splits_t3_2026-11-27.jsonl",
+                           RESULTS / "sorct_10splits_t3b_2026-11-27.jsonl"],
     "born_again": [RESULTS / "born_again_2026-11-24.jsonl"],
     # tables run by `treeopt experiment run` and exported (`treeopt experiment export STORE --to FILE.csv`): the
     # rows, the published numbers (experiments/papers/*.csv), the table's name, the paper's number of splits and
