@@ -79,6 +79,7 @@ SOURCES = {
               RESULTS / "sorct_thyroid_t4_20starts_2026-11-29.jsonl",
               RESULTS / "sorct_t3_20starts_2026-11-29.jsonl",
               RESULTS / "sorct_thyroid_t5_20starts_2026-11-29.jsonl",
+              RESULTS / "sorct_spambase_20starts_2026-11-29.jsonl",
               RESULTS / "sorct_ozone_10splits_2026-11-28.jsonl"],
     "odt": [RESULTS / "odt_categorical_table8_5splits.jsonl", RESULTS / "odt_categorical_monks1_test_2026-11-27.jsonl"],
     # Table 8's CART-D3 as the paper ran it, rpart (subset splits of a factor; `estimator = "rpart"`), on the same
