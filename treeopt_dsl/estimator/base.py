@@ -231,8 +231,8 @@ class SolvedClassifier(ClassifierMixin, BaseEstimator):
         y_type = type_of_target(y, input_name="y", raise_unknown=True)
         if y_type not in ("binary", "multiclass") or (y_type == "multiclass" and not self._multiclass):
             raise DataError(f"Only binary classification is supported. The type of the target is {y_type} "
-                             f"({classes.size} classes: {shown}); {type(self).__name__} is binary (the papers' "
-                             f"setting): {self._binary_hint}")
+                            f"({classes.size} classes: {shown}); {type(self).__name__} is binary (the papers' "
+                            f"setting): {self._binary_hint}")
         if classes.size < 2:
             raise DataError(f"{type(self).__name__} needs two classes in y, found 1 class ({shown}): "
                             "a classifier cannot be trained on a single class")

@@ -82,7 +82,7 @@ class _AxisTreeClassifier(ClassifierMixin, BaseEstimator):
         kind = type_of_target(y)
         if kind != "binary" and not (kind == "multiclass" and self._multiclass):
             raise DataError(f"Only binary classification is supported; y has {classes.size} classes. "
-                             f"{type(self).__name__} is binary (the papers' setting): pick one class against the rest")
+                            f"{type(self).__name__} is binary (the papers' setting): pick one class against the rest")
         if classes.size < 2:
             raise DataError(f"{type(self).__name__} needs two classes in y, found 1 class")
         self.classes_ = classes
