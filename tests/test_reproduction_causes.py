@@ -99,11 +99,12 @@ def test_a_starts_cell_needs_a_better_local_optimum_within(rc: ModuleType) -> No
     k = 4  # r = -9: the paper's path is flat there (no collapse: not a 'path' cell)
     assert sorct.R[k] == -9 and abs(paper[k][1] - paper[k - 1][1]) < 3 and abs(paper[k][1] - paper[k + 1][1]) < 3
 
-    def path(diff: float, objective: float, n_starts: tuple[int, int], splits: range = range(10)) -> list[dict]:
+    def path(diff: float, objective: float, n_starts: tuple[int, int], splits: range = range(10),
+             spread: float = 0.01) -> list[dict]:
         first = [{"table": 5, "dataset": "car", "split": s, "r": None, "test_accuracy": paper[0][1] / 100,
                   "delta_g": 0.0, "objective": 0.1, "n_starts": n_starts[0]} for s in splits]
         point = [{"table": 5, "dataset": "car", "split": s, "r": -9,
-                  "test_accuracy": (paper[k][1] + diff + 0.01 * (s - 4.5)) / 100, "delta_g": 0.0,
+                  "test_accuracy": (paper[k][1] + diff + spread * (s - 4.5)) / 100, "delta_g": 0.0,
                   "objective": objective, "n_starts": n_starts[1]} for s in splits]
         return first + point
 
@@ -118,6 +119,8 @@ def test_a_starts_cell_needs_a_better_local_optimum_within(rc: ModuleType) -> No
     assert got == "starts" and "at 5 + 5 starts on the same 10 splits (ours 20)" in ev and "0.0600" in ev
     assert cause(path(-1.0, 0.08, (5, 10)))[0] == "unexplained"  # within, but a worse optimum: luck, not the starts
     assert cause(path(-1.6, 0.06, (5, 10)))[0] == "unexplained"  # better, but not within
+    assert rc._noise(-1.6, float(np.std([1.0 * (s - 4.5) for s in range(10)], ddof=1)), 10, None, 10)[0]
+    assert cause(path(-1.6, 0.06, (5, 10), spread=1.0))[0] == "unexplained"  # better, inside its noise only
     assert cause(path(-1.0, 0.06, (5, 10), range(3)))[0] == "unexplained"  # other splits
     assert cause(path(-1.0, 0.06, (20, 20)))[0] == "unexplained"  # the same protocol: no evidence about starts
     assert rc.starts_text(path(0.0, 0.1, (5, 10))) == "5 + 5" and rc.starts_text(ours) == "20"
