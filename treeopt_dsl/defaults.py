@@ -15,7 +15,6 @@ treeopt_dsl.errors.OptionError: time_limit must be a number >= 0 (seconds) or No
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import time
@@ -29,6 +28,7 @@ except ImportError:  # pragma: no cover - Windows
     resource = None  # type: ignore[assignment]
 
 from treeopt_dsl.errors import OptionError
+from treeopt_dsl.numeric import finite_real
 
 #: seconds after which ``treeopt solve`` / ``fit`` / ``born-again`` stop when ``--time-limit`` is not given (the one
 #: default of ``--time-limit``: born-again's exact dynamic program, which has no answer before its end, exits 1 at it)
@@ -190,8 +190,7 @@ def memory_text(n_bytes: float) -> str:
 def check_number(name: str, value: Any, allowed: str, minimum: float = 0.0, integer: bool = False) -> float:
     """``value`` as a float when it is a finite number ``>= minimum`` (a whole number if asked), else an
     :class:`OptionError` naming ``name`` and what is ``allowed``."""
-    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
-    ok = ok and math.isfinite(float(value)) and float(value) >= minimum
+    ok = finite_real(value) and float(value) >= minimum
     if ok and integer:
         ok = float(value) == int(value) and not isinstance(value, (float, np.floating))
     if not ok:

@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["cut_text", "hyperplane_scores", "json_default", "jsonable", "leaf_probabilities", "logistic_cdf",
-           "one_blas_thread", "sigmoid", "unseparable_pairs"]
+__all__ = ["cut_text", "finite_real", "hyperplane_scores", "json_default", "jsonable", "leaf_probabilities",
+           "logistic_cdf", "one_blas_thread", "sigmoid", "unseparable_pairs"]
 
 
 def finite_real(v: Any) -> bool:
