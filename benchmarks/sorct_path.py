@@ -5,8 +5,10 @@
         --jobs 2 --figures benchmarks/results/sorct_figures                          # the run in docs/sorct.md
     .venv/bin/python benchmarks/sorct_path.py --summary benchmarks/results/sorct_protocol.jsonl --tables 3,4,5
     .venv/bin/python benchmarks/sorct_path.py --summary STORE.sqlite --export benchmarks/results/NAME.jsonl
-    .venv/bin/python benchmarks/sorct_path.py --tables 3,4,5 --splits 10 --write-grid experiments/sorct_tables3_5.toml
-    treeopt experiment run experiments/sorct_tables3_5.toml --store benchmarks/results/sorct_path.sqlite
+    .venv/bin/python benchmarks/sorct_path.py --tables 3,4,5 --splits 10 --n-starts 20 --fresh 0 \\
+        --write-grid experiments/sorct_tables3_5.toml
+    treeopt experiment run experiments/sorct_tables3_5.toml --jobs 2       # the same grid on the runner, then
+    treeopt experiment report sorct_tables3_5.sqlite --paper experiments/papers/sorct_tables3_5.csv
 
 The protocol of seed 001 (lines 369-406): 75/25 stratified split (seed = split index; the paper repeats ten),
 features scaled to [0, 1] on the training part, gamma = 512, W = 0.5, rho_k = 0.1 (constraints (8) on every
@@ -19,10 +21,10 @@ point's best ``--n-starts`` solutions (Ipopt warm-started) plus ``--fresh`` new 
 none, the slowest starts take seconds).
 
 The grid runs on the experiment runner (``treeopt_dsl.experiments``, :func:`grid_text`; ``--tables 3,4,5
---splits 10`` is ``experiments/sorct_tables3_5.toml``): one method per table (``S-ORCT-T3`` ...) whose
-task is one (table, dataset, split) path (``path = { lambda_l = "paper", ... }``), each path in its own
-process, each finished path a row of the SQLite store (``--out``) at once, so an interrupted run resumes
-(``--jobs N`` runs N paths at a time). The row's ``points`` hold, per lambda point, delta_L and delta_G (%
+--splits 10 --n-starts 20 --fresh 0`` is ``experiments/sorct_tables3_5.toml``, the paper's protocol): one method per
+table (``S-ORCT-T3`` ...) whose task is one (table, dataset, split) path (``path = { lambda_l = "paper", ... }``),
+each path in its own process, each finished path a row of the SQLite store (``--out``) at once, so an interrupted
+run resumes (``--jobs N`` runs N paths at a time). The row's ``points`` hold, per lambda point, delta_L and delta_G (%
 of coefficients at 0, |a| <= 1e-6; also at |a| <= 1e-3, printed beside them), train and test accuracy, which
 start won, seconds per start and the point's wall time. The summary prints our mean over the splits run beside
 the paper's mean over ten, with the difference per cell; ``--summary FILE`` prints it from a store or from the
@@ -34,102 +36,32 @@ table (Figures 2-4).
 from __future__ import annotations
 
 import argparse
+import csv
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-#: the paper's tables: per data set, (delta %, test accuracy %) at lambda = 0 then r = -12..3
-TABLE3 = {
-    'monks-3': [
-        (0, 89.7), (1, 91.0), (0, 91.0), (0, 90.0), (0, 89.3), (2, 90.0), (0, 90.7), (7, 90.3), (2, 90.3),
-        (3, 92.0), (15, 92.7), (45, 94.3), (54, 94.7), (54, 94.7), (54, 94.7), (77, 74.3), (93, 55.7)],
-    'monks-1': [
-        (1, 77.7), (21, 80.6), (21, 79.0), (28, 80.0), (27, 82.9), (30, 81.6), (23, 78.4), (34, 80.6),
-        (32, 78.4), (29, 81.3), (30, 83.5), (38, 81.6), (39, 81.0), (62, 81.0), (71, 78.4), (84, 72.6),
-        (91, 72.2)],
-    'monks-2': [
-        (3, 74.3), (28, 77.1), (28, 77.1), (28, 77.1), (28, 77.1), (28, 77.1), (28, 77.1), (28, 77.1),
-        (28, 77.1), (28, 77.1), (28, 77.1), (28, 77.1), (32, 78.6), (39, 76.7), (95, 63.3), (100, 64.3),
-        (100, 64.3)],
-    'sonar': [
-        (0, 75.8), (0, 75.8), (0, 77.5), (1, 77.5), (2, 77.5), (2, 77.7), (5, 76.9), (9, 77.1), (18, 75.4),
-        (28, 76.3), (40, 77.1), (56, 76.9), (72, 78.6), (85, 78.1), (90, 78.3), (98, 62.9), (100, 51.5)],
-    'ionosphere': [
-        (0, 84.1), (4, 84.2), (3, 84.7), (4, 84.5), (4, 84.4), (4, 85.2), (8, 84.6), (10, 85.3), (19, 85.9),
-        (32, 86.3), (49, 86.2), (57, 86.1), (74, 85.6), (87, 86.8), (91, 84.7), (94, 75.1), (100, 61.1)],
-    'breast': [
-        (0, 96.2), (1, 96.4), (4, 96.1), (7, 96.0), (10, 96.1), (16, 96.3), (28, 96.3), (39, 96.3), (50, 96.3),
-        (59, 96.5), (67, 96.3), (74, 95.8), (85, 95.7), (87, 94.7), (91, 92.7), (95, 91.2), (99, 64.1)],
-    'credit-approval': [
-        (1, 84.1), (9, 84.0), (9, 83.7), (11, 83.9), (13, 83.7), (15, 84.2), (16, 84.2), (20, 84.1),
-        (29, 84.6), (44, 85.1), (62, 86.1), (75, 85.4), (95, 86.3), (97, 86.7), (97, 86.7), (97, 86.7),
-        (97, 86.7)],
-    'pima': [
-        (0, 75.8), (0, 75.8), (0, 75.6), (0, 75.6), (0, 76.0), (0, 75.7), (0, 75.9), (1, 75.8), (9, 76.2),
-        (20, 76.1), (25, 75.9), (44, 75.3), (61, 74.9), (81, 73.7), (94, 65.8), (100, 63.4), (100, 63.4)],
-    'german': [
-        (0, 73.5), (0, 72.8), (0, 72.9), (1, 73.3), (1, 73.2), (1, 73.2), (2, 73.4), (3, 73.8), (0, 74.2),
-        (31, 73.9), (37, 73.4), (50, 73.8), (69, 71.8), (93, 69.6), (98, 69.5), (100, 69.5), (100, 69.5)],
-    'banknote': [
-        (0, 99.0), (0, 99.0), (0, 99.0), (0, 99.1), (3, 99.1), (3, 99.1), (3, 99.0), (3, 98.7), (23, 98.5),
-        (15, 98.3), (10, 98.0), (25, 98.0), (25, 97.5), (25, 96.7), (50, 85.8), (50, 84.0), (100, 56.3)],
-    'ozone': [
-        (0, 96.5), (4, 96.6), (10, 96.5), (18, 96.4), (29, 96.5), (44, 96.4), (62, 96.4), (78, 96.6),
-        (83, 96.6), (87, 96.6), (90, 96.7), (92, 96.7), (95, 96.7), (96, 96.7), (97, 96.7), (100, 96.7),
-        (100, 96.7)],
-    'spambase': [
-        (0, 89.8), (0, 89.8), (0, 89.8), (1, 89.8), (2, 89.8), (3, 89.8), (5, 89.6), (9, 89.4), (25, 88.8),
-        (44, 88.5), (52, 86.1), (71, 83.0), (82, 78.6), (97, 64.4), (100, 60.4), (100, 60.4), (100, 60.4)],
-}
-TABLE4 = {
-    'iris': [
-        (8, 95.9), (42, 95.9), (42, 95.9), (42, 96.2), (42, 95.9), (42, 95.9), (42, 95.9), (42, 95.9),
-        (42, 95.4), (42, 95.9), (42, 93.2), (50, 89.7), (50, 92.7), (58, 90.0), (67, 90.5), (75, 91.1),
-        (83, 88.6)],
-    'wine': [
-        (15, 96.6), (51, 98.6), (54, 98.4), (54, 97.3), (56, 97.5), (56, 96.8), (59, 96.8), (59, 96.8),
-        (59, 96.8), (59, 97.3), (62, 97.5), (62, 97.7), (64, 98.2), (69, 96.8), (77, 95.2), (82, 89.5),
-        (90, 76.4)],
-    'seeds': [
-        (10, 94.4), (33, 93.8), (38, 93.8), (38, 94.0), (43, 93.8), (48, 93.2), (48, 91.3), (52, 94.0),
-        (52, 94.4), (57, 93.8), (67, 94.6), (67, 94.4), (71, 93.6), (76, 93.6), (81, 90.2), (81, 88.5),
-        (91, 73.6)],
-    'balance': [
-        (33, 96.6), (58, 92.0), (60, 91.1), (65, 91.0), (67, 91.2), (60, 91.9), (60, 91.7), (65, 92.2),
-        (58, 92.6), (58, 92.4), (63, 91.1), (65, 90.6), (67, 89.2), (71, 88.1), (75, 87.2), (77, 82.6),
-        (83, 77.3)],
-    'thyroid': [
-        (57, 92.8), (61, 92.7), (59, 92.9), (64, 92.6), (62, 92.7), (65, 92.5), (70, 92.1), (72, 92.1),
-        (74, 92.2), (79, 92.2), (83, 92.1), (87, 92.3), (90, 92.0), (91, 91.9), (92, 92.0), (95, 91.8),
-        (100, 92.2)],
-    'car': [
-        (20, 92.7), (36, 91.5), (33, 91.9), (36, 91.5), (36, 91.4), (36, 91.4), (36, 91.3), (38, 91.6),
-        (40, 91.3), (42, 91.1), (40, 91.7), (47, 90.4), (51, 90.2), (64, 87.6), (71, 85.4), (80, 80.8),
-        (91, 68.2)],
-}
-TABLE5 = {
-    'iris': [
-        (0, 95.9), (0, 96.2), (0, 96.2), (0, 96.2), (0, 95.9), (0, 95.9), (0, 95.9), (0, 95.4), (2, 95.7),
-        (0, 95.4), (0, 95.7), (25, 95.4), (25, 95.7), (50, 96.2), (50, 96.2), (50, 96.5), (75, 96.2)],
-    'wine': [
-        (0, 96.6), (18, 97.7), (15, 97.5), (15, 97.5), (15, 97.3), (15, 97.7), (15, 97.9), (15, 98.2),
-        (15, 98.2), (15, 98.4), (23, 98.4), (23, 97.9), (31, 96.6), (39, 95.7), (46, 94.3), (62, 93.6),
-        (85, 71.1)],
-    'seeds': [
-        (0, 94.4), (0, 94.0), (0, 93.8), (0, 94.0), (0, 93.8), (0, 93.8), (14, 94.6), (14, 95.4), (14, 95.4),
-        (14, 94.6), (29, 93.6), (29, 95.2), (29, 94.2), (43, 92.5), (57, 90.2), (71, 85.8), (86, 72.5)],
-    'balance': [
-        (0, 96.6), (0, 96.7), (0, 95.4), (0, 95.9), (0, 96.7), (0, 96.2), (0, 95.8), (0, 96.1), (0, 96.7),
-        (0, 96.5), (0, 94.7), (0, 91.1), (19, 87.4), (25, 87.0), (44, 80.5), (56, 71.3), (94, 48.8)],
-    'thyroid': [
-        (1, 92.8), (3, 93.0), (5, 93.9), (5, 93.9), (7, 94.0), (12, 94.1), (17, 94.0), (26, 94.0), (40, 93.9),
-        (57, 93.8), (65, 93.5), (73, 91.5), (81, 90.6), (83, 90.0), (87, 92.4), (95, 91.7), (100, 92.2)],
-    'car': [
-        (0, 92.7), (0, 93.4), (0, 93.7), (0, 94.1), (0, 94.0), (0, 94.7), (0, 95.0), (0, 94.9), (0, 94.9),
-        (0, 94.7), (7, 94.6), (7, 94.1), (13, 92.2), (27, 86.7), (47, 79.8), (73, 68.2), (80, 68.2)],
-}
+from treeopt_dsl.starts.multistart import PAPER_EXPONENTS, PAPER_GRID_LABELS
 
+#: the paper's numbers, one home: seed 001 Tables 3-5 as data (``dataset,method,point,metric,value,note``; each row
+#: checked against the seed's text by ``tests/test_reproduction.py``), read by ``treeopt experiment report``
+PAPER_CSV = Path(__file__).resolve().parent.parent / "experiments" / "papers" / "sorct_tables3_5.csv"
+
+
+def paper_tables(path: Path = PAPER_CSV) -> dict[int, dict[str, list[tuple[float, float]]]]:
+    """Per table (3, 4, 5) and data set: (delta %, test accuracy %) at lambda = 0 then r = -12..3, from ``path``."""
+    out: dict[int, dict[str, dict[str, dict[str, float]]]] = {}
+    with path.open(newline="") as fh:
+        for e in csv.DictReader(line for line in fh if not line.startswith("#")):
+            cell = out.setdefault(int(e["method"].removeprefix("S-ORCT-T")), {}).setdefault(e["dataset"], {})
+            cell.setdefault(e["point"], {})["acc" if e["metric"] == "test_accuracy" else "delta"] = float(e["value"])
+    return {t: {name: [(pts[lab]["delta"], round(100 * pts[lab]["acc"], 1)) for lab in PAPER_GRID_LABELS]
+                for name, pts in sets.items()} for t, sets in out.items()}
+
+
+_PAPER = paper_tables()
+TABLE3, TABLE4, TABLE5 = _PAPER[3], _PAPER[4], _PAPER[5]
 TABLES = {3: (TABLE3, 1, "l"), 4: (TABLE4, 2, "l"), 5: (TABLE5, 2, "g")}
 
 #: the data sets the paper read from their UCI training file alone (seed 001 Table 2, lines 384-386 and the
@@ -151,7 +83,7 @@ PAPER_ENCODING: dict[str, dict[str, Any]] = {
     "car": {"one_hot_drop": "first"},
     "german": {"variant": "categorical", "one_hot_drop": "first"},
 }
-R = [None, *range(-12, 4)]
+R = [None, *PAPER_EXPONENTS]
 
 
 #: table -> its method's name in the grid
@@ -167,7 +99,7 @@ def _data_entry(name: str) -> dict[str, Any]:
 
 def grid_text(tables: list[int], datasets: list[str] | None, splits: int, n_starts: int, fresh: int | None,
               time_limit: float) -> str:
-    """The benchmark's grid as an experiment TOML (``--tables 3,4,5 --splits 10``:
+    """The benchmark's grid as an experiment TOML (``--tables 3,4,5 --splits 10 --n-starts 20 --fresh 0``:
     ``experiments/sorct_tables3_5.toml``): one method per table, its paths on the table's data sets (those of
     ``datasets``, default all)."""
     from treeopt_dsl.experiments import toml_value
@@ -176,7 +108,7 @@ def grid_text(tables: list[int], datasets: list[str] | None, splits: int, n_star
     every = list(dict.fromkeys(n for t in tables for n in names[t]))
     lines = ["# benchmarks/sorct_path.py's grid: S-ORCT Tables 3-5, the paper's regularization paths",
              "# (written by grid_text: edit the script, not this file); one task = one (table, dataset, split) path",
-             "#   .venv/bin/python benchmarks/sorct_path.py --tables 3,4,5 --splits 10   (this grid, and the summary)",
+             "#   benchmarks/sorct_path.py --tables 3,4,5 --splits 10 --n-starts 20 --fresh 0 (the paper's protocol)",
              "[experiment]", 'name = "sorct_tables3_5"', 'solver = "ipopt"',
              f"time_limit = {float(time_limit)!r}  # seconds per start", "threads = 1",
              'metrics = ["accuracy", "balanced_accuracy"]', "", "[data]",

@@ -179,3 +179,49 @@ def test_published_numbers_are_the_seeds(name: str) -> None:
         if not any(re.search(rf"(?<![\d.]){re.escape(s)}(?![\d])", text) for s in {printed, shorter}):
             missing.append((r["dataset"], r["method"], r["metric"], printed))
     assert not missing, f"{name}: values not printed in the seed: {missing[:5]}"
+
+
+#: seed 001's column names of Tables 3-5 -> the data directory's names (the grid's datasets)
+SORCT_NAMES = {"Monks-3": "monks-3", "Monks-1": "monks-1", "Monks-2": "monks-2", "Sonar": "sonar",
+               "Ionosphere": "ionosphere", "Wisconsin": "breast", "Creditapproval": "credit-approval", "Pima": "pima",
+               "Germancredit": "german", "Banknote": "banknote", "Ozone": "ozone", "Spam": "spambase", "Iris": "iris",
+               "Wine": "wine", "Seeds": "seeds", "Balance": "balance", "Thyroid": "thyroid", "Car": "car"}
+
+
+def _seed_sorct_tables(text: str) -> dict[tuple[str, str, str, str], float]:
+    """Seed 001's Tables 3-5 cell by cell: (dataset, method, point, metric) -> value, read from the text's rows
+    (a header of data set names, then one row per lambda: ``0`` or ``2^{r}``, then delta and acc per set)."""
+    lines = text.splitlines()
+    out: dict[tuple[str, str, str, str], float] = {}
+    for t in (3, 4, 5):
+        at = next(i for i, ln in enumerate(lines) if ln.startswith(f"Table {t}: Results"))
+        head = next(ln for ln in lines[at:] if ln.startswith(("λ^L\t", "λ^G\t")))
+        names = [SORCT_NAMES[n] for n in head.split("\t")[1:] if n.strip()]
+        rows = [ln for ln in lines[at:at + 25] if re.match(r"^(0|2\^\{?-?\d+\}?)\t", ln)]
+        assert len(rows) == 17, f"seed 001 Table {t}: {len(rows)} rows of lambda, not 17"
+        for ln in rows:
+            cells = ln.split("\t")
+            point = "0" if cells[0] == "0" else "2^" + cells[0][2:].strip("{}")
+            vals = [float(v) for v in cells[1:] if v.strip()]
+            assert len(vals) == 2 * len(names)
+            for j, name in enumerate(names):
+                out[(name, f"S-ORCT-T{t}", point, "delta_g" if t == 5 else "delta_l")] = vals[2 * j]
+                out[(name, f"S-ORCT-T{t}", point, "test_accuracy")] = vals[2 * j + 1] / 100
+    return out
+
+
+def test_sorct_published_numbers_are_the_seeds_tables_cell_by_cell() -> None:
+    """experiments/papers/sorct_tables3_5.csv holds exactly seed 001's Tables 3-5: every cell of the seed's
+    tables (its data set's column, its lambda's row), each once, and nothing else."""
+    found = sorted(SEEDS.glob("001_*.txt")) if SEEDS.is_dir() else []
+    if not found:
+        pytest.skip(f"the seeds are not in {SEEDS}")
+    seed = _seed_sorct_tables(found[0].read_text())
+    rows = _paper("experiments/papers/sorct_tables3_5.csv")
+    ours = {(r["dataset"], r["method"], r["point"], r["metric"]): float(r["value"]) for r in rows}
+    assert len(ours) == len(rows), "a cell of the file is given twice"
+    assert set(ours) == set(seed), f"cells only in the file: {sorted(set(ours) - set(seed))[:3]}, only in the " \
+                                   f"seed: {sorted(set(seed) - set(ours))[:3]}"
+    wrong = [(k, ours[k], v) for k, v in seed.items() if abs(ours[k] - v) > 1e-9]
+    assert not wrong, f"values that are not the seed's: {wrong[:5]}"
+    assert len(seed) == 2 * 17 * (12 + 6 + 6)

@@ -153,6 +153,27 @@ def test_paper_table_counts_the_cells_within_one_and_a_half_points(tmp_path) -> 
     assert md.endswith("Within 1.5 points: 2 of 4 rate cells run (1 not run).")
 
 
+
+def test_paper_table_reads_one_point_of_every_stored_path(tmp_path) -> None:
+    """A ``point`` column (S-ORCT Tables 3-5) picks that point of each path row (17 points, the paper's grid, in
+    path order): the mean over the paths of its measure, beside the paper's; a short path is not counted."""
+    def path(seed: int) -> dict:
+        return {"method": "S-ORCT-T3", "dataset": "d", "seed": seed, "ok": True, "status": "path",
+                "points": [{"test_accuracy": 0.5 + 0.01 * k + 0.02 * seed, "delta_l": 5.0 * k} for k in range(17)]}
+    rows = [path(0), path(1), {**path(2), "points": path(2)["points"][:3]}]
+    paper = tmp_path / "p.csv"
+    paper.write_text("dataset,method,point,metric,value\nd,S-ORCT-T3,0,test_accuracy,0.51\n"
+                     "d,S-ORCT-T3,2^-10,test_accuracy,0.50\nd,S-ORCT-T3,2^3,delta_l,80\n")
+    md = paper_table(rows, paper)
+    assert "| d | S-ORCT-T3 | test_accuracy at 0 | 0.510 | 0.510 | 2 | +0.000 | yes |" in md
+    assert "| d | S-ORCT-T3 | test_accuracy at 2^-10 | 0.500 | 0.540 | 2 | +0.040 | no |" in md  # index 3
+    assert "| d | S-ORCT-T3 | delta_l at 2^3 | 80.000 | 80.000 | 2 | +0.000 |  |" in md  # index 16
+    assert md.endswith("Within 1.5 points: 1 of 2 rate cells run (0 not run).")
+    paper.write_text("dataset,method,point,metric,value\nd,S-ORCT-T3,2^-13,test_accuracy,0.5\n")
+    with pytest.raises(DataError, match=r"2\^-13.*known: 0, 2\^-12"):
+        paper_table(rows, paper)
+
+
 # ------------------------------------------------------------------ rows, hold-out selection, scale, paths
 PROTOCOL = """\
 [experiment]

@@ -66,12 +66,15 @@ def test_odt_grids(odt: ModuleType, tmp_path: Path) -> None:
 
 
 def test_sorct_grid(sorct: ModuleType, tmp_path: Path) -> None:
-    text = _written(sorct.main, ["--tables", "3,4,5", "--splits", "10"], tmp_path / "s.toml")
+    text = _written(sorct.main, ["--tables", "3,4,5", "--splits", "10", "--n-starts", "20", "--fresh", "0"],
+                    tmp_path / "s.toml")
     assert text == (ROOT / "experiments" / "sorct_tables3_5.toml").read_text()
     g = parse_grid(text)
     assert len(expand(g)) == (12 + 6 + 6) * 10  # one task per (table, dataset, split) path
+    # the paper's protocol: 20 random starts at the first point, every later one chained alone (no fresh points)
+    assert {(m.path["n_starts"], m.path["fresh"]) for m in g.methods} == {(20, 0)}
     t5 = next(m for m in g.methods if m.name == "S-ORCT-T5")
-    assert t5.path == {"lambda_l": [0.0], "lambda_g": "paper", "n_starts": 20} and t5.params["depth"] == 2
+    assert t5.path == {"lambda_l": [0.0], "lambda_g": "paper", "n_starts": 20, "fresh": 0} and t5.params["depth"] == 2
     short = _written(sorct.main, ["--tables", "3", "--datasets", "sonar,iris", "--n-starts", "5", "--fresh", "0"],
                      tmp_path / "short.toml")
     tasks = expand(parse_grid(short))

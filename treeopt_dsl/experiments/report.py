@@ -26,6 +26,7 @@ from scipy.stats import binomtest
 from treeopt_dsl.defaults import REPORT_PROFILES, WITHIN_POINTS
 from treeopt_dsl.errors import DataError, OptionError
 from treeopt_dsl.experiments.store import ResultStore
+from treeopt_dsl.starts.multistart import PAPER_GRID_LABELS
 
 __all__ = ["cumulative_gap", "exact_table", "instance_matrix", "objective_family", "paired_table", "paper_table",
            "performance_profile", "profile_figure", "summary_table", "write_report"]
@@ -234,9 +235,24 @@ def dataset_table(rows: list[dict[str, Any]], by: str = "method") -> str:
     return "\n".join(out)
 
 
-def _ours(rows: list[dict[str, Any]], dataset: str, method: str, metric: str, by: str) -> tuple[float | None, int]:
-    """Our value of one paper cell and how many rows (seeds, folds) it is drawn from."""
+def _path_points(rows: list[dict[str, Any]], point: str) -> list[dict[str, Any]]:
+    """The point labelled ``point`` (:data:`~treeopt_dsl.starts.multistart.PAPER_GRID_LABELS`: ``"0"``,
+    ``"2^-12"`` ... ``"2^3"``) of every regularization-path row (its ``points`` in path order), as a row of its own
+    (``ok``, the path's ``dataset`` / ``method`` / ``seed``, the point's measures)."""
+    if point not in PAPER_GRID_LABELS:
+        raise DataError(f"point {point!r} is not a point of the paper's grid (known: {', '.join(PAPER_GRID_LABELS)})")
+    i = PAPER_GRID_LABELS.index(point)
+    return [{**{k: v for k, v in r.items() if k != "points"}, **r["points"][i], "ok": r.get("ok")}
+            for r in rows if len(r.get("points") or ()) == len(PAPER_GRID_LABELS)]
+
+
+def _ours(rows: list[dict[str, Any]], dataset: str, method: str, metric: str, by: str,
+          point: str | None = None) -> tuple[float | None, int]:
+    """Our value of one paper cell and how many rows (seeds, folds) it is drawn from; with ``point``, the mean
+    of that point of the paths (:func:`_path_points`)."""
     rs = [r for r in rows if (dataset == "*" or str(r.get("dataset")) == dataset)]
+    if point:
+        rs = _path_points(rs, point)
     if metric == "best_accuracy_fraction":
         _, methods, acc = instance_matrix(rs, "accuracy", by)
         if method not in methods:
@@ -269,7 +285,9 @@ def paper_table(rows: list[dict[str, Any]], paper: str | Path, by: str = "method
     percentage points, counted at the end (issue 33's measure of a reproduced table).
 
     ``dataset`` / ``method`` ``*`` aggregate over all; metrics: any numeric row field (mean over seeds, e.g.
-    ``test_balanced_accuracy``), ``best_accuracy_fraction``, ``proven_fraction``, ``max_proven_fraction``.
+    ``test_balanced_accuracy``), ``best_accuracy_fraction``, ``proven_fraction``, ``max_proven_fraction``. An
+    optional column ``point`` names one point of a regularization path (``"0"``, ``"2^-12"`` ... ``"2^3"``: the
+    paper's grid, S-ORCT Tables 3-5): the cell is then the mean of that point's measure over the stored paths.
 
         >>> import tempfile, pathlib
         >>> csv_file = pathlib.Path(tempfile.mkdtemp()) / "paper.csv"
@@ -293,7 +311,7 @@ def paper_table(rows: list[dict[str, Any]], paper: str | Path, by: str = "method
     within = run = not_run = 0
     for e in entries:
         p = float(e["value"])
-        o, n = _ours(rows, e["dataset"], e["method"], e["metric"], by)
+        o, n = _ours(rows, e["dataset"], e["method"], e["metric"], by, e.get("point"))
         diff = "-" if o is None else f"{o - p:+.3f}"
         mark = ""
         if _is_rate(e["metric"]):
@@ -304,7 +322,8 @@ def paper_table(rows: list[dict[str, Any]], paper: str | Path, by: str = "method
                 ok = abs(o - p) <= tol + 1e-12
                 within += ok
                 mark = "yes" if ok else "no"
-        out.append(f"| {e['dataset']} | {e['method']} | {e['metric']} | {p:.3f} | {_fmt(o)} | {n or '-'} | {diff} | "
+        what = f"{e['metric']} at {e['point']}" if e.get("point") else e["metric"]
+        out.append(f"| {e['dataset']} | {e['method']} | {what} | {p:.3f} | {_fmt(o)} | {n or '-'} | {diff} | "
                    f"{mark} | {e.get('note') or ''} |")
     if run or not_run:
         out += ["", f"Within {WITHIN_POINTS:g} points: {within} of {run} rate cells run ({not_run} not run)."]

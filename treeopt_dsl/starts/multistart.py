@@ -228,13 +228,20 @@ def regularization_path(make: Callable[[float, float], Any], data: Dataset, lamb
     return path
 
 
+#: the exponents r of the paper's grid 2^r (x its unit), [blanquero-2020-sorct] line 398
+PAPER_EXPONENTS = tuple(range(-12, 4))
+#: the labels of the paper's 17 points in its Tables 3-5 (``"0"``, ``"2^-12"`` ... ``"2^3"``), in path order: the
+#: ``point`` column of ``experiments/papers/sorct_tables3_5.csv``
+PAPER_GRID_LABELS = ("0", *(f"2^{r}" for r in PAPER_EXPONENTS))
+
+
 def paper_grid(kind: str, n_features: int, depth: int = 1) -> list[float]:
     """The paper's grid ([blanquero-2020-sorct] line 398): 0, then ``2^r / (p |tau_B|)`` for ``lambda_L`` (``kind="l"``)
     or ``2^r / p`` for ``lambda_G`` (``kind="g"``), r = -12..3; ``|tau_B| = 2^depth - 1`` branch nodes."""
     if kind not in ("l", "g"):
         raise SolveError(f"kind must be 'l' or 'g', got {kind!r}")
     scale = n_features * (2 ** int(depth) - 1) if kind == "l" else n_features
-    return [0.0] + [2.0**r / scale for r in range(-12, 4)]
+    return [0.0] + [2.0**r / scale for r in PAPER_EXPONENTS]
 
 
 
