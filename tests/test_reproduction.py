@@ -225,3 +225,45 @@ def test_sorct_published_numbers_are_the_seeds_tables_cell_by_cell() -> None:
     wrong = [(k, ours[k], v) for k, v in seed.items() if abs(ours[k] - v) > 1e-9]
     assert not wrong, f"values that are not the seed's: {wrong[:5]}"
     assert len(seed) == 2 * 17 * (12 + 6 + 6)
+
+
+def _seed_contextual_tables(text: str) -> dict[tuple[str, str, str], tuple[float, float | None]]:
+    """The thesis' Tables 5.3 and 5.4 (seed 000 lines 1674-1697) cell by cell: (dataset, method, metric) -> (value,
+    sd), values in the data's units (Table 5.4's printed values times the row's scale); an sd printed "< 0.001"
+    is None."""
+    names = {"Phishing": "phishing", "Biodeg": "biodeg", "Heart": "heart", "Spam": "spambase", "A2A": "a2a",
+             "California": "california", "Friedman": "friedman", "Yearpred": "yearpred", "Abalone": "abalone",
+             "CPU": "cpu"}
+    lines = text.splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("Dataset\tCCT\tCART\tSupervised\tRF"))
+    out: dict[tuple[str, str, str], tuple[float, float | None]] = {}
+    for ln in lines[at:at + 30]:
+        cells = ln.split("\t")
+        if cells[0] not in names:
+            continue
+        t54 = cells[1].startswith("$10^")
+        scale = 10.0 ** int(re.search(r"10\^(\d+)", cells[1]).group(1)) if t54 else 1.0
+        plain = [re.sub(r"<[^>]+>|\$", "", c.replace("&lt;", "(lt)")).replace("(lt)", "<") for c in cells]
+        vals = plain[2:] if t54 else plain[1:]
+        methods = ("CRT" if t54 else "CCT", "CART", "Supervised", "RF")
+        for m, v in zip(methods, vals[:4], strict=True):
+            mean, _, sd = (p.strip() for p in v.partition("\\pm"))
+            out[(names[cells[0]], m, "test_rmse" if t54 else "test_accuracy")] = (
+                float(mean) * scale, None if not sd or sd.startswith("<") else float(sd) * scale)
+        out[(names[cells[0]], methods[0], "depth")] = (float(vals[4]), None)
+    return out
+
+
+def test_contextual_published_numbers_are_the_seeds_tables_cell_by_cell() -> None:
+    """experiments/papers/thesis_tables5_3_5_4.csv holds exactly the thesis' Tables 5.3 and 5.4, means and sds."""
+    found = sorted(SEEDS.glob("000_*.txt")) if SEEDS.is_dir() else []
+    if not found:
+        pytest.skip(f"the seeds are not in {SEEDS}")
+    seed = _seed_contextual_tables(found[0].read_text())
+    rows = _paper("experiments/papers/thesis_tables5_3_5_4.csv")
+    ours = {(r["dataset"], r["method"], r["metric"]): (float(r["value"]), float(r["sd"]) if r["sd"] else None)
+            for r in rows}
+    assert len(ours) == len(rows) and set(ours) == set(seed) and len(seed) == 10 * 5
+    for k, (v, sd) in seed.items():
+        assert ours[k][0] == pytest.approx(v, rel=1e-12), k
+        assert (ours[k][1] is None) == (sd is None) and (sd is None or ours[k][1] == pytest.approx(sd, rel=1e-12)), k
