@@ -29,6 +29,7 @@ The data directory comes from ``treeopt_dsl.datasets.data_dir()`` (``--data-dir`
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import platform
 import sys
@@ -45,20 +46,25 @@ from treeopt_dsl.datasets import data_dir
 DATASETS = {"BC": "Breast-Cancer-Wisconsin", "CP": "COMPAS-ProPublica", "FI": "FICO", "HT": "HTRU2",
             "PD": "Pima-Diabetes", "SE": "Seeds"}
 OBJECTIVES = {"D": "depth", "L": "leaves", "DL": "depth-leaves"}
-# Table 2 of the paper (seed 003 lines 282-290): (depth, leaves) averaged over the 10 folds
-PAPER_T2 = {"BC": {"D": (12.5, 2279.4), "L": (18.0, 890.1), "DL": (12.5, 1042.3)},
-            "CP": {"D": (8.9, 119.9), "L": (8.9, 37.1), "DL": (8.9, 37.1)},
-            "FI": {"D": (8.6, 71.3), "L": (8.6, 39.2), "DL": (8.6, 39.2)},
-            "HT": {"D": (6.0, 20.2), "L": (6.3, 11.9), "DL": (6.0, 12.0)},
-            "PD": {"D": (9.6, 460.1), "L": (15.0, 169.7), "DL": (9.6, 206.7)},
-            "SE": {"D": (10.2, 450.9), "L": (13.8, 214.6), "DL": (10.2, 261.0)}}
-# Table 3 (seed 003 lines 321-329): BA+P (depth, leaves) of the depth-objective tree pruned with the training split
-PAPER_T3 = {"BC": (9.1, 35.9), "CP": (7.0, 31.2), "FI": (6.5, 15.8), "HT": (5.1, 13.2), "PD": (9.4, 79.0),
-            "SE": (7.5, 21.5)}
-# Table 4 (seed 003 lines 333-341): accuracy, F1 of RF, BA-tree, BA+P on the test splits
-PAPER_T4 = {"BC": (0.953, 0.949, 0.953, 0.949, 0.946, 0.941), "CP": (0.660, 0.650, 0.660, 0.650, 0.660, 0.650),
-            "FI": (0.697, 0.690, 0.697, 0.690, 0.697, 0.690), "HT": (0.977, 0.909, 0.977, 0.909, 0.977, 0.909),
-            "PD": (0.746, 0.692, 0.746, 0.692, 0.750, 0.700), "SE": (0.790, 0.479, 0.790, 0.479, 0.790, 0.481)}
+#: the paper's Tables 2-4 as data, one home (each cell checked against the seed by tests/test_reproduction.py)
+PAPER_CSV = Path(__file__).resolve().parent.parent / "experiments" / "papers" / "born_again_tables2_4.csv"
+
+
+def _paper_cells(path: Path = PAPER_CSV) -> dict[tuple[str, str, str], float]:
+    with path.open(newline="") as fh:
+        return {(r["dataset"], r["method"], r["metric"]): float(r["value"])
+                for r in csv.DictReader(line for line in fh if not line.startswith("#"))}
+
+
+_CELLS = _paper_cells()
+# Table 2 (seed 003 lines 286-291): (depth, leaves) averaged over the 10 folds, per objective
+PAPER_T2 = {c: {o: (_CELLS[c, f"BA-{o}", "depth"], _CELLS[c, f"BA-{o}", "n_leaves"]) for o in OBJECTIVES}
+            for c in DATASETS}
+# Table 3 (lines 333-338): BA+P (depth, leaves) of the depth-objective tree pruned with the training split
+PAPER_T3 = {c: (_CELLS[c, "BA+P", "depth"], _CELLS[c, "BA+P", "n_leaves"]) for c in DATASETS}
+# Table 4 (lines 345-350): accuracy, F1 of RF, BA-tree, BA+P on the test splits
+PAPER_T4 = {c: tuple(_CELLS[c, m, k] for m in ("RF", "BA", "BA+P") for k in ("test_accuracy", "test_f1"))
+            for c in DATASETS}
 
 
 def load_split(base: Path, name: str, kind: str, fold: int) -> tuple[np.ndarray, np.ndarray]:
