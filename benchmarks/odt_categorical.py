@@ -30,6 +30,7 @@ from the JSON-lines rows of the runs before the runner, with the paper's numbers
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import math
 import re
@@ -44,31 +45,41 @@ TABLE8_DATASETS = ("breast-wisconsin-original", "krkp", "mushrooms", "tic-tac-to
                    "spect-heart", "student-alcohol", "a1a")
 TABLE2_DATASETS = ("breast-wisconsin-original", "tic-tac-toe")
 
-#: the paper's Table 2 (depth 3, 200 samples, CPLEX 12.6.1, 8 cores): seconds / LPs; None = 3 h limit
-PAPER_TABLE2 = {
-    "a1a": {"Nothing": (None, 2443792), "No anchor": (None, 2422165), "No relax": (None, 5660954),
-            "No strength": (2670, 598733), "All": (3098, 1157891)},
-    "breast-wisconsin-original": {"Nothing": (2193, 50075), "No anchor": (405, 118193), "No relax": (139, 52375),
-                                  "No strength": (188, 18121), "All": (44, 18660)},
-    "krkp": {"Nothing": (5377, 2766623), "No anchor": (392, 95623), "No relax": (3726, 2702709),
-             "No strength": (1434, 291221), "All": (320, 131274)},
-    "mushrooms": {"Nothing": (31, 26), "No anchor": (22, 20), "No relax": (12, 65), "No strength": (22, 26),
-                  "All": (23, 49)},
-    "tic-tac-toe": {"Nothing": (1837, 1914999), "No anchor": (346, 169235), "No relax": (71, 63109),
-                    "No strength": (175, 28588), "All": (31, 10737)},
-}
+#: the published numbers, one home: experiments/papers/gunluk_*.csv (each value checked against the seed by
+#: tests/test_reproduction.py)
+PAPERS = Path(__file__).resolve().parent.parent / "experiments" / "papers"
+
+
+def _paper_cells(name: str) -> dict[tuple[str, str, str], tuple[float, str]]:
+    """(dataset, method, metric) -> (value, note) of one published-numbers file."""
+    with (PAPERS / name).open(newline="") as fh:
+        return {(r["dataset"], r["method"], r["metric"]): (float(r["value"]), r.get("note") or "")
+                for r in csv.DictReader(line for line in fh if not line.startswith("#"))}
+
+
+def _table2() -> dict[str, dict[str, tuple[int | None, int]]]:
+    """Table 2 (depth 3, 200 samples, CPLEX 12.6.1, 8 cores): seconds (None at the 3 h limit) and CPLEX's LPs."""
+    out: dict[str, dict[str, tuple[int | None, int]]] = {}
+    for (ds, method, _), (v, note) in _paper_cells("gunluk_tables2_3.csv").items():
+        if method.endswith("-200"):
+            lps = int(re.search(r"(\d+) LPs", note).group(1))  # type: ignore[union-attr]
+            out.setdefault(ds, {})[method.removesuffix("-200").replace("-", " ")] = (
+                None if "limit" in note else int(v), lps)
+    return out
+
+
+def _pct(cells: dict[tuple[str, str, str], tuple[float, str]], ds: str, method: str) -> tuple[float, float]:
+    """(train, test) accuracy in % of one method of a Table 8-11 file."""
+    return tuple(round(100 * cells[ds, method, f"{k}_accuracy"][0], 1) for k in ("train", "test"))  # type: ignore
+
+
+_T8, _T10 = _paper_cells("gunluk_table8_all.csv"), _paper_cells("gunluk_table10.csv")
+_T8_SETS = list(dict.fromkeys(ds for ds, m, _ in _T8 if m == "ODT-D2"))
+PAPER_TABLE2 = _table2()
 #: the paper's Table 8 (30 min limit): depth-2 train (test) accuracy and CART-D3 train (test), in %
-PAPER_TABLE8 = {
-    "a1a": ((82.9, 80.9), (82.0, 79.3)), "breast-wisconsin-original": ((96.7, 96.6), (96.0, 94.6)),
-    "krkp": ((86.7, 87.0), (90.4, 90.3)), "mushrooms": ((99.6, 99.4), (99.4, 99.3)),
-    "tic-tac-toe": ((71.8, 67.7), (75.3, 73.1)), "monks-1": ((78.2, 74.1), (76.6, 76.8)),
-    "votes": ((96.2, 95.5), (95.7, 95.9)), "spect-heart": ((85.5, 88.1), (88.5, 91.1)),
-    "student-alcohol": ((92.8, 91.0), (89.5, 86.0)),
-}
+PAPER_TABLE8 = {ds: (_pct(_T8, ds, "ODT-D2"), _pct(_T8, ds, "CART-D3")) for ds in _T8_SETS}
 #: Table 10 (5 min limit) depth-2 column: the limit our default run uses
-PAPER_TABLE10_D2 = {"a1a": (82.9, 80.9), "breast-wisconsin-original": (96.7, 96.6), "krkp": (86.7, 87.0),
-                    "mushrooms": (99.6, 99.4), "tic-tac-toe": (71.8, 67.7), "monks-1": (78.2, 74.1),
-                    "votes": (96.2, 95.5), "spect-heart": (85.5, 88.1), "student-alcohol": (92.8, 91.0)}
+PAPER_TABLE10_D2 = {ds: _pct(_T10, ds, "ODT-D2") for ds in dict.fromkeys(ds for ds, m, _ in _T10 if m == "ODT-D2")}
 
 
 #: the data sets the paper read from one file of those the data directory stacks (seed 002 Table 1: 'monks-1 432
