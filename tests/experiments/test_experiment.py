@@ -151,6 +151,12 @@ def test_paper_table_counts_the_cells_within_one_and_a_half_points(tmp_path) -> 
     assert "| d | A | runtime_s | 100.000 | 9.000 | 3 | -91.000 |  |" in md
     assert "| d | B | test_tpr | 0.800 | 0.830 | 3 | +0.030 | no |" in md  # a sensitivity is a rate too (Table 14)
     assert md.endswith("Within 1.5 points: 2 of 4 rate cells run (1 not run).")
+    # a cell marked "not counted" (not the paper's data here) is printed beside ours, outside the count
+    paper.write_text('dataset,method,metric,value,note\nd,A,test_accuracy,0.80,"not counted: other rows, here"\n'
+                     "d,B,test_accuracy,0.83,\n")
+    md = paper_table(rows, paper)
+    assert "| d | A | test_accuracy | 0.800 | 0.815 | 3 | +0.015 | - | not counted: other rows, here |" in md
+    assert md.endswith("Within 1.5 points: 1 of 1 rate cells run (0 not run).")
 
 
 

@@ -272,6 +272,10 @@ def _ours(rows: list[dict[str, Any]], dataset: str, method: str, metric: str, by
     return (float(np.mean(vals)) if vals else None), len(vals)
 
 
+#: the note that marks a paper cell printed beside ours but left out of the count (our data is not the paper's)
+NOT_COUNTED_NOTE = "not counted"
+
+
 def _is_rate(metric: str) -> bool:
     """The metrics counted against :data:`~treeopt_dsl.defaults.WITHIN_POINTS` (fractions: 1.5 points = 0.015):
     accuracies and the sensitivity / specificity rates (``*_tpr``, ``*_tnr``)."""
@@ -288,6 +292,8 @@ def paper_table(rows: list[dict[str, Any]], paper: str | Path, by: str = "method
     ``test_balanced_accuracy``), ``best_accuracy_fraction``, ``proven_fraction``, ``max_proven_fraction``. An
     optional column ``point`` names one point of a regularization path (``"0"``, ``"2^-12"`` ... ``"2^3"``: the
     paper's grid, S-ORCT Tables 3-5): the cell is then the mean of that point's measure over the stored paths.
+    A cell whose note starts with ``not counted`` (:data:`NOT_COUNTED_NOTE`: not the paper's data here) is printed
+    but left out of the count.
 
         >>> import tempfile, pathlib
         >>> csv_file = pathlib.Path(tempfile.mkdtemp()) / "paper.csv"
@@ -314,7 +320,9 @@ def paper_table(rows: list[dict[str, Any]], paper: str | Path, by: str = "method
         o, n = _ours(rows, e["dataset"], e["method"], e["metric"], by, e.get("point"))
         diff = "-" if o is None else f"{o - p:+.3f}"
         mark = ""
-        if _is_rate(e["metric"]):
+        if (e.get("note") or "").startswith(NOT_COUNTED_NOTE):  # printed beside ours, left out of the count
+            mark = "-"
+        elif _is_rate(e["metric"]):
             if o is None:
                 not_run += 1
             else:
