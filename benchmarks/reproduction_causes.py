@@ -80,7 +80,8 @@ SOURCES = {
               RESULTS / "sorct_t3_20starts_2026-11-29.jsonl",
               RESULTS / "sorct_thyroid_t5_20starts_2026-11-29.jsonl",
               RESULTS / "sorct_spambase_20starts_2026-11-29.jsonl",
-              RESULTS / "sorct_ozone_10splits_2026-11-28.jsonl"],
+              RESULTS / "sorct_ozone_10splits_2026-11-28.jsonl",
+              RESULTS / "sorct_ozone_20starts_2026-11-29.jsonl"],
     "odt": [RESULTS / "odt_categorical_table8_5splits.jsonl", RESULTS / "odt_categorical_monks1_test_2026-11-27.jsonl"],
     # Table 8's CART-D3 as the paper ran it, rpart (subset splits of a factor; `estimator = "rpart"`), on the same
     # splits: replaces the scikit-learn CART-D3 of the rows above (its rows are there too, CART-D3-onehot)
@@ -96,7 +97,8 @@ SOURCES = {
                            RESULTS / "sorct_car_10splits_2026-11-28.jsonl",
                            RESULTS / "sorct_thyroid_10splits_2026-11-28.jsonl",
                            RESULTS / "sorct_10splits_t3_2026-11-27.jsonl",
-                           RESULTS / "sorct_10splits_t3b_2026-11-27.jsonl"],
+                           RESULTS / "sorct_10splits_t3b_2026-11-27.jsonl",
+                           RESULTS / "sorct_ozone_10splits_2026-11-28.jsonl"],
     "born_again": [RESULTS / "born_again_2026-11-24.jsonl"],
     # tables run by `treeopt experiment run` and exported (`treeopt experiment export STORE --to FILE.csv`): the
     # rows, the published numbers (experiments/papers/*.csv), the table's name, the paper's number of splits and
