@@ -153,6 +153,16 @@ def test_every_benchmark_command_names_a_script_that_takes_its_options() -> None
 
 
 SEEDS = ROOT.parent / "shared" / "seeds"
+
+
+def _seed_text(prefix: str) -> str:
+    """The text of the seed whose file name starts with ``prefix`` (the test is skipped without the seeds)."""
+    found = sorted(SEEDS.glob(f"{prefix}*.txt")) if SEEDS.is_dir() else []
+    if not found:
+        pytest.skip(f"the seeds are not in {SEEDS}")
+    return found[0].read_text()
+
+
 #: published-numbers files read from a seed, with the seed's file prefix and the decimals its table prints
 FROM_SEEDS = {"thesis_table3_2.csv": ("000_", 2), "thesis_table3_3.csv": ("000_", 2),
               **{p.name: ("002_", 1) for p in (ROOT / "experiments" / "papers").glob("gunluk_*.csv")}}
@@ -163,10 +173,7 @@ def test_published_numbers_are_the_seeds(name: str) -> None:
     """Every value of a published-numbers file is printed in its seed (accuracies as the table's percentages,
     times as printed; a time at the limit is the seed's "*")."""
     prefix, decimals = FROM_SEEDS[name]
-    found = sorted(SEEDS.glob(f"{prefix}*.txt")) if SEEDS.is_dir() else []
-    if not found:
-        pytest.skip(f"the seeds are not in {SEEDS}")
-    text = found[0].read_text()
+    text = _seed_text(prefix)
     missing = []
     for r in _paper(f"experiments/papers/{name}"):
         v = float(r["value"])
@@ -216,10 +223,7 @@ def _seed_sorct_tables(text: str) -> dict[tuple[str, str, str, str], float]:
 def test_sorct_published_numbers_are_the_seeds_tables_cell_by_cell() -> None:
     """experiments/papers/sorct_tables3_5.csv holds exactly seed 001's Tables 3-5: every cell of the seed's
     tables (its data set's column, its lambda's row), each once, and nothing else."""
-    found = sorted(SEEDS.glob("001_*.txt")) if SEEDS.is_dir() else []
-    if not found:
-        pytest.skip(f"the seeds are not in {SEEDS}")
-    seed = _seed_sorct_tables(found[0].read_text())
+    seed = _seed_sorct_tables(_seed_text("001_"))
     rows = _paper("experiments/papers/sorct_tables3_5.csv")
     ours = {(r["dataset"], r["method"], r["point"], r["metric"]): float(r["value"]) for r in rows}
     assert len(ours) == len(rows), "a cell of the file is given twice"
@@ -259,10 +263,7 @@ def _seed_contextual_tables(text: str) -> dict[tuple[str, str, str], tuple[float
 
 def test_contextual_published_numbers_are_the_seeds_tables_cell_by_cell() -> None:
     """experiments/papers/thesis_tables5_3_5_4.csv holds exactly the thesis' Tables 5.3 and 5.4, means and sds."""
-    found = sorted(SEEDS.glob("000_*.txt")) if SEEDS.is_dir() else []
-    if not found:
-        pytest.skip(f"the seeds are not in {SEEDS}")
-    seed = _seed_contextual_tables(found[0].read_text())
+    seed = _seed_contextual_tables(_seed_text("000_"))
     rows = _paper("experiments/papers/thesis_tables5_3_5_4.csv")
     ours = {(r["dataset"], r["method"], r["metric"]): (float(r["value"]), float(r["sd"]) if r["sd"] else None)
             for r in rows}
@@ -297,10 +298,7 @@ def _seed_born_again_tables(text: str) -> dict[tuple[str, str, str], float]:
 
 def test_born_again_published_numbers_are_the_seeds_tables_cell_by_cell() -> None:
     """experiments/papers/born_again_tables2_4.csv holds exactly seed 003's Tables 2-4 (6 data sets)."""
-    found = sorted(SEEDS.glob("003_*.txt")) if SEEDS.is_dir() else []
-    if not found:
-        pytest.skip(f"the seeds are not in {SEEDS}")
-    seed = _seed_born_again_tables(found[0].read_text())
+    seed = _seed_born_again_tables(_seed_text("003_"))
     rows = _paper("experiments/papers/born_again_tables2_4.csv")
     ours = {(r["dataset"], r["method"], r["metric"]): float(r["value"]) for r in rows}
     assert len(ours) == len(rows) and ours == seed and len(seed) == 6 * (6 + 2 + 6)
@@ -326,10 +324,7 @@ def _seed_tmo_tables(text: str) -> dict[tuple[str, str], tuple[float, float]]:
 def test_tmo_published_numbers_are_the_seeds_tables_cell_by_cell() -> None:
     """experiments/papers/thesis_tables3_4_6.csv holds exactly the thesis' Tables 3.4-3.6, means and sds; the four
     sets that are not the paper's data here are marked not counted."""
-    found = sorted(SEEDS.glob("000_*.txt")) if SEEDS.is_dir() else []
-    if not found:
-        pytest.skip(f"the seeds are not in {SEEDS}")
-    seed = _seed_tmo_tables(found[0].read_text())
+    seed = _seed_tmo_tables(_seed_text("000_"))
     names = {"a2a": "a2a", "a4a": "a4a", "biodeg": "biodeg", "breast": "wpbc", "diabetes": "pima", "digits": "digits",
              "heart": "heart", "ionosphere": "ionosphere", "libras": "libras", "parkinsons": "parkinsons",
              "phishing": "phishing", "spam": "spambase", "spectf": "spectf", "sonar": "sonar"}
