@@ -29,7 +29,6 @@ The data directory comes from ``treeopt_dsl.datasets.data_dir()`` (``--data-dir`
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import platform
 import sys
@@ -42,6 +41,7 @@ from sklearn.metrics import accuracy_score, f1_score
 
 from treeopt_dsl.bornagain import born_again, check_faithful, prune_empty_splits, read_ba_forest
 from treeopt_dsl.datasets import data_dir
+from treeopt_dsl.experiments.report import read_paper
 
 DATASETS = {"BC": "Breast-Cancer-Wisconsin", "CP": "COMPAS-ProPublica", "FI": "FICO", "HT": "HTRU2",
             "PD": "Pima-Diabetes", "SE": "Seeds"}
@@ -50,13 +50,7 @@ OBJECTIVES = {"D": "depth", "L": "leaves", "DL": "depth-leaves"}
 PAPER_CSV = Path(__file__).resolve().parent.parent / "experiments" / "papers" / "born_again_tables2_4.csv"
 
 
-def _paper_cells(path: Path = PAPER_CSV) -> dict[tuple[str, str, str], float]:
-    with path.open(newline="") as fh:
-        return {(r["dataset"], r["method"], r["metric"]): float(r["value"])
-                for r in csv.DictReader(line for line in fh if not line.startswith("#"))}
-
-
-_CELLS = _paper_cells()
+_CELLS = {(r["dataset"], r["method"], r["metric"]): float(r["value"]) for r in read_paper(PAPER_CSV)}
 # Table 2 (seed 003 lines 286-291): (depth, leaves) averaged over the 10 folds, per objective
 PAPER_T2 = {c: {o: (_CELLS[c, f"BA-{o}", "depth"], _CELLS[c, f"BA-{o}", "n_leaves"]) for o in OBJECTIVES}
             for c in DATASETS}

@@ -41,7 +41,6 @@ markdown tables.
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime as dt
 import json
 import platform
@@ -60,6 +59,7 @@ from treeopt_dsl.contextual.policy import policy_logits
 from treeopt_dsl.contextual.rewards import supervised_labels_classification
 from treeopt_dsl.datasets import load
 from treeopt_dsl.errors import FallbackWarning
+from treeopt_dsl.experiments.report import read_paper
 
 RESULTS = Path(__file__).resolve().parent / "results"
 CLASSIFICATION = ("phishing", "biodeg", "heart", "spambase", "a2a", "heart-failure")
@@ -72,8 +72,7 @@ PAPER_CSV = Path(__file__).resolve().parent.parent / "experiments" / "papers" / 
 def thesis_table(metric: str, path: Path = PAPER_CSV) -> dict[str, tuple[float, ...]]:
     """Per data set of the thesis' table of ``metric`` (``test_accuracy``: Table 5.3, ``test_rmse``: 5.4): the
     contextual tree's mean and sd, CART, the supervised baseline's mean and sd, the forest, the tree depth."""
-    with path.open(newline="") as fh:
-        rows = list(csv.DictReader(line for line in fh if not line.startswith("#")))
+    rows = read_paper(path)
     names = dict.fromkeys(r["dataset"] for r in rows if r["metric"] == metric)
     out = {}
     for name in names:

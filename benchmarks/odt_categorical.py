@@ -30,7 +30,6 @@ from the JSON-lines rows of the runs before the runner, with the paper's numbers
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import math
 import re
@@ -39,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from treeopt_dsl.experiments.report import read_paper
 from treeopt_dsl.io import atomic_binary
 
 TABLE8_DATASETS = ("breast-wisconsin-original", "krkp", "mushrooms", "tic-tac-toe", "monks-1", "votes",
@@ -52,9 +52,8 @@ PAPERS = Path(__file__).resolve().parent.parent / "experiments" / "papers"
 
 def _paper_cells(name: str) -> dict[tuple[str, str, str], tuple[float, str]]:
     """(dataset, method, metric) -> (value, note) of one published-numbers file."""
-    with (PAPERS / name).open(newline="") as fh:
-        return {(r["dataset"], r["method"], r["metric"]): (float(r["value"]), r.get("note") or "")
-                for r in csv.DictReader(line for line in fh if not line.startswith("#"))}
+    return {(r["dataset"], r["method"], r["metric"]): (float(r["value"]), r.get("note") or "")
+            for r in read_paper(PAPERS / name)}
 
 
 def _table2() -> dict[str, dict[str, tuple[int | None, int]]]:
@@ -70,7 +69,8 @@ def _table2() -> dict[str, dict[str, tuple[int | None, int]]]:
 
 def _pct(cells: dict[tuple[str, str, str], tuple[float, str]], ds: str, method: str) -> tuple[float, float]:
     """(train, test) accuracy in % of one method of a Table 8-11 file."""
-    return tuple(round(100 * cells[ds, method, f"{k}_accuracy"][0], 1) for k in ("train", "test"))  # type: ignore
+    train, test = (round(100 * cells[ds, method, f"{k}_accuracy"][0], 1) for k in ("train", "test"))
+    return train, test
 
 
 _T8, _T10 = _paper_cells("gunluk_table8_all.csv"), _paper_cells("gunluk_table10.csv")

@@ -36,12 +36,12 @@ table (Figures 2-4).
 from __future__ import annotations
 
 import argparse
-import csv
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from treeopt_dsl.experiments.report import read_paper
 from treeopt_dsl.starts.multistart import PAPER_EXPONENTS, PAPER_GRID_LABELS
 
 #: the paper's numbers, one home: seed 001 Tables 3-5 as data (``dataset,method,point,metric,value,note``; each row
@@ -52,10 +52,9 @@ PAPER_CSV = Path(__file__).resolve().parent.parent / "experiments" / "papers" / 
 def paper_tables(path: Path = PAPER_CSV) -> dict[int, dict[str, list[tuple[float, float]]]]:
     """Per table (3, 4, 5) and data set: (delta %, test accuracy %) at lambda = 0 then r = -12..3, from ``path``."""
     out: dict[int, dict[str, dict[str, dict[str, float]]]] = {}
-    with path.open(newline="") as fh:
-        for e in csv.DictReader(line for line in fh if not line.startswith("#")):
-            cell = out.setdefault(int(e["method"].removeprefix("S-ORCT-T")), {}).setdefault(e["dataset"], {})
-            cell.setdefault(e["point"], {})["acc" if e["metric"] == "test_accuracy" else "delta"] = float(e["value"])
+    for e in read_paper(path):
+        cell = out.setdefault(int(e["method"].removeprefix("S-ORCT-T")), {}).setdefault(e["dataset"], {})
+        cell.setdefault(e["point"], {})["acc" if e["metric"] == "test_accuracy" else "delta"] = float(e["value"])
     return {t: {name: [(pts[lab]["delta"], round(100 * pts[lab]["acc"], 1)) for lab in PAPER_GRID_LABELS]
                 for name, pts in sets.items()} for t, sets in out.items()}
 

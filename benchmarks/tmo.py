@@ -41,7 +41,6 @@ is ``spambase``.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import platform
@@ -55,6 +54,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.tree import DecisionTreeClassifier
 
 from treeopt_dsl.datasets import load
+from treeopt_dsl.experiments.report import read_paper
 
 RESULTS = Path(__file__).resolve().parent / "results"
 GRID = "thesis_tables3_4_6_tmo"  # the grid's name (experiments/thesis_tables3_4_6_tmo.toml is the default grid)
@@ -69,6 +69,8 @@ DATASETS: dict[str, tuple[str, dict[str, Any], str] | None] = {
     "Phishing": ("phishing", {}, ""), "Spam": ("spambase", {}, ""), "Spectf": ("spectf", {}, ""),
     "Sonar": ("sonar", {}, ""),
 }
+#: our dataset name -> the paper's
+PAPER_NAME = {v[0]: k for k, v in DATASETS.items() if v is not None}
 NOT_COUNTED = {"Heart", "Digits", "Libras"}  # not the paper's data, or not its (unknown) binarization
 #: thesis Tables 3.4, 3.5, 3.6 (seed 000 lines 975-1040; seed 004 Tables 1-3) as data, one home: mean and sd of
 #: the test accuracy of CART, TAO, TMO, OCT per data set (each value checked against the seed by
@@ -79,13 +81,10 @@ TABLE = {2: "3.4", 3: "3.5", 4: "3.6"}
 
 def _paper(path: Path = PAPER_CSV) -> dict[int, dict[str, dict[str, tuple[float, float] | None]]]:
     """depth -> the paper's data set name -> method -> (mean, sd) in %, or None where the paper has no value."""
-    with path.open(newline="") as fh:
-        rows = list(csv.DictReader(line for line in fh if not line.startswith("#")))
-    ours = {(v[0] if v else k.lower()): k for k, v in DATASETS.items()}
-    ours["wpbc"] = "Breast"  # the thesis' Breast is WPBC, not in the data directory
+    ours = {**PAPER_NAME, "wpbc": "Breast"}  # the thesis' Breast is WPBC, not in the data directory
     out: dict[int, dict[str, dict[str, tuple[float, float] | None]]] = {
         d: {name: dict.fromkeys(METHODS) for name in DATASETS} for d in TABLE}
-    for r in rows:
+    for r in read_paper(path):
         m, depth = r["method"].lower().split("-d")
         out[int(depth)][ours[r["dataset"]]][m] = (round(100 * float(r["value"]), 2), round(100 * float(r["sd"]), 2))
     return out
@@ -104,8 +103,6 @@ COLUMNS: dict[str, dict[str, Any]] = {
             "cv": {"folds": 0, "grid": {"alpha": list(ALPHAS)}, "metric": "accuracy"},
             "scale": {"alpha": "baseline_errors"}},
 }
-#: our dataset name -> the paper's
-PAPER_NAME = {v[0]: k for k, v in DATASETS.items() if v is not None}
 
 
 def grid_text(datasets: list[str], depths: list[int], seeds: int, methods: list[str], oct_time_limit: float,

@@ -5,7 +5,6 @@ exists and takes the options the command gives it. No task is run."""
 
 from __future__ import annotations
 
-import csv
 import functools
 import re
 import shlex
@@ -16,7 +15,7 @@ import pytest
 from treeopt_dsl.cli.common import UsageError
 from treeopt_dsl.cli.parsers import build_parser
 from treeopt_dsl.experiments.grid import load_grid
-from treeopt_dsl.experiments.report import NOT_COUNTED_NOTE
+from treeopt_dsl.experiments.report import NOT_COUNTED_NOTE, read_paper
 from treeopt_dsl.experiments.tasks import expand
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,13 +49,7 @@ def _label(dataset: object) -> str:
 def _paper(path: str) -> list[dict[str, str]]:
     p = ROOT / path
     assert p.is_file(), f"docs/reproduction.md reports against {path}, which does not exist"
-    with p.open(newline="") as fh:
-        rows = list(csv.DictReader(ln for ln in fh if not ln.lstrip().startswith("#")))
-    assert rows and {"dataset", "method", "metric", "value"} <= set(rows[0]), f"{path} is not a paper table"
-    for r in rows:
-        float(r["value"])
-        assert None not in r, f"{path}: a row with more fields than the header (quote a note with a comma): {r}"
-    return rows
+    return read_paper(p)  # raises unless every row has the columns, a number and no extra field
 
 
 COMMANDS = _commands()

@@ -16,6 +16,7 @@ from treeopt_dsl.experiments.report import (
     paired_table,
     paper_table,
     performance_profile,
+    read_paper,
 )
 from treeopt_dsl.experiments.tasks import apply_overrides, expand
 from treeopt_dsl.experiments.worker import _load
@@ -157,6 +158,15 @@ def test_paper_table_counts_the_cells_within_one_and_a_half_points(tmp_path) -> 
     md = paper_table(rows, paper)
     assert "| d | A | test_accuracy | 0.800 | 0.815 | 3 | +0.015 | - | not counted: other rows, here |" in md
     assert md.endswith("Within 1.5 points: 1 of 1 rate cells run (0 not run).")
+
+
+@pytest.mark.parametrize("bad", ["d,A,test_accuracy,0.8,not counted: other rows, here\n",  # an unquoted comma
+                                 "d,A,test_accuracy,n/a,\n", "d,A,test_accuracy,nan,\n"])
+def test_a_paper_table_row_without_a_number_or_with_an_extra_field_is_refused(tmp_path, bad: str) -> None:
+    paper = tmp_path / "p.csv"
+    paper.write_text("dataset,method,metric,value,note\n" + bad)
+    with pytest.raises(DataError, match=r"row 1 .*needs a number as value and no more fields"):
+        read_paper(paper)
 
 
 

@@ -26,10 +26,11 @@ from scipy.stats import binomtest
 from treeopt_dsl.defaults import REPORT_PROFILES, WITHIN_POINTS
 from treeopt_dsl.errors import DataError, OptionError
 from treeopt_dsl.experiments.store import ResultStore
+from treeopt_dsl.numeric import finite_real
 from treeopt_dsl.starts.multistart import PAPER_GRID_LABELS
 
 __all__ = ["cumulative_gap", "exact_table", "instance_matrix", "objective_family", "paired_table", "paper_table",
-           "performance_profile", "profile_figure", "summary_table", "write_report"]
+           "performance_profile", "profile_figure", "read_paper", "summary_table", "write_report"]
 
 
 
@@ -282,6 +283,39 @@ def _is_rate(metric: str) -> bool:
     return metric.endswith(("accuracy", "_tpr", "_tnr"))
 
 
+def read_paper(paper: str | Path) -> list[dict[str, str]]:
+    """The rows of a published-numbers file (``experiments/papers/*.csv``: ``dataset,method,metric,value`` and
+    optionally ``note``, ``sd``, ``point``; lines starting with ``#`` are comments), each value a number.
+
+        >>> import tempfile, pathlib
+        >>> f = pathlib.Path(tempfile.mkdtemp()) / "paper.csv"
+        >>> _ = f.write_text("# Table 1\\ndataset,method,metric,value\\nd,A,test_accuracy,0.80\\n")
+        >>> read_paper(f)
+        [{'dataset': 'd', 'method': 'A', 'metric': 'test_accuracy', 'value': '0.80'}]
+    """
+    path = Path(paper)
+    try:
+        with path.open(newline="") as fh:
+            entries = list(csv.DictReader(line for line in fh if not line.lstrip().startswith("#")))
+    except OSError as exc:
+        raise DataError(f"cannot read the paper table {path}: {exc.strerror or exc}") from None
+    need = {"dataset", "method", "metric", "value"}
+    if not entries or not need <= set(entries[0]):
+        raise DataError(f"{path}: a paper table needs the columns {', '.join(sorted(need))}")
+    for i, e in enumerate(entries, 1):
+        if None in e or not finite_real(_number(e["value"])):
+            raise DataError(f"{path}: row {i} ({e.get('dataset')}, {e.get('method')}, {e.get('metric')}): needs a "
+                            f"number as value and no more fields than the header (quote a note with a comma)")
+    return entries
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        return float(text)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+
+
 def paper_table(rows: list[dict[str, Any]], paper: str | Path, by: str = "method") -> str:
     """A paper's values (CSV ``dataset,method,metric,value[,note]``) beside ours, with the differences, the number
     of rows each of ours is the mean of (``n``: seeds x folds; a cell of fewer seeds than the paper's is noisier)
@@ -302,15 +336,7 @@ def paper_table(rows: list[dict[str, Any]], paper: str | Path, by: str = "method
         >>> print(paper_table(rows, csv_file).splitlines()[-1])
         Within 1.5 points: 1 of 1 rate cells run (1 not run).
     """
-    path = Path(paper)
-    try:
-        with path.open(newline="") as fh:
-            entries = [e for e in csv.DictReader(line for line in fh if not line.lstrip().startswith("#"))]
-    except OSError as exc:
-        raise DataError(f"cannot read the paper table {path}: {exc.strerror or exc}") from None
-    need = {"dataset", "method", "metric", "value"}
-    if not entries or not need <= set(entries[0]):
-        raise DataError(f"{path}: a paper table needs the columns {', '.join(sorted(need))}")
+    entries = read_paper(paper)
     tol = WITHIN_POINTS / 100.0
     out = [f"| dataset | {by} | metric | paper | ours | n | ours - paper | within {WITHIN_POINTS:g} | note |",
            "|---|---|---|---|---|---|---|---|---|"]
