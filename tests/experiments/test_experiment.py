@@ -20,6 +20,7 @@ from treeopt_dsl.experiments.report import (
 )
 from treeopt_dsl.experiments.tasks import apply_overrides, expand
 from treeopt_dsl.experiments.worker import _load
+from treeopt_dsl.starts.multistart import paper_grid
 
 GOOD = """\
 [experiment]
@@ -188,6 +189,25 @@ def test_paper_table_reads_one_point_of_every_stored_path(tmp_path) -> None:
     paper.write_text("dataset,method,point,metric,value\nd,S-ORCT-T3,2^-13,test_accuracy,0.5\n")
     with pytest.raises(DataError, match=r"2\^-13.*known: 0, 2\^-12"):
         paper_table(rows, paper)
+
+
+@pytest.mark.parametrize("kind", ["l", "g"])
+def test_a_stored_path_off_the_papers_grid_is_refused_not_read_by_position(tmp_path, kind: str) -> None:
+    """A point is read by its label only from a path on the paper's grid (``paper_grid`` with the row's
+    ``n_features`` and depth): a 17-point path of other lambdas (here the grid of 5 features stored for 4, or
+    of depth 1 for depth 2) is refused, naming the path, instead of being read by position."""
+    def path(p: int, depth: int) -> dict:
+        lam = paper_grid(kind, p, depth)
+        pts = [{"lambda_l": v if kind == "l" else 0.0, "lambda_g": v if kind == "g" else 0.0,
+                "test_accuracy": 0.9} for v in lam]
+        return {"method": "T", "dataset": "d", "seed": 0, "ok": True, "status": "path", "n_features": 4,
+                "params": {"depth": 2}, "points": pts}
+    paper = tmp_path / "p.csv"
+    paper.write_text("dataset,method,point,metric,value\nd,T,2^-3,test_accuracy,0.9\n")
+    assert "| d | T | test_accuracy at 2^-3 | 0.900 | 0.900 | 1 | +0.000 | yes |" in paper_table([path(4, 2)], paper)
+    for bad in ([path(5, 2)], [path(4, 1)] if kind == "l" else [{**path(4, 2), "n_features": 5}]):
+        with pytest.raises(DataError, match="dataset 'd', method 'T', seed 0 is not on the paper's grid"):
+            paper_table(bad, paper)
 
 
 # ------------------------------------------------------------------ rows, hold-out selection, scale, paths

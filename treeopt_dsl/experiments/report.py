@@ -27,7 +27,7 @@ from treeopt_dsl.defaults import REPORT_PROFILES, WITHIN_POINTS
 from treeopt_dsl.errors import DataError, OptionError
 from treeopt_dsl.experiments.store import ResultStore
 from treeopt_dsl.numeric import finite_real
-from treeopt_dsl.starts.multistart import PAPER_GRID_LABELS
+from treeopt_dsl.starts.multistart import PAPER_GRID_LABELS, paper_grid
 
 __all__ = ["cumulative_gap", "exact_table", "instance_matrix", "objective_family", "paired_table", "paper_table",
            "performance_profile", "profile_figure", "read_paper", "summary_table", "write_report"]
@@ -243,8 +243,32 @@ def _path_points(rows: list[dict[str, Any]], point: str) -> list[dict[str, Any]]
     if point not in PAPER_GRID_LABELS:
         raise DataError(f"point {point!r} is not a point of the paper's grid (known: {', '.join(PAPER_GRID_LABELS)})")
     i = PAPER_GRID_LABELS.index(point)
-    return [{**{k: v for k, v in r.items() if k != "points"}, **r["points"][i], "ok": r.get("ok")}
-            for r in rows if len(r.get("points") or ()) == len(PAPER_GRID_LABELS)]
+    paths = [r for r in rows if len(r.get("points") or ()) == len(PAPER_GRID_LABELS)]
+    for r in paths:
+        _check_paper_grid(r)
+    return [{**{k: v for k, v in r.items() if k != "points"}, **r["points"][i], "ok": r.get("ok")} for r in paths]
+
+
+def _check_paper_grid(row: dict[str, Any]) -> None:
+    """Refuse a stored path whose 17 points are not the paper's grid (:func:`~treeopt_dsl.starts.multistart.paper_grid`:
+    one lambda 0 throughout, the other 0 then ``2^r / (p |tau_B|)`` or ``2^r / p``, r = -12..3, with the row's
+    ``n_features`` and its ``params`` depth), so that a point is never read off a path of other lambdas by its
+    position. A row that records no lambdas (made by hand) is taken as it is."""
+    pts = row["points"]
+    if not all("lambda_l" in q and "lambda_g" in q for q in pts):
+        return
+    lam = {k: np.array([float(q[k]) for q in pts]) for k in ("lambda_l", "lambda_g")}
+    depth = int((row.get("params") or {}).get("depth", 1))
+    p = row.get("n_features")
+    kind = "g" if np.all(lam["lambda_l"] == 0) and np.any(lam["lambda_g"] > 0) else "l"
+    other = lam["lambda_l" if kind == "g" else "lambda_g"]
+    ok = p is not None and np.all(other == 0) and np.allclose(lam[f"lambda_{kind}"],
+                                                                 paper_grid(kind, int(p), depth), rtol=1e-9, atol=0)
+    if not ok:
+        raise DataError(f"the stored path of dataset {row.get('dataset')!r}, method {row.get('method')!r}, seed "
+                        f"{row.get('seed')!r} is not on the paper's grid (n_features={p}, depth={depth}; lambda_l "
+                        f"{lam['lambda_l'][:3].tolist()}..., lambda_g {lam['lambda_g'][:3].tolist()}...): its points "
+                        "cannot be read by the paper's labels")
 
 
 def _ours(rows: list[dict[str, Any]], dataset: str, method: str, metric: str, by: str,
