@@ -510,3 +510,28 @@ def test_a_worker_dying_after_the_library_changed_names_the_change(monkeypatch) 
     assert "--retry-failed" in row["reason"] and row["retryable"]
     killed = worker._died(task, 1, -9, time.perf_counter())  # a kill is a kill, whatever the files did
     assert "changed" not in killed["reason"]
+
+
+def test_task_timeout_flag_kills_a_task_then_reruns_it_under_its_own_id(tmp_path: Path, capsys) -> None:
+    """``--task-timeout``: a task past it is killed and stored as failed, the reason naming the flag; the same
+    task reruns under its own id with ``--retry-failed`` and a longer timeout (Table 3.2's w5a OLCT at 10 s per
+    solve was killed by the computed timeout with no way to give it more)."""
+    from treeopt_dsl.cli import main
+
+    grid = tmp_path / "g.toml"
+    grid.write_text(SLEEPS.replace("seconds = 0.1", "seconds = 6.0").replace('["a", "b"]', '["a"]'))
+    store = tmp_path / "r.sqlite"
+    code = main(["experiment", "run", str(grid), "--store", str(store), "--quiet", "--task-timeout", "1"])
+    out = capsys.readouterr().out
+    assert code != 0 and "task timeout: killed after 1 s" in out and "--task-timeout" in out, out
+    with ResultStore(store) as s:
+        (row,) = s.rows()
+    assert not row["ok"] and row["status"] == "timeout"
+    code = main(["experiment", "run", str(grid), "--store", str(store), "--quiet", "--task-timeout", "120",
+                 "--retry-failed"])
+    assert code == 0, capsys.readouterr()
+    with ResultStore(store) as s:
+        (again,) = s.rows()
+    assert again["id"] == row["id"] and again["ok"]
+    assert main(["experiment", "run", str(grid), "--task-timeout", "0"]) == 2
+    assert "--task-timeout must be a positive number of seconds, got 0.0" in capsys.readouterr().err

@@ -34,10 +34,12 @@ __all__ = ["run"]
 def _run(args: argparse.Namespace) -> int:
     grid = load_grid(args.grid)
     tasks = expand(grid)
-    if args.solve_time_limit is not None or args.memory_mb is not None:
-        if args.solve_time_limit is not None and args.solve_time_limit <= 0:
-            raise OptionError(f"--solve-time-limit must be positive, got {args.solve_time_limit}")
-        tasks = apply_overrides(tasks, time_limit=args.solve_time_limit, memory_mb=args.memory_mb)
+    if args.solve_time_limit is not None or args.memory_mb is not None or args.task_timeout is not None:
+        for flag, v in (("--solve-time-limit", args.solve_time_limit), ("--task-timeout", args.task_timeout)):
+            if v is not None and not v > 0:
+                raise OptionError(f"{flag} must be a positive number of seconds, got {v}")
+        tasks = apply_overrides(tasks, time_limit=args.solve_time_limit, memory_mb=args.memory_mb,
+                                task_timeout=args.task_timeout)
     if args.only:
         tasks = [t for t in tasks if any(o in t["id"] for o in args.only)]
     store_path = Path(args.store or f"{grid.name}.sqlite")

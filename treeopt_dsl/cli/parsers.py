@@ -229,6 +229,9 @@ def add_experiment(sub: Any) -> None:
                    help="override every solve's time limit (new task ids; default: the grid's own, "
                         f"[experiment] time_limit, else {GRID_TIME_LIMIT:g} s)")
     r.add_argument("--memory-mb", type=int, default=None, help="override every task's memory limit")
+    r.add_argument("--task-timeout", type=float, default=None, metavar="SEC",
+                   help="kill a task after SEC seconds of wall time (default: the grid's task_timeout, else 1.5 x "
+                        "its solves' limits plus a per-solve overhead; the task ids stay the same)")
     r.add_argument("--only", action="append", default=[], help="run only tasks whose id contains this (repeatable)")
     add_shared(r, "quiet")
     t = s.add_parser("tasks", help="list the grid's tasks (validates the grid; runs nothing)")

@@ -82,8 +82,10 @@ def expand(grid: Grid) -> list[dict[str, Any]]:
 
 
 def apply_overrides(tasks: list[dict[str, Any]], *, time_limit: float | None = None,
-                    memory_mb: int | None = None) -> list[dict[str, Any]]:
-    """Tasks with a new time limit and/or memory limit (a new time limit is a new task: its id changes)."""
+                    memory_mb: int | None = None, task_timeout: float | None = None) -> list[dict[str, Any]]:
+    """Tasks with a new time limit, memory limit and/or wall timeout (a new time limit is a new task: its id
+    changes; the memory limit and the timeout are not part of the id, so a task killed by its timeout reruns under
+    its own id with ``--retry-failed --task-timeout``)."""
     out = []
     for t in tasks:
         t = dict(t)
@@ -93,6 +95,8 @@ def apply_overrides(tasks: list[dict[str, Any]], *, time_limit: float | None = N
                 t["cv"] = {**t["cv"], "time_limit": min(float(t["cv"]["time_limit"]), float(time_limit))}
         if memory_mb is not None:
             t["memory_mb"] = int(memory_mb)
+        if task_timeout is not None:
+            t["task_timeout"] = float(task_timeout)
         t["id"] = task_id(t)
         out.append(t)
     return out

@@ -485,6 +485,11 @@ def run_task(task: dict[str, Any], attempt: int = 1) -> dict[str, Any]:
 SOLVE_OVERHEAD_S = 10.0
 
 
+def _timeout_reason(timeout: float) -> str:
+    return (f"task timeout: killed after {timeout:.0f} s (rerun it with --retry-failed --task-timeout SEC, or set "
+            "task_timeout in the grid)")
+
+
 def wall_timeout(task: dict[str, Any]) -> float:
     """Seconds after which the runner kills a task: ``task_timeout``, else 1.5 x its solves' limits, plus
     :data:`SOLVE_OVERHEAD_S` per solve, plus 120."""
@@ -496,7 +501,6 @@ def wall_timeout(task: dict[str, Any]) -> float:
         parts = max(folds, int(task["cv"].get("repeats", 0)) if task["cv"].get("subsample") else 0) or 1
         n = parts * len(_combos(task["cv"]["grid"])) + (1 if folds else 0)
     if task.get("path"):  # the first point's starts, then each later point's chained and fresh starts
-
         p = task["path"]
         n_l, n_g = (len(paper_grid("l", 1)) if v == "paper" else len(v) for v in (p["lambda_l"], p["lambda_g"]))
         starts = int(p.get("n_starts", 20))
@@ -662,7 +666,7 @@ def run_isolated(task: dict[str, Any], attempt: int = 1, *, timeout: float | Non
                 p.kill()
                 p.join(5)
                 row = _died(task, attempt, p.exitcode, t0)
-                row.update(reason=f"task timeout: killed after {timeout:.0f} s", retryable=False, status="timeout")
+                row.update(reason=_timeout_reason(timeout), retryable=False, status="timeout")
                 return row
     finally:
         recv.close()
@@ -705,7 +709,7 @@ def _run_subprocess(task: dict[str, Any], attempt: int, timeout: float, running:
                 proc.kill()
                 proc.communicate()
                 row = _died(task, attempt, proc.returncode, t0)
-                row.update(reason=f"task timeout: killed after {timeout:.0f} s", retryable=False, status="timeout")
+                row.update(reason=_timeout_reason(timeout), retryable=False, status="timeout")
                 return row
         finally:
             if running is not None:
