@@ -266,6 +266,36 @@ def test_a_runner_table_is_counted_against_its_paper_csv(rc: ModuleType, tmp_pat
     assert cell["cause"] == "noise" and cell["se"] == pytest.approx(100 * np.sqrt(0.66 * 0.34 / 100 * (1 + 1 / 5)))
 
 
+def test_a_table_read_from_a_shorter_run_counts_only_its_proven_cells(rc: ModuleType, tmp_path: Path) -> None:
+    """Günlük Table 9 (30 min) from Table 11's rows (300 s): a cell with a solve stopped at the limit is printed
+    and not counted; a cell whose every solve proved optimal is counted as any other."""
+    rows = tmp_path / "rows.csv"
+    rows.write_text("id,method,dataset,seed,ok,status,n_train,n_test,train_accuracy,test_accuracy\n"
+                    "a,M,d,0,True,optimal,600,1000,0.90,0.80\nb,M,d,1,True,optimal,600,1000,0.92,0.82\n"
+                    "c,L,d,0,True,optimal,600,1000,0.70,0.60\nd,L,d,1,True,time_limit,600,1000,0.72,0.62\n")
+    paper = tmp_path / "paper.csv"
+    paper.write_text("dataset,method,metric,value\nd,M,test_accuracy,0.81\nd,L,test_accuracy,0.61\n")
+    cells = {c["cell"]: c for c in rc.runner_cells((rows, paper, "T", 5, "T", True))}
+    assert cells["d M test"]["counted"] and cells["d M test"]["cause"] == "within"
+    assert not cells["d L test"]["counted"] and "1 of 2 solves stopped" in cells["d L test"]["evidence"]
+    assert all(c["counted"] for c in rc.runner_cells((rows, paper, "T", 5, "T")))  # Table 11 itself: all counted
+
+
+def test_table_9s_proven_cells_are_the_same_trees_at_the_papers_limit() -> None:
+    """The reading behind Table 9's count: a solve proven optimal within 300 s gives the same tree at 1800 s
+    (four Table 11 tasks rerun at 1800 s: the same objective, tree and accuracies)."""
+    import pandas as pd
+
+    short = pd.read_csv(ROOT / "benchmarks" / "results" / "gunluk_table11_rpart_2026-11-28.csv")
+    long = pd.read_csv(ROOT / "benchmarks" / "results" / "gunluk_table9_check_1800s_2026-11-29.csv")
+    assert len(long) == 4 and set(long["task_time_limit"]) == {1800.0} and set(long["status"]) == {"optimal"}
+    both = long.merge(short, on=["method", "dataset", "seed"], suffixes=("", "_300"))
+    assert len(both) == 4 and set(both["task_time_limit_300"]) == {300.0} and set(both["status_300"]) == {"optimal"}
+    for col in ("model_text", "train_accuracy", "test_accuracy"):
+        assert (both[col] == both[f"{col}_300"]).all(), col
+    assert np.allclose(both["objective"], both["objective_300"], rtol=0, atol=1e-6)
+
+
 def _classes_below(t: int, leaves: np.ndarray, n_branch: int) -> set[int]:
     if t >= n_branch:
         return {int(leaves[t - n_branch])}
