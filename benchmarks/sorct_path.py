@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from treeopt_dsl.experiments.report import read_paper
-from treeopt_dsl.starts.multistart import PAPER_EXPONENTS, PAPER_GRID_LABELS
+from treeopt_dsl.starts.multistart import PAPER_EXPONENTS, PAPER_GRID_LABELS, lambda_l_column
 
 #: the paper's numbers, one home: seed 001 Tables 3-5 as data (``dataset,method,point,metric,value,note``; each row
 #: checked against the seed's text by ``tests/test_reproduction.py``), read by ``treeopt experiment report``
@@ -96,11 +96,18 @@ def _data_entry(name: str) -> dict[str, Any]:
             **PAPER_ENCODING.get(name, {})}
 
 
+#: how a lambda_L path (Tables 3 and 4) reaches each point: ``column`` from the lambda_L point before it (lambda_G =
+#: 0 throughout); ``row-ends`` the paper's pair order (lines 404-406: every lambda_L row walks the lambda_G grid, and
+#: the next row starts from its end), each row cut to its two ends (``lambda_g = "paper-ends"``); ``rows`` the same
+#: with every row whole (``"paper"``: the 17 x 17 grid, 17 times the solves)
+PAIR_ORDERS = {"column": [0.0], "row-ends": "paper-ends", "rows": "paper"}
+
+
 def grid_text(tables: list[int], datasets: list[str] | None, splits: int, n_starts: int, fresh: int | None,
-              time_limit: float) -> str:
+              time_limit: float, pair_order: str = "column") -> str:
     """The benchmark's grid as an experiment TOML (``--tables 3,4,5 --splits 10 --n-starts 20 --fresh 0``:
     ``experiments/sorct_tables3_5.toml``): one method per table, its paths on the table's data sets (those of
-    ``datasets``, default all)."""
+    ``datasets``, default all); Tables 3 and 4 in ``pair_order`` (:data:`PAIR_ORDERS`)."""
     from treeopt_dsl.experiments import toml_value
 
     names: dict[int, list[str]] = {t: [n for n in TABLES[t][0] if datasets is None or n in datasets] for t in tables}
@@ -115,7 +122,8 @@ def grid_text(tables: list[int], datasets: list[str] | None, splits: int, n_star
              f"seeds = {toml_value(list(range(splits)))}", "test_size = 0.25"]
     for t in tables:
         _, depth, kind = TABLES[t]
-        path = {"lambda_l": "paper" if kind == "l" else [0.0], "lambda_g": "paper" if kind == "g" else [0.0],
+        path = {"lambda_l": "paper" if kind == "l" else [0.0],
+                "lambda_g": "paper" if kind == "g" else PAIR_ORDERS[pair_order],
                 "n_starts": n_starts, **({"fresh": fresh} if fresh is not None else {})}
         lines += ["", "[[method]]", f'name = "{METHODS[t]}"', 'formulation = "sorct"',
                   f"params = {toml_value({'depth': depth, 'rho': 0.1})}  # gamma = 512, W = 0.5: the defaults",
@@ -133,7 +141,7 @@ def point_rows(store_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if t is None or not row.get("points"):
             continue
         paper, depth, _ = TABLES[t]
-        for i, pt in enumerate(row["points"][:len(R)]):
+        for i, pt in enumerate(lambda_l_column(row["points"])[:len(R)]):
             ref = paper[row["dataset"]][i]
             out.append({"table": t, "dataset": row["dataset"], "depth": depth, "split": row["seed"], "r": R[i],
                         "n_train": row.get("n_train"), "n_test": row.get("n_test"), **pt,
@@ -252,6 +260,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n-starts", type=int, default=20, help="random initial points (the paper: 20)")
     ap.add_argument("--fresh", type=int, default=None, help="new random points per later point (default n-starts)")
     ap.add_argument("--time-limit", type=float, default=600.0, help="seconds per start (default 600)")
+    ap.add_argument("--pair-order", choices=tuple(PAIR_ORDERS), default="column",
+                    help="how Tables 3-4 reach each lambda_L point: from the point before (column, default), or in "
+                         "the paper's order, from the end of the lambda_G row before (row-ends: rows cut to their "
+                         "two ends; rows: whole rows, 17 x the solves)")
     ap.add_argument("--jobs", type=int, default=1, help="paths in parallel (processes)")
     ap.add_argument("--executor", choices=("local", "dask"), default="local")
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results/sorct_path.sqlite"), help="results store")
@@ -272,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
         interrupted = False
     else:
         datasets = None if args.datasets == "all" else args.datasets.split(",")
-        text = grid_text(tables, datasets, args.splits, args.n_starts, args.fresh, args.time_limit)
+        text = grid_text(tables, datasets, args.splits, args.n_starts, args.fresh, args.time_limit, args.pair_order)
         if args.write_grid:
             args.write_grid.write_text(text)
             return 0

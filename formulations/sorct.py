@@ -32,7 +32,7 @@ from treeopt_dsl.formulations.spec import FormulationSpec, Param, callers_time_o
 from treeopt_dsl.models.randomized import decode_randomized
 from treeopt_dsl.numeric import logistic_cdf
 from treeopt_dsl.result import SolveResult
-from treeopt_dsl.starts.multistart import PathPoint, multistart, paper_grid, regularization_path
+from treeopt_dsl.starts.multistart import PathPoint, multistart, named_grid, regularization_path
 from treeopt_dsl.topology import MAX_DEPTH
 
 
@@ -127,8 +127,9 @@ def run_path(formulation: str, data: Dataset, lambdas_l: Sequence[float] | str,
              on_point: Callable[[PathPoint], None] | None = None,
              **options: Any) -> tuple[list[PathPoint], Dataset, Dataset]:
     """The path of ``treeopt path`` and of ``benchmarks/sorct_path.py``, one code path: ``data`` split
-    ``test_size`` / rest with ``seed`` (stratified), the grid (values, or ``"paper"``: :func:`paper_grid`)
-    walked by :func:`regularization_path` from ``n_starts`` random points drawn with ``seed``.
+    ``test_size`` / rest with ``seed`` (stratified), the grid (values, or a name of
+    :func:`~treeopt_dsl.starts.multistart.named_grid`: ``"paper"``, the paper's 17 points; ``"paper-ends"``, its
+    two ends) walked by :func:`regularization_path` from ``n_starts`` random points drawn with ``seed``.
 
     >>> from treeopt_dsl.datasets import load
     >>> path, train, test = run_path("sorct", load("iris", multiclass=True), [0.0, 0.05],
@@ -141,8 +142,8 @@ def run_path(formulation: str, data: Dataset, lambdas_l: Sequence[float] | str,
     if not {"lambda_l", "lambda_g"} <= set(spec.values):
         raise SolveError(f"{spec.name} has no lambda_l / lambda_g parameters: a path walks S-ORCT's grid")
     depth = int(spec.values.get("depth", 1))
-    grid_l = paper_grid("l", data.n_features, depth) if isinstance(lambdas_l, str) else list(lambdas_l)
-    grid_g = paper_grid("g", data.n_features, depth) if isinstance(lambdas_g, str) else list(lambdas_g)
+    grid_l = named_grid(lambdas_l, "l", data.n_features, depth) if isinstance(lambdas_l, str) else list(lambdas_l)
+    grid_g = named_grid(lambdas_g, "g", data.n_features, depth) if isinstance(lambdas_g, str) else list(lambdas_g)
     train, test = data.split(test_size, seed=seed)
 
     def make(lam_l: float, lam_g: float) -> Any:

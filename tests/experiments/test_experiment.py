@@ -19,7 +19,7 @@ from treeopt_dsl.experiments.report import (
     read_paper,
 )
 from treeopt_dsl.experiments.tasks import apply_overrides, expand
-from treeopt_dsl.experiments.worker import _load
+from treeopt_dsl.experiments.worker import SOLVE_OVERHEAD_S, _load, wall_timeout
 from treeopt_dsl.starts.multistart import paper_grid
 
 GOOD = """\
@@ -191,6 +191,27 @@ def test_paper_table_reads_one_point_of_every_stored_path(tmp_path) -> None:
         paper_table(rows, paper)
 
 
+def test_a_path_in_the_papers_pair_order_is_read_along_its_lambda_g_zero_column(tmp_path) -> None:
+    """``lambda_g = "paper-ends"`` (Tables 3-4 in the paper's pair order): the grid accepts it, the runner's timeout
+    counts its 34 points, and the report reads each label off the lambda_G = 0 column (not by position in the 34)."""
+    text = PATH.replace("lambda_g = [0.0]", 'lambda_g = "paper-ends"')
+    task = expand(parse_grid(text))[0]
+    assert task["path"]["lambda_g"] == "paper-ends"
+    n = 3 + (17 * 2 - 1) * (3 + 1)
+    assert wall_timeout(task) == 1.5 * n * 10.0 + n * SOLVE_OVERHEAD_S + 120
+    with pytest.raises(GridError, match='lambda_g must be "paper", "paper-ends" or a non-empty list'):
+        parse_grid(text.replace('"paper-ends"', '"paper-end"'))
+    lam_l, end = paper_grid("l", 4, 2), paper_grid("g", 4)[-1]
+    pts = [{"lambda_l": lo, "lambda_g": g, "test_accuracy": 0.5 if g else 0.9 - 0.01 * k}
+           for k, lo in enumerate(lam_l) for g in (0.0, end)]
+    row = {"method": "T", "dataset": "d", "seed": 0, "ok": True, "status": "path", "n_features": 4,
+           "params": {"depth": 2}, "points": pts}
+    paper = tmp_path / "p.csv"
+    paper.write_text("dataset,method,point,metric,value\nd,T,2^-12,test_accuracy,0.89\nd,T,2^3,test_accuracy,0.74\n")
+    md = paper_table([row], paper)
+    assert "| d | T | test_accuracy at 2^-12 | 0.890 | 0.890 | 1 | +0.000 | yes |" in md
+    assert "| d | T | test_accuracy at 2^3 | 0.740 | 0.740 | 1 | +0.000 | yes |" in md
+
 @pytest.mark.parametrize("kind", ["l", "g"])
 def test_a_stored_path_off_the_papers_grid_is_refused_not_read_by_position(tmp_path, kind: str) -> None:
     """A point is read by its label only from a path on the paper's grid (``paper_grid`` with the row's
@@ -350,8 +371,6 @@ def test_new_keys_are_refused_with_their_line(text: str, line: int, key: str, wo
 
 
 def test_wall_timeout_counts_hold_out_fits_and_path_starts() -> None:
-    from treeopt_dsl.experiments.worker import SOLVE_OVERHEAD_S, wall_timeout
-
     t = expand(parse_grid(PROTOCOL))[0]
     assert wall_timeout(t) == 1.5 * 2 * 2.0 + 2 * SOLVE_OVERHEAD_S + 120  # two fits (one per alpha), no refit
     t = expand(parse_grid(PATH))[0]

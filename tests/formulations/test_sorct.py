@@ -16,13 +16,20 @@ from hypothesis import strategies as st
 from treeopt_dsl.blocks.randomized import cost_matrix
 from treeopt_dsl.cli import main
 from treeopt_dsl.data import Dataset
-from treeopt_dsl.errors import DataError, OptionError
+from treeopt_dsl.errors import DataError, OptionError, SolveError
 from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.formulations.sorct import lambda_l_threshold
 from treeopt_dsl.models.randomized import COARSE_ZERO_TOL, RandomizedTreeModel
 from treeopt_dsl.numeric import leaf_probabilities, logistic_cdf
 from treeopt_dsl.starts import resolve
-from treeopt_dsl.starts.multistart import model_metrics, regularization_path, solve_from
+from treeopt_dsl.starts.multistart import (
+    decisions_of,
+    lambda_l_column,
+    model_metrics,
+    named_grid,
+    regularization_path,
+    solve_from,
+)
 
 casadi = pytest.importorskip("casadi", reason="the NLP route needs `pip install treeopt-dsl[nlp]`")
 from treeopt_dsl.backends.nlp import compiled  # noqa: E402
@@ -311,6 +318,33 @@ def test_path_chains_each_pair_from_the_previous_solutions() -> None:
     first, _ = solve_from(b1, starts=[{n: b0.model[n].values(sols[0]) for n in ("a", "mu", "C")}])
     assert chain[1].result.starts[0]["objective"] == pytest.approx(first.objective, rel=1e-8)
     assert chain[0].result.objective == pytest.approx(min(s["objective"] for s in chain[0].result.starts))
+
+
+def test_the_papers_pair_order_starts_each_lambda_l_point_from_the_end_of_the_row_before() -> None:
+    """Tables 3-4 are the lambda_G = 0 column of the paper's grid, solved row by row (seed 001 lines 404-406): with
+    ``lambda_g = "paper-ends"`` (each row cut to 0 and 8 / p) the point (0.01, 0) starts from the solutions of
+    (0, 8 / p), not of (0, 0). Reproduced by hand: the chain (0, 0) -> (0, 8 / p) -> (0.01, 0)."""
+    data = _data(40, 3, 2, 6)
+    ends = named_grid("paper-ends", "g", data.n_features)
+    assert ends == [0.0, 8.0 / data.n_features] and named_grid("paper", "g", 3)[-1] == ends[1]
+
+    def make(lo: float, gl: float):
+        return get_formulation("sorct", depth=1, gamma=16.0, lambda_l=lo, lambda_g=gl)
+
+    path = regularization_path(make, data, [0.0, 0.01], ends, n_starts=3, seed=0, fresh=0)
+    assert [(p.lambda_l, p.lambda_g) for p in path] == [(0.0, 0.0), (0.0, ends[1]), (0.01, 0.0), (0.01, ends[1])]
+    built, sols = make(0.0, 0.0).build(data), None
+    _, sols = solve_from(built, n_starts=3, seed=0)
+    for lo, gl in ((0.0, ends[1]), (0.01, 0.0)):
+        nxt = make(lo, gl).build(data)
+        best, sols = solve_from(nxt, starts=[decisions_of(built, x) for x in sols[:3]])
+        built = nxt
+    assert path[2].result.objective == pytest.approx(best.objective, rel=1e-8)
+    # the stored path read as Table 3: its lambda_G = 0 column, in order
+    column = lambda_l_column([p.to_dict() for p in path])
+    assert [(q["lambda_l"], q["lambda_g"]) for q in column] == [(0.0, 0.0), (0.01, 0.0)]
+    with pytest.raises(SolveError, match="paper-ends, got 'paper-end'"):
+        named_grid("paper-end", "g", 3)
 
 
 # ------------------------------------------------------------------ data and command line

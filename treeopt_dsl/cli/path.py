@@ -18,17 +18,19 @@ from treeopt_dsl.cli.common import (
 from treeopt_dsl.defaults import SOLVER
 from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.formulations.sorct import run_path
-from treeopt_dsl.starts.multistart import plot_path
+from treeopt_dsl.starts.multistart import NAMED_GRIDS, plot_path
 
 
 def lambda_grid(text: str, kind: str) -> list[float] | str:
-    """``paper`` (:func:`~treeopt_dsl.starts.multistart.paper_grid`) or comma-separated values."""
-    if text.strip().lower() == "paper":
-        return "paper"
+    """A grid's name (:data:`~treeopt_dsl.starts.multistart.NAMED_GRIDS`: ``paper``, ``paper-ends``) or
+    comma-separated values."""
+    if text.strip().lower() in NAMED_GRIDS:
+        return text.strip().lower()
     try:
         return [float(t) for t in text.split(",") if t.strip()]
     except ValueError:
-        raise UsageError(f"--lambda-{kind} takes comma-separated numbers or 'paper', got {text!r}") from None
+        raise UsageError(f"--lambda-{kind} takes comma-separated numbers, 'paper' or 'paper-ends', got {text!r}"
+                         ) from None
 
 
 def run(args: argparse.Namespace) -> int:

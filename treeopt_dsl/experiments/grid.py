@@ -53,7 +53,8 @@ minority-class count of two classes; Bertsimas and Dunn's alpha is per baseline 
 number of training rows). With ``cv`` the scale is taken on the rows each fit sees.
 
 ``path``: the task walks a formulation's ``(lambda_l, lambda_g)`` grid (values, or ``"paper"``: S-ORCT's 0 and
-2^r / (p |tau_B|), r = -12..3) with chained warm starts (:func:`treeopt_dsl.formulations.sorct.run_path`): the first
+2^r / (p |tau_B|), r = -12..3; ``"paper-ends"``: its two ends, a lambda_G row walked at 2 points) with chained warm
+starts (:func:`treeopt_dsl.formulations.sorct.run_path`): the first
 point from ``n_starts`` random points, every later one from the previous point's solutions plus ``fresh``
 new random points; ``time_limit`` is per start. The row carries ``points``: one dict per point (lambda_l,
 lambda_g, status, objective, won, time_per_start_s, wall_s, train/test accuracy, delta_l, delta_g, and both deltas
@@ -86,6 +87,7 @@ from treeopt_dsl.defaults import GRID_TIME_LIMIT
 from treeopt_dsl.errors import DataError, TreeoptError
 from treeopt_dsl.formulations import REGISTRY, get_formulation
 from treeopt_dsl.registry import RISK_STARTS, TREE_STARTS, WARM_STARTS
+from treeopt_dsl.starts.multistart import NAMED_GRIDS
 from treeopt_dsl.starts.refine import check_refinable
 from treeopt_dsl.topology import Topology
 
@@ -610,10 +612,10 @@ def _path(ck: _Checker, i: int, m: dict[str, Any], form: str | None, cv: Any, sc
         raise ck.fail("method", "path", f"{form} has no lambda_l / lambda_g parameters", i)
     for key in ("lambda_l", "lambda_g"):
         v = path.get(key, [0.0])
-        if v != "paper" and (not isinstance(v, list) or not v or any(
+        if v not in NAMED_GRIDS and (not isinstance(v, list) or not v or any(
                 isinstance(x, bool) or not isinstance(x, (int, float)) or x < 0 for x in v)):
-            raise ck.fail("method", "path", f'{key} must be "paper" or a non-empty list of numbers >= 0, got {v!r}',
-                          i)
+            raise ck.fail("method", "path", f'{key} must be "paper", "paper-ends" or a non-empty list of numbers >= 0, '
+                                            f"got {v!r}", i)
     for key, lo in (("n_starts", 1), ("fresh", 0)):
         v = path.get(key)
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < lo):

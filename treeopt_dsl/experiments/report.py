@@ -27,7 +27,7 @@ from treeopt_dsl.defaults import REPORT_PROFILES, WITHIN_POINTS
 from treeopt_dsl.errors import DataError, OptionError
 from treeopt_dsl.experiments.store import ResultStore
 from treeopt_dsl.numeric import finite_real
-from treeopt_dsl.starts.multistart import PAPER_GRID_LABELS, paper_grid
+from treeopt_dsl.starts.multistart import PAPER_GRID_LABELS, lambda_l_column, paper_grid
 
 __all__ = ["cumulative_gap", "exact_table", "instance_matrix", "objective_family", "paired_table", "paper_table",
            "performance_profile", "profile_figure", "read_paper", "summary_table", "write_report"]
@@ -243,7 +243,8 @@ def _path_points(rows: list[dict[str, Any]], point: str) -> list[dict[str, Any]]
     if point not in PAPER_GRID_LABELS:
         raise DataError(f"point {point!r} is not a point of the paper's grid (known: {', '.join(PAPER_GRID_LABELS)})")
     i = PAPER_GRID_LABELS.index(point)
-    paths = [r for r in rows if len(r.get("points") or ()) == len(PAPER_GRID_LABELS)]
+    paths = [{**r, "points": lambda_l_column(r["points"])} for r in rows if r.get("points")]
+    paths = [r for r in paths if len(r["points"]) == len(PAPER_GRID_LABELS)]
     for r in paths:
         _check_paper_grid(r)
     return [{**{k: v for k, v in r.items() if k != "points"}, **r["points"][i], "ok": r.get("ok")} for r in paths]

@@ -58,7 +58,7 @@ from treeopt_dsl.models.metrics import balanced_accuracy, metrics, rates
 from treeopt_dsl.models.sklearn_tree import prune_misclassification
 from treeopt_dsl.models.subset_cart import fit_subset_cart
 from treeopt_dsl.numeric import json_default
-from treeopt_dsl.starts.multistart import paper_grid
+from treeopt_dsl.starts.multistart import named_grid
 from treeopt_dsl.starts.refine import is_logistic, refine_result, result_exact_objective
 from treeopt_dsl.starts.resolver import start_point
 
@@ -502,7 +502,8 @@ def wall_timeout(task: dict[str, Any]) -> float:
         n = parts * len(_combos(task["cv"]["grid"])) + (1 if folds else 0)
     if task.get("path"):  # the first point's starts, then each later point's chained and fresh starts
         p = task["path"]
-        n_l, n_g = (len(paper_grid("l", 1)) if v == "paper" else len(v) for v in (p["lambda_l"], p["lambda_g"]))
+        n_l, n_g = (len(named_grid(v, "l", 1)) if isinstance(v, str) else len(v)
+                    for v in (p["lambda_l"], p["lambda_g"]))
         starts = int(p.get("n_starts", 20))
         n = starts + (n_l * n_g - 1) * (starts + int(p.get("fresh", starts)))
     tl = float(task.get("time_limit", 60.0))

@@ -244,6 +244,41 @@ def paper_grid(kind: str, n_features: int, depth: int = 1) -> list[float]:
     return [0.0] + [2.0**r / scale for r in PAPER_EXPONENTS]
 
 
+#: the grids a path may name instead of listing its values: ``"paper"`` (:func:`paper_grid`, 17 points) and
+#: ``"paper-ends"``, its first and last points (0 and ``2^3 / ...``): a lambda_G row cut to its two ends, so that a
+#: lambda_L path walks the paper's pair order (each lambda_L point started from the end of the row before,
+#: [blanquero-2020-sorct] lines 404-406) at 2 points a row instead of 17
+NAMED_GRIDS = ("paper", "paper-ends")
+
+
+def lambda_l_column(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The points of a stored path (``PathPoint.to_dict()`` rows) along its ``lambda_G = 0`` column when the path
+    walks both lambdas (rows of lambda_G: ``lambda_g = "paper"`` or ``"paper-ends"``, the paper's pair order): the
+    lambda_L path of Tables 3-4. A path of one lambda, or points without lambdas, are returned as they are.
+
+    >>> pts = [{"lambda_l": l, "lambda_g": g} for l in (0.0, 0.1) for g in (0.0, 2.0)]
+    >>> [q["lambda_l"] for q in lambda_l_column(pts)]
+    [0.0, 0.1]
+    """
+    if not all("lambda_l" in q and "lambda_g" in q for q in points):
+        return points
+    if len({q["lambda_l"] for q in points}) > 1 and len({q["lambda_g"] for q in points}) > 1:
+        return [q for q in points if q["lambda_g"] == 0]
+    return points
+
+
+def named_grid(name: str, kind: str, n_features: int, depth: int = 1) -> list[float]:
+    """The values of a grid named in :data:`NAMED_GRIDS`.
+
+    >>> named_grid("paper-ends", "g", 4)
+    [0.0, 2.0]
+    """
+    if name not in NAMED_GRIDS:
+        raise SolveError(f"a lambda grid is a list of values or one of {', '.join(NAMED_GRIDS)}, got {name!r}")
+    grid = paper_grid(kind, n_features, depth)
+    return grid if name == "paper" else [grid[0], grid[-1]]
+
+
 
 
 def model_metrics(model: Any, data: Dataset, prefix: str) -> dict[str, float]:
