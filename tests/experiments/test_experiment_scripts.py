@@ -73,6 +73,9 @@ def test_sorct_grid(sorct: ModuleType, tmp_path: Path) -> None:
     assert len(expand(g)) == (12 + 6 + 6) * 10  # one task per (table, dataset, split) path
     # the paper's protocol: 20 random starts at the first point, every later one chained alone (no fresh points)
     assert {(m.path["n_starts"], m.path["fresh"]) for m in g.methods} == {(20, 0)}
+    # Table 4 in the paper's pair order (each point from the end of the lambda_G row before); Table 3 a path alone
+    assert {m.name: m.path["lambda_g"] for m in g.methods} == {"S-ORCT-T3": [0.0], "S-ORCT-T4": "paper-ends",
+                                                              "S-ORCT-T5": "paper"}
     t5 = next(m for m in g.methods if m.name == "S-ORCT-T5")
     assert t5.path == {"lambda_l": [0.0], "lambda_g": "paper", "n_starts": 20, "fresh": 0} and t5.params["depth"] == 2
     short = _written(sorct.main, ["--tables", "3", "--datasets", "sonar,iris", "--n-starts", "5", "--fresh", "0"],
@@ -160,9 +163,12 @@ def test_sorct_runs_on_the_runner(sorct: ModuleType, tmp_path: Path, capsys) -> 
     out = capsys.readouterr().out
     assert "1 succeeded" in out and "iris (1 split(s))" in out
     [row] = load_rows(store)
-    assert len(row["points"]) == 17 and row["points"][0]["lambda_l"] == 0.0
+    # Table 4 in the paper's pair order: each lambda_L point, then the end of its lambda_G row (8 / p)
+    assert len(row["points"]) == 34 and row["points"][0]["lambda_l"] == 0.0
+    assert [p["lambda_g"] for p in row["points"]] == [0.0, 8.0 / 4] * 17
     points = sorct.point_rows([row])
     assert [p["r"] for p in points] == sorct.R and all("test_accuracy" in p and "delta_l" in p for p in points)
+    assert [p["lambda_l"] for p in points] == [p["lambda_l"] for p in row["points"][::2]]
     assert (tmp_path / "plots" / "sorct_T4_iris_split0.png").exists()
     assert sorct.main(["--summary", str(store), "--tables", "4"]) == 0
     assert "mean |difference|" in capsys.readouterr().out
