@@ -73,6 +73,10 @@ def test_sorct_grid(sorct: ModuleType, tmp_path: Path) -> None:
     assert len(expand(g)) == (12 + 6 + 6) * 10  # one task per (table, dataset, split) path
     # the paper's protocol: 20 random starts at the first point, every later one chained alone (no fresh points)
     assert {(m.path["n_starts"], m.path["fresh"]) for m in g.methods} == {(20, 0)}
+    # Figure 5's grid (the whole 17 x 17) reads the same data and starts as the tables
+    fig5 = parse_grid((ROOT / "experiments" / "sorct_fig5.toml").read_text())
+    assert [d for d in fig5.datasets] == [d for d in g.datasets if d.name in {x.name for x in fig5.datasets}]
+    assert fig5.methods[0].path == {"lambda_l": "paper", "lambda_g": "paper", "n_starts": 20, "fresh": 0}
     # Table 4 in the paper's pair order (each point from the end of the lambda_G row before); Table 3 a path alone
     assert {m.name: m.path["lambda_g"] for m in g.methods} == {"S-ORCT-T3": [0.0], "S-ORCT-T4": "paper-ends",
                                                               "S-ORCT-T5": "paper"}
