@@ -221,6 +221,55 @@ def summary(rows: list[dict]) -> None:
                   f"accuracy within 1.5 points on {np.mean(np.array(diffs_a) <= 1.5):.0%} of {len(diffs_a)} cells")
 
 
+def grid_points(stored: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The points of whole-grid paths (``experiments/sorct_fig5.toml``: 17 x 17 pairs a path), one dict each with
+    its ``dataset`` and ``split``, from a store's rows or from JSON-lines point rows (kept as they are)."""
+    out = []
+    for row in stored:
+        if "points" in row:
+            out += [{"dataset": row["dataset"], "split": row["seed"], **q} for q in row["points"] or []]
+        elif "lambda_l" in row and "lambda_g" in row:
+            out.append(row)
+    return out
+
+
+def grid_figure(points: list[dict[str, Any]], path: str) -> None:
+    """The paper's Figure 5: per data set, heat maps of test accuracy, delta_L and delta_G (%) over the
+    (lambda_L, lambda_G) grid, the mean over the splits run (rows: lambda_L from 0 up, columns: lambda_G)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(dict.fromkeys(p["dataset"] for p in points))
+    fig, axes = plt.subplots(len(names), 3, figsize=(10, 3.2 * len(names)), squeeze=False)
+    labels = ["0" if r is None else f"{r}" for r in R]
+    for row_axes, name in zip(axes, names, strict=True):
+        pts = [p for p in points if p["dataset"] == name]
+        ls, gs = sorted({p["lambda_l"] for p in pts}), sorted({p["lambda_g"] for p in pts})
+        splits = len({p["split"] for p in pts})
+        for ax, key, title in zip(row_axes, ("test_accuracy", "delta_l", "delta_g"), ("acc", "delta_L", "delta_G"),
+                                  strict=True):
+            m = np.full((len(ls), len(gs)), np.nan)
+            for i, lo in enumerate(ls):
+                for j, g in enumerate(gs):
+                    v = [p[key] for p in pts if p["lambda_l"] == lo and p["lambda_g"] == g and p.get(key) is not None]
+                    if v:
+                        m[i, j] = (100 if key == "test_accuracy" else 1) * float(np.mean(v))
+            im = ax.imshow(m, origin="lower", cmap="viridis", vmin=0, vmax=100, aspect="auto")
+            ax.set_title(f"{name}: {title} (%, {splits} split(s))", fontsize=8)
+            if len(ls) == len(R) and len(gs) == len(R):
+                ax.set_xticks(range(0, len(R), 4), labels[::4], fontsize=6)
+                ax.set_yticks(range(0, len(R), 4), labels[::4], fontsize=6)
+            ax.set_xlabel("lambda_G: r of 2^r / p", fontsize=7)
+            ax.set_ylabel("lambda_L: r of 2^r / (p |tau_B|)", fontsize=7)
+            fig.colorbar(im, ax=ax, fraction=0.046)
+    fig.suptitle("S-ORCT Figure 5 (depth 2): the whole lambda grid, each pair chained from the one before", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def figure(rows: list[dict], table: int, path: str) -> None:
     """The paper's Figures 2-4 beside ours: per data set, delta (blue) and test accuracy (red) against r,
     ours solid (mean over the splits run), the paper's dashed."""
@@ -284,7 +333,14 @@ def main(argv: list[str] | None = None) -> int:
                     help="also write the point rows (the summary's rows) as JSON lines, atomically")
     ap.add_argument("--plot", type=Path, help="directory for the path figures (one per dataset and split)")
     ap.add_argument("--figures", type=Path, help="directory for one ours-vs-paper figure per table (Figures 2-4)")
+    ap.add_argument("--grid-figure", nargs=2, type=Path, metavar=("FILE", "PNG"),
+                    help="only draw Figure 5 (heat maps over the whole lambda grid) from FILE, a store of "
+                         "experiments/sorct_fig5.toml or JSON-lines grid points, into PNG")
     args = ap.parse_args(argv)
+    if args.grid_figure:
+        grid_figure(grid_points(load_rows(args.grid_figure[0])), str(args.grid_figure[1]))
+        print(f"wrote {args.grid_figure[1]}")
+        return 0
     tables = [int(t) for t in args.tables.split(",")]
     if any(t not in TABLES for t in tables):
         ap.error("unknown table; choose among 3, 4, 5")

@@ -178,6 +178,23 @@ def test_sorct_runs_on_the_runner(sorct: ModuleType, tmp_path: Path, capsys) -> 
     assert "mean |difference|" in capsys.readouterr().out
 
 
+def test_sorct_grid_figure_draws_the_stored_whole_grid(sorct: ModuleType, tmp_path: Path) -> None:
+    """Figure 5 from the stored 17 x 17 grid of balance's split 0 (its 289 points, each pair chained from the one
+    before) and from a store's path row flattened the same way."""
+    pytest.importorskip("matplotlib")
+    pts = load_rows(ROOT / "benchmarks" / "results" / "sorct_balance_full_grid_split0_2026-11-29.jsonl")
+    assert len(pts) == 17 * 17 and sorct.grid_points(pts) == pts
+    row = {"dataset": "balance", "seed": 0, "points": [{k: v for k, v in p.items() if k not in ("dataset", "split")}
+                                                      for p in pts]}
+    flat = sorct.grid_points([row])
+    assert [(q["lambda_l"], q["lambda_g"], q["test_accuracy"]) for q in flat] == [
+        (q["lambda_l"], q["lambda_g"], q["test_accuracy"]) for q in pts]
+    png = tmp_path / "fig5.png"
+    assert sorct.main(["--grid-figure", str(ROOT / "benchmarks" / "results" /
+                                            "sorct_balance_full_grid_split0_2026-11-29.jsonl"), str(png)]) == 0
+    assert png.stat().st_size > 10_000
+
+
 def test_depth2_benchmark_reprints_and_draws_saved_rows(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """benchmarks/exact_depth2_continuous.py --rows FILE --plot PNG: the docs' table and picture from the saved rows
     (every optimum there equals the peers' where they finished)."""
