@@ -6,7 +6,9 @@
     .venv/bin/python benchmarks/sorct_path.py --summary benchmarks/results/sorct_protocol.jsonl --tables 3,4,5
     .venv/bin/python benchmarks/sorct_path.py --summary STORE.sqlite --export benchmarks/results/NAME.jsonl
     .venv/bin/python benchmarks/sorct_path.py --tables 3,4,5 --splits 10 --n-starts 20 --fresh 0 \\
-        --write-grid experiments/sorct_tables3_5.toml
+        --write-grid experiments/sorct_tables3_5.toml                                # Table 4 in the pair order
+    .venv/bin/python benchmarks/sorct_path.py --tables 4 --pair-order column ...     # each point from the one before
+    .venv/bin/python benchmarks/sorct_path.py --grid-figure STORE_OR_JSONL fig5.png  # Figure 5's heat maps
     treeopt experiment run experiments/sorct_tables3_5.toml --jobs 2       # the same grid on the runner, then
     treeopt experiment report sorct_tables3_5.sqlite --paper experiments/papers/sorct_tables3_5.csv
 
@@ -99,7 +101,8 @@ def _data_entry(name: str) -> dict[str, Any]:
 #: how a lambda_L path (Tables 3 and 4) reaches each point: ``column`` from the lambda_L point before it (lambda_G =
 #: 0 throughout); ``row-ends`` the paper's pair order (lines 404-406: every lambda_L row walks the lambda_G grid, and
 #: the next row starts from its end), each row cut to its two ends (``lambda_g = "paper-ends"``); ``rows`` the same
-#: with every row whole (``"paper"``: the 17 x 17 grid, 17 times the solves)
+#: with every row whole (``"paper"``: the 17 x 17 grid, 8.5 times the points of ``row-ends``; about 4-5 times the
+#: time on balance, where most points inside a row are quick)
 PAIR_ORDERS = {"column": [0.0], "row-ends": "paper-ends", "rows": "paper"}
 #: the reading of each lambda_L table (docs/reproduction.md, "the paper's pair order"): Table 4 (depth 2) is the
 #: lambda_G = 0 column of the 17 x 17 grid, so its points start from the end of the row before; Table 3 (depth 1),
@@ -118,11 +121,15 @@ def grid_text(tables: list[int], datasets: list[str] | None, splits: int, n_star
 
     names: dict[int, list[str]] = {t: [n for n in TABLES[t][0] if datasets is None or n in datasets] for t in tables}
     every = list(dict.fromkeys(n for t in tables for n in names[t]))
+    paper_note = [
+        "#   benchmarks/sorct_path.py --tables 3,4,5 --splits 10 --n-starts 20 --fresh 0 (the paper's protocol;",
+        "#   Table 4 in its pair order, each lambda_L point from the end of the lambda_G row before, the rows",
+        '#   cut to their two ends: lambda_g = "paper-ends")']
+    order_note = paper_note if pair_order == "paper" else [
+        f"#   --pair-order {pair_order}: Tables 3-4 with lambda_g = {toml_value(PAIR_ORDERS[pair_order])}"]
     lines = ["# benchmarks/sorct_path.py's grid: S-ORCT Tables 3-5, the paper's regularization paths",
              "# (written by grid_text: edit the script, not this file); one task = one (table, dataset, split) path",
-             "#   benchmarks/sorct_path.py --tables 3,4,5 --splits 10 --n-starts 20 --fresh 0 (the paper's protocol;",
-             "#   Table 4 in its pair order, each lambda_L point from the end of the lambda_G row before, the rows",
-             "#   cut to their two ends: lambda_g = \"paper-ends\")",
+             *order_note,
              "[experiment]", 'name = "sorct_tables3_5"', 'solver = "ipopt"',
              f"time_limit = {float(time_limit)!r}  # seconds per start", "threads = 1",
              'metrics = ["accuracy", "balanced_accuracy"]', "", "[data]",
@@ -321,8 +328,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pair-order", choices=("paper", *PAIR_ORDERS), default="paper",
                     help="how Tables 3-4 reach each lambda_L point: from the point before (column), or in the "
                          "paper's pair order, from the end of the lambda_G row before (row-ends: rows cut to their "
-                         "two ends; rows: whole rows, 17 x the solves); default paper: Table 3 column, Table 4 "
-                         "row-ends")
+                         "two ends; rows: whole rows, about 4-5 x the time); default paper: Table 3 column, "
+                         "Table 4 row-ends")
     ap.add_argument("--jobs", type=int, default=1, help="paths in parallel (processes)")
     ap.add_argument("--executor", choices=("local", "dask"), default="local")
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results/sorct_path.sqlite"), help="results store")

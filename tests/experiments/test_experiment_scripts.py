@@ -80,6 +80,9 @@ def test_sorct_grid(sorct: ModuleType, tmp_path: Path) -> None:
     # Table 4 in the paper's pair order (each point from the end of the lambda_G row before); Table 3 a path alone
     assert {m.name: m.path["lambda_g"] for m in g.methods} == {"S-ORCT-T3": [0.0], "S-ORCT-T4": "paper-ends",
                                                               "S-ORCT-T5": "paper"}
+    column = _written(sorct.main, ["--tables", "4", "--pair-order", "column"], tmp_path / "c.toml")
+    assert "--pair-order column: Tables 3-4 with lambda_g = [0.0]" in column and "paper-ends" not in column
+    assert parse_grid(column).methods[0].path["lambda_g"] == [0.0]
     t5 = next(m for m in g.methods if m.name == "S-ORCT-T5")
     assert t5.path == {"lambda_l": [0.0], "lambda_g": "paper", "n_starts": 20, "fresh": 0} and t5.params["depth"] == 2
     short = _written(sorct.main, ["--tables", "3", "--datasets", "sonar,iris", "--n-starts", "5", "--fresh", "0"],

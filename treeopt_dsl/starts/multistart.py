@@ -254,7 +254,7 @@ NAMED_GRIDS = ("paper", "paper-ends")
 def lambda_l_column(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The points of a stored path (``PathPoint.to_dict()`` rows) along its ``lambda_G = 0`` column when the path
     walks both lambdas (rows of lambda_G: ``lambda_g = "paper"`` or ``"paper-ends"``, the paper's pair order): the
-    lambda_L path of Tables 3-4. A path of one lambda, or points without lambdas, are returned as they are.
+    lambda_L path of Table 4. A path of one lambda, or points without lambdas, are returned as they are.
 
     >>> pts = [{"lambda_l": l, "lambda_g": g} for l in (0.0, 0.1) for g in (0.0, 2.0)]
     >>> [q["lambda_l"] for q in lambda_l_column(pts)]
@@ -277,8 +277,6 @@ def named_grid(name: str, kind: str, n_features: int, depth: int = 1) -> list[fl
         raise SolveError(f"a lambda grid is a list of values or one of {', '.join(NAMED_GRIDS)}, got {name!r}")
     grid = paper_grid(kind, n_features, depth)
     return grid if name == "paper" else [grid[0], grid[-1]]
-
-
 
 
 def model_metrics(model: Any, data: Dataset, prefix: str) -> dict[str, float]:
