@@ -424,6 +424,13 @@ def test_cli_path_and_fit_on_a_csv_without_the_shared_data(tmp_path, capsys) -> 
     assert main(["path", "sorct", *common, "--lambda-l", "0,abc"]) == 2
     assert "lambda-l" in capsys.readouterr().err
     assert main(["path", "olct", *common]) == 2
+    # the paper's pair order from the command line: each lambda_L point, then the end of its lambda_G row (8 / p)
+    assert main(["path", "sorct", *common, "--lambda-l", "0,0.01", "--lambda-g", "paper-ends", "--n-starts", "2",
+                 "--json"]) == 0
+    path = json.loads(capsys.readouterr().out)["path"]
+    assert [(p["lambda_l"], p["lambda_g"]) for p in path] == [(0.0, 0.0), (0.0, 4.0), (0.01, 0.0), (0.01, 4.0)]
+    assert main(["path", "sorct", *common, "--lambda-g", "paper-end"]) == 2
+    assert "'paper' or 'paper-ends', got 'paper-end'" in capsys.readouterr().err
 
 
 def test_a_multistart_builds_one_ipopt_solver_not_one_per_start() -> None:
