@@ -275,10 +275,54 @@ def test_a_table_read_from_a_shorter_run_counts_only_its_proven_cells(rc: Module
                     "c,L,d,0,True,optimal,600,1000,0.70,0.60\nd,L,d,1,True,time_limit,600,1000,0.72,0.62\n")
     paper = tmp_path / "paper.csv"
     paper.write_text("dataset,method,metric,value\nd,M,test_accuracy,0.81\nd,L,test_accuracy,0.61\n")
-    cells = {c["cell"]: c for c in rc.runner_cells((rows, paper, "T", 5, "T", True))}
+    cells = {c["cell"]: c for c in rc.runner_cells((rows, paper, "T", 2, "T", True))}
     assert cells["d M test"]["counted"] and cells["d M test"]["cause"] == "within"
     assert not cells["d L test"]["counted"] and "1 of 2 solves stopped" in cells["d L test"]["evidence"]
-    assert all(c["counted"] for c in rc.runner_cells((rows, paper, "T", 5, "T")))  # Table 11 itself: all counted
+    assert all(c["counted"] for c in rc.runner_cells((rows, paper, "T", 2, "T")))  # Table 11 itself: all counted
+    # a run cut short (2 of the paper's 5 splits): printed, not counted
+    cells = {c["cell"]: c for c in rc.runner_cells((rows, paper, "T", 5, "T"))}
+    assert not cells["d M test"]["counted"] and cells["d M test"]["evidence"] == "2 of the paper's 5 splits run"
+
+
+def test_a_cell_the_paper_prints_twice_is_counted_once(rc: ModuleType, tmp_path: Path) -> None:
+    """Günlük Table 12's 600-row column is Table 9's depth-2 column (the same experiment printed twice), and a1a's
+    2400-row column its 1800 (a1a has 1,444 training rows): such cells are printed with what they repeat, not
+    counted again; a repeat named by method covers every dataset, one named "dataset method" that cell alone."""
+    rows = tmp_path / "rows.csv"
+    rows.write_text("id,method,dataset,seed,ok,status,n_train,n_test,train_accuracy,test_accuracy\n"
+                    "a,M,d,0,True,optimal,600,1000,0.90,0.80\nb,L,d,0,True,optimal,600,1000,0.70,0.60\n"
+                    "c,L,e,0,True,optimal,600,1000,0.70,0.60\n")
+    paper = tmp_path / "paper.csv"
+    paper.write_text("dataset,method,metric,value\nd,M,test_accuracy,0.80\nd,L,test_accuracy,0.60\n"
+                     "e,L,test_accuracy,0.60\n")
+    repeats = {"M": "Table 9's ODT-D2", "e L": "e's 1800-row column"}
+    cells = {c["cell"]: c for c in rc.runner_cells((rows, paper, "T", 1, "T", True, repeats))}
+    assert not cells["d M test"]["counted"] and cells["d M test"]["evidence"] == "repeats Table 9's ODT-D2"
+    assert cells["d L test"]["counted"] and cells["d L test"]["cause"] == "within"
+    assert not cells["e L test"]["counted"] and "e's 1800-row column" in cells["e L test"]["evidence"]
+
+
+def test_a_cell_the_other_reading_brings_within_is_put_down_to_the_reading(rc: ModuleType, tmp_path: Path) -> None:
+    """Günlük Table 12's heloc training cells: the same tasks refitted under the other reading of §5.1 (rpart's
+    selection grown on the ODT's rows) come within 1.5 points, so the cause is *reading*; a refit that stays
+    outside, or one that covers only some of the seeds, leaves the cell unexplained."""
+    rows = tmp_path / "rows.csv"
+    rows.write_text("id,method,dataset,seed,ok,status,n_train,n_test,train_accuracy,test_accuracy\n"
+                    + "".join(f"{m}{s},{m},d,{s},True,optimal,100000,100000,0.70,0.70\n"
+                              for m in "MLK" for s in (0, 1)))
+    paper = tmp_path / "paper.csv"
+    paper.write_text("dataset,method,metric,value\nd,M,train_accuracy,0.72\nd,L,train_accuracy,0.72\n"
+                     "d,K,train_accuracy,0.72\n")
+    other = tmp_path / "other.csv"
+    other.write_text("dataset,method,seed,train_accuracy,test_accuracy\n"
+                     "d,M,0,0.71,0.7\nd,M,1,0.72,0.7\n"      # within: the reading
+                     "d,L,0,0.70,0.7\nd,L,1,0.70,0.7\n"      # still 2 points below: unexplained
+                     "d,K,0,0.72,0.7\n")                     # one seed of two: unexplained
+    cells = {c["cell"]: c for c in rc.runner_cells((rows, paper, "T", 2, "T", True, {}, (other, "rpart on the rows")))}
+    assert cells["d M train"]["cause"] == "reading" and cells["d M train"]["counted"]
+    assert cells["d M train"]["evidence"].startswith("rpart on the rows: 71.5 (the same 2 seeds)")
+    assert cells["d L train"]["cause"] == "unexplained" and cells["d K train"]["cause"] == "unexplained"
+    assert rc.runner_cells((rows, paper, "T", 2, "T", True))[0]["cause"] == "unexplained"  # without the refits
 
 
 def test_table_9s_proven_cells_are_the_same_trees_at_the_papers_limit() -> None:
@@ -295,6 +339,25 @@ def test_table_9s_proven_cells_are_the_same_trees_at_the_papers_limit() -> None:
         assert (both[col] == both[f"{col}_300"]).all(), col
     assert np.allclose(both["objective"], both["objective_300"], rtol=0, atol=1e-6)
 
+
+def test_table_12s_repeated_columns_are_the_same_solves() -> None:
+    """The reading behind Table 12's repeats (``SOURCES["runner"]``): its 600-row depth-2 column is Table 9's
+    (= Table 11's rows) depth-2 column, the same 600 rows and the same trees; a1a's 2400-row column is its 1800
+    (a1a has 1,445 training rows: both use them all)."""
+    import pandas as pd
+
+    t12 = pd.read_csv(ROOT / "benchmarks" / "results" / "gunluk_table12_300s_2026-11-29.csv")
+    t11 = pd.read_csv(ROOT / "benchmarks" / "results" / "gunluk_table11_rpart_2026-11-28.csv")
+    n600 = t12[t12["method"] == "ODT-D2-n600"].merge(t11[t11["method"] == "ODT-D2"], on=["dataset", "seed"],
+                                                      suffixes=("", "_11"))
+    assert len(n600) == 20 and set(n600["status"]) == {"optimal"}
+    for col in ("n_train", "model_text", "train_accuracy", "test_accuracy"):
+        assert (n600[col] == n600[f"{col}_11"]).all(), col
+    a1a = t12[t12["dataset"] == "a1a"]
+    n1800, n2400 = (a1a[a1a["method"] == f"ODT-D2-n{n}"].set_index("seed").sort_index() for n in (1800, 2400))
+    assert len(n1800) == 5 and (n1800["n_train"] == 1445).all()
+    for col in ("n_train", "model_text", "test_accuracy"):
+        assert (n1800[col] == n2400[col]).all(), col
 
 def _classes_below(t: int, leaves: np.ndarray, n_branch: int) -> set[int]:
     if t >= n_branch:
