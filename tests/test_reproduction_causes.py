@@ -286,7 +286,7 @@ def test_a_table_read_from_a_shorter_run_counts_only_its_proven_cells(rc: Module
 
 def test_a_cell_the_paper_prints_twice_is_counted_once(rc: ModuleType, tmp_path: Path) -> None:
     """Günlük Table 12's 600-row column is Table 9's depth-2 column (the same experiment printed twice), and a1a's
-    2400-row column its 1800 (a1a has 1,444 training rows): such cells are printed with what they repeat, not
+    2400-row column its 1800 (a1a has 1,445 training rows): such cells are printed with what they repeat, not
     counted again; a repeat named by method covers every dataset, one named "dataset method" that cell alone."""
     rows = tmp_path / "rows.csv"
     rows.write_text("id,method,dataset,seed,ok,status,n_train,n_test,train_accuracy,test_accuracy\n"
@@ -358,6 +358,7 @@ def test_table_12s_repeated_columns_are_the_same_solves() -> None:
     assert len(n1800) == 5 and (n1800["n_train"] == 1445).all()
     for col in ("n_train", "model_text", "test_accuracy"):
         assert (n1800[col] == n2400[col]).all(), col
+
 
 def _classes_below(t: int, leaves: np.ndarray, n_branch: int) -> set[int]:
     if t >= n_branch:
