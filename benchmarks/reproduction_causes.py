@@ -49,7 +49,7 @@ from collections import Counter, defaultdict
 from itertools import chain
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -65,6 +65,22 @@ PAPERS = HERE.parent / "experiments" / "papers"
 PROBE_COARSEST_TOL = 1e-2
 #: the stored rows each table is read from (the S-ORCT and Günlük lists: later files replace the (table, dataset)
 #: rows they hold: the reruns on the paper's data)
+
+
+class RunnerTable(NamedTuple):
+    """A table run by ``treeopt experiment run`` and exported (``treeopt experiment export STORE --to FILE.csv``):
+    what :func:`runner_cells` reads (a plain tuple in this order is accepted too)."""
+
+    rows: Path                   #: the exported rows
+    paper: Path                  #: the published numbers (experiments/papers/*.csv)
+    table: str                   #: the table's name in the cause table
+    n_paper: int                 #: the paper's number of splits
+    data_as: str                 #: the table whose data causes apply (the same data sets)
+    proven_only: bool = False    #: count a cell only where every solve proved optimal (a shorter run's rows)
+    repeats: dict[str, str] | None = None  #: method, or "dataset method" -> the cell the paper printed it as before
+    reading: tuple[Path, str] | None = None  #: (rows refitted under another reading, what that reading is)
+
+
 SOURCES = {
     "tmo": [RESULTS / "tmo_tables.jsonl"],
     "sorct": [RESULTS / "sorct_protocol.jsonl", RESULTS / "sorct_trainfiles_2026-11-27.jsonl",
@@ -105,32 +121,31 @@ SOURCES = {
                            RESULTS / "sorct_10splits_t3b_2026-11-27.jsonl",
                            RESULTS / "sorct_ozone_10splits_2026-11-28.jsonl"],
     "born_again": [RESULTS / "born_again_2026-11-24.jsonl"],
-    # tables run by `treeopt experiment run` and exported (`treeopt experiment export STORE --to FILE.csv`): the
-    # rows, the published numbers (experiments/papers/*.csv), the table's name, the paper's number of splits and
-    # the table whose data causes apply (the same data sets)
+    # tables run by `treeopt experiment run` and exported (RunnerTable)
     # Günlük Table 11 with the paper's feature selection, rpart's on the 90 % (the rows of 3 splits with
     # scikit-learn's whole tree, the reading before, are gunluk_table11_2026-11-28.csv)
-    "runner": [(RESULTS / "gunluk_table11_rpart_2026-11-28.csv", PAPERS / "gunluk_table11.csv", "Günlük T11", 5,
-                "Günlük T8"),
+    "runner": [RunnerTable(RESULTS / "gunluk_table11_rpart_2026-11-28.csv", PAPERS / "gunluk_table11.csv",
+                           "Günlük T11", 5, "Günlük T8"),
                # Table 9 (30 min per solve) from the same rows (300 s): only its cells whose five solves all proved
                # optimal are the paper's protocol (the same trees at 30 min, checked on four of them:
                # benchmarks/results/gunluk_table9_check_1800s_2026-11-29.csv)
-               (RESULTS / "gunluk_table11_rpart_2026-11-28.csv", PAPERS / "gunluk_table9.csv", "Günlük T9", 5,
-                "Günlük T8", True),
+               RunnerTable(RESULTS / "gunluk_table11_rpart_2026-11-28.csv", PAPERS / "gunluk_table9.csv",
+                           "Günlük T9", 5, "Günlük T8", proven_only=True),
                # Table 7's "c" rows (30 min) run at 300 s: counted where every solve proved optimal, as Table 9
-               (RESULTS / "gunluk_table7_c_300s_2026-11-28.csv", PAPERS / "gunluk_table7.csv", "Günlük T7 c", 5,
-                "Günlük T8", True),
+               RunnerTable(RESULTS / "gunluk_table7_c_300s_2026-11-28.csv", PAPERS / "gunluk_table7.csv",
+                           "Günlük T7 c", 5, "Günlük T8", proven_only=True),
                # Table 12 (30 min per solve) run at 300 s, counted where every solve proved optimal, as Table 9; its
                # 600-row column is Table 9's runs printed again (the paper's same figures; here the same solves),
                # and a1a's 2400-row column its 1800 (a1a has 1,445 training rows): printed, not counted twice
-               (RESULTS / "gunluk_table12_300s_2026-11-29.csv", PAPERS / "gunluk_table12.csv", "Günlük T12", 5,
-                "Günlük T8", True,
-                {**{f"ODT-{t}-n600": f"Table 9's ODT-{t} (the paper's same runs)" for t in ("D2", "D2.5", "D3", "IB")},
-                 **{f"a1a ODT-{t}-n2400": "a1a's 1800-row column (1,445 training rows: all of them in both)"
-                    for t in ("D2", "D2.5", "D3", "IB")}},
-                # the same tasks with rpart's selection grown on the ODT's own rows (`--probe-selection`)
-                (RESULTS / "gunluk_table12_selection_probe_2026-11-29.csv",
-                 "rpart's selection grown on the ODT's own rows, not on the 90 %"))],
+               RunnerTable(RESULTS / "gunluk_table12_300s_2026-11-29.csv", PAPERS / "gunluk_table12.csv",
+                           "Günlük T12", 5, "Günlük T8", proven_only=True,
+                           repeats={**{f"ODT-{t}-n600": f"Table 9's ODT-{t} (the paper's same runs)"
+                                       for t in ("D2", "D2.5", "D3", "IB")},
+                                    **{f"a1a ODT-{t}-n2400": "a1a's 1800-row column (1,445 training rows: all of "
+                                                             "them in both)" for t in ("D2", "D2.5", "D3", "IB")}},
+                           # the same tasks with rpart's selection grown on the ODT's own rows (--probe-selection)
+                           reading=(RESULTS / "gunluk_table12_selection_probe_2026-11-29.csv",
+                                    "rpart's selection grown on the ODT's own rows, not on the 90 %"))],
 }
 WITHIN = WITHIN_POINTS
 
@@ -482,13 +497,12 @@ def _binomial_se(p: float, rows: float, n_ours: int, n_paper: int) -> float:
     return float(100 * np.sqrt(p * (1 - p) / max(rows, 1.0) * (1 / n_ours + 1 / n_paper)))
 
 
-def runner_cells(source: tuple[Any, ...]) -> list[dict[str, Any]]:
-    """The accuracy cells of a table run by the experiment runner: ``(rows CSV, paper CSV, table, the paper's
-    splits, the table whose data causes apply[, proven only[, repeats]])``. With *proven only* (a table read from the
-    rows of a run at a shorter time limit, Günlük Table 9 from Table 11's), a cell is counted only when every solve
-    of it proved its optimum: a deterministic solver that stops at optimality before the shorter limit stops there
-    under the longer one too, so those cells are the paper's protocol; the others are printed, not counted. A cell
-    run on fewer splits than the paper's is printed, not counted.
+def runner_cells(source: RunnerTable | tuple[Any, ...]) -> list[dict[str, Any]]:
+    """The accuracy cells of a table run by the experiment runner (:class:`RunnerTable`). With *proven only* (a
+    table read from the rows of a run at a shorter time limit, Günlük Table 9 from Table 11's), a cell is counted
+    only when every solve of it proved its optimum: a deterministic solver that stops at optimality before the
+    shorter limit stops there under the longer one too, so those cells are the paper's protocol; the others are
+    printed, not counted. A cell run on fewer splits than the paper's is printed, not counted.
     *repeats* maps a method, or ``"dataset method"``, to the cell it repeats (the paper's same experiment printed
     twice, as Günlük Table 12's 600-row column is Table 9's depth-2 column): printed, not counted twice.
     *reading* is ``(rows CSV, what)``: the same tasks fitted under another reading of the paper (``dataset, method,
@@ -499,10 +513,9 @@ def runner_cells(source: tuple[Any, ...]) -> list[dict[str, Any]]:
     binomial one of the rows scored (:func:`_binomial_se`; the only one for a single seed). ``solver``: ours was
     stopped at the time limit on a seed and fits the training rows worse than the paper's tree (the paper: CPLEX on
     8 cores; ours HiGHS on one thread), for the train cell and its test cell."""
-    rows_csv, paper_csv, table, n_paper, data_as = source[:5]
-    proven_only = bool(source[5]) if len(source) > 5 else False
-    repeats: dict[str, str] = source[6] if len(source) > 6 else {}
-    other, what = source[7] if len(source) > 7 else (None, "")
+    rows_csv, paper_csv, table, n_paper, data_as, proven_only, repeats, reading = RunnerTable(*source)
+    repeats = repeats or {}
+    other, what = reading or (None, "")
     alt = pd.read_csv(other) if other is not None and Path(other).is_file() else None
     if not rows_csv.is_file():
         return []
