@@ -846,13 +846,13 @@ def probe_selection(config: Path = HERE.parent / "experiments" / "gunluk_table12
     for t in expand(load_grid(config)):
         if t["method"] not in methods or t["dataset"]["name"] != dataset:
             continue
-        train, _, test, _ = worker._split(t, worker._load(t))
+        train, _, test, _ = worker.split_task(t, worker.load_task(t))
         own = replace(train, meta={k: v for k, v in train.meta.items() if k != SELECTION_ROWS})
-        model, fit = worker._fit(t, dict(t.get("params") or {}), own, time_limit)
+        model, fit = worker.fit_task(t, dict(t.get("params") or {}), own, time_limit)
         out.append({"dataset": dataset, "method": t["method"], "seed": int(t["seed"]), "status": fit.get("status"),
                     "n_train": own.n_samples,
-                    "train_accuracy": worker._metrics(model, own, ["accuracy"])["accuracy"],
-                    "test_accuracy": worker._metrics(model, test, ["accuracy"])["accuracy"]})
+                    "train_accuracy": worker.task_metrics(model, own, ["accuracy"])["accuracy"],
+                    "test_accuracy": worker.task_metrics(model, test, ["accuracy"])["accuracy"]})
         print(" | ".join(f"{k} {v}" for k, v in out[-1].items()), flush=True)
     return out
 

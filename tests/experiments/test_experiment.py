@@ -19,7 +19,7 @@ from treeopt_dsl.experiments.report import (
     read_paper,
 )
 from treeopt_dsl.experiments.tasks import apply_overrides, expand
-from treeopt_dsl.experiments.worker import SOLVE_OVERHEAD_S, _load, wall_timeout
+from treeopt_dsl.experiments.worker import SOLVE_OVERHEAD_S, load_task, wall_timeout
 from treeopt_dsl.starts.multistart import paper_grid
 
 GOOD = """\
@@ -296,12 +296,12 @@ def test_one_hot_keys_reach_the_loader() -> None:
     assert "one_hot" not in expand(parse_grid(PATH))[0]["dataset"]
     if data_dir() is None:
         pytest.skip("no data directory")
-    d, plain = _load(tasks[0]), _load(expand(parse_grid(PATH.replace("iris", "balance")))[0])
+    d, plain = load_task(tasks[0]), load_task(expand(parse_grid(PATH.replace("iris", "balance")))[0])
     assert (d.n_samples, d.n_features, plain.n_features) == (625, 16, 4)
     assert np.array_equal(d.y, plain.y)
     bad = expand(parse_grid(text.replace('"left-weight"', '"left-weigth"')))[0]
     with pytest.raises(DataError, match="no column 'left-weigth' in dataset 'balance'"):
-        _load(bad)
+        load_task(bad)
 
 
 def test_drop_classes_key_reaches_the_loader_and_a_bad_value_is_refused() -> None:
@@ -314,7 +314,7 @@ def test_drop_classes_key_reaches_the_loader_and_a_bad_value_is_refused() -> Non
         parse_grid(text.replace('drop_classes = ["B"]', "drop_classes = []"))
     if data_dir() is None:
         pytest.skip("no data directory")
-    d = _load(task)
+    d = load_task(task)
     assert (d.n_samples, d.classes, d.meta["dropped_classes"]) == (576, ("L", "R"), {"B": 49})
 
 
@@ -325,7 +325,7 @@ def test_file_key_reaches_the_loader_and_an_unknown_file_is_refused_up_front() -
     assert task["dataset"] == {"name": "monks-1", "file": "monks-1.test"}
     if data_dir() is None:
         pytest.skip("no data directory")
-    d = _load(task)
+    d = load_task(task)
     assert (d.n_samples, d.meta["rows_by_file"]) == (432, {"monks-1.test": 432})
     with pytest.raises(GridError, match=r"line 6: \[data\] key 'datasets': entry 1: dataset 'monks-1' has no file "
                                         r"'monks-1.tst'"):

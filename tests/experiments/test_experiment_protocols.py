@@ -14,7 +14,7 @@ from sklearn.tree import DecisionTreeClassifier
 from treeopt_dsl.datasets import load
 from treeopt_dsl.experiments import expand, parse_grid
 from treeopt_dsl.experiments.grid import GridError
-from treeopt_dsl.experiments.worker import _load, _metrics, _split, cv_parts, run_task, wall_timeout
+from treeopt_dsl.experiments.worker import cv_parts, load_task, run_task, split_task, task_metrics, wall_timeout
 from treeopt_dsl.formulations import get_formulation
 from treeopt_dsl.formulations.categorical import SELECTION_ROWS
 from treeopt_dsl.models.sklearn_tree import prune_misclassification
@@ -29,7 +29,7 @@ def test_rows_takes_the_first_rows_before_the_split() -> None:
     task = _task('[data]\ndatasets = [{ name = "haberman", rows = 50 }]\ntest_size = 0\n'
                  '[[method]]\nestimator = "cart"\nparams = { max_depth = 1 }\n')
     full = load("haberman")
-    data = _load(task)
+    data = load_task(task)
     np.testing.assert_array_equal(data.X, full.X[:50])
     np.testing.assert_array_equal(data.y, full.y[:50])
     assert run_task(task)["n_train"] == 50
@@ -65,7 +65,7 @@ def test_a_sensitivity_guarantee_is_recorded_as_the_rates_of_every_part() -> Non
         row = run_task(task)
         assert row["ok"] and row["status"] == "optimal", row.get("reason")
         assert row["n_leaves"] == 2  # the topology's leaves (a stump), as Günlük Table 13 counts them
-        train, _, test, _ = _split(task, _load(task))
+        train, _, test, _ = split_task(task, load_task(task))
         negatives = int((train.y < 0).sum())
         # (16): the objective counts the training negatives missed, so TNR is 1 - objective / |I-|
         assert row["train_tnr"] == pytest.approx(1.0 - row["objective"] / negatives, abs=1e-9)
@@ -87,7 +87,7 @@ def test_a_model_whose_probabilities_cannot_be_scored_still_gets_its_rates() -> 
     pred = np.where(np.arange(data.n_samples) % 3 == 0, labels[::-1], labels)  # some right, some wrong
     model = SimpleNamespace(predict=lambda X: pred, predict_proba=lambda X: np.full((len(X), 2), 0.5),
                             classes_=np.array(["x", "y"]))
-    got = _metrics(model, data, ["accuracy", "balanced_accuracy", "auc", "tpr", "tnr"])
+    got = task_metrics(model, data, ["accuracy", "balanced_accuracy", "auc", "tpr", "tnr"])
     assert "auc" not in got
     assert got["accuracy"] == pytest.approx(float(np.mean(pred == labels)))
     assert got["balanced_accuracy"] == pytest.approx(balanced_accuracy_score(labels, pred))
@@ -114,7 +114,7 @@ def test_hold_out_selection_picks_the_best_on_the_validation_part() -> None:
     task = _task(HOLDOUT)
     row = run_task(task)
     assert row["ok"], row.get("reason")
-    train, val, test, _ = _split(task, _load(task))
+    train, val, test, _ = split_task(task, load_task(task))
     depths = [1, 2, 4, 8]
     expected = [balanced_accuracy_score(val.labels_of(val.y), DecisionTreeClassifier(max_depth=d, random_state=3)
                                         .fit(train.X, train.labels_of(train.y)).predict(val.X)) for d in depths]
@@ -145,7 +145,7 @@ scale = { alpha = "baseline_errors" }
 """)
     row = run_task(task)
     assert row["ok"], row.get("reason")
-    train = _split(task, _load(task))[0]
+    train = split_task(task, load_task(task))[0]
     baseline = int(min(np.sum(train.y > 0), np.sum(train.y < 0)))  # the training part's minority class
     alpha = row["cv_best"]["alpha"]
     assert row["params"]["alpha"] == alpha  # the grid's value is recorded, and the value solved with beside it
@@ -263,7 +263,7 @@ def test_subsample_selection_draws_from_the_whole_training_part() -> None:
     task = _task(DRAWS.format(sample=100))
     row = run_task(task)
     assert row["ok"], row.get("reason")
-    train, _, _, pool = _split(task, _load(task))
+    train, _, _, pool = split_task(task, load_task(task))
     assert (train.n_samples, pool.n_samples) == (100, 275) and row["n_train"] == 100
     parts = cv_parts(task["cv"], train, pool, seed=2)
     assert len(parts) == 3
@@ -309,7 +309,7 @@ def test_cart_with_cp_is_the_grown_tree_pruned_as_rpart_prunes() -> None:
             "params = {{ min_samples_split = 20, min_samples_leaf = 7{cp} }}\n")
     grown, pruned = run_task(_task(text.format(cp=""))), run_task(_task(text.format(cp=", cp = 0.01")))
     task = _task(text.format(cp=", cp = 0.01"))
-    train = _split(task, _load(task))[0]
+    train = split_task(task, load_task(task))[0]
     X, y = train.X, train.labels_of(train.y)
     ref = prune_misclassification(DecisionTreeClassifier(min_samples_split=20, min_samples_leaf=7, random_state=0)
                                   .fit(X, y), 0.01)
@@ -324,7 +324,7 @@ def test_rpart_is_cart_with_subset_splits_of_each_attribute() -> None:
             "params = { max_depth = 3 }\n")
     task = _task(text)
     row = run_task(task)
-    train, _, test, _ = _split(task, _load(task))
+    train, _, test, _ = split_task(task, load_task(task))
     ref = fit_subset_cart(train, 3)
     assert row["ok"] and row["n_leaves"] == ref.get_n_leaves()
     assert row["train_accuracy"] == pytest.approx(float(np.mean(ref.predict(train.X) == train.labels_of(train.y))))
@@ -339,7 +339,7 @@ def test_the_feature_selection_fits_rpart_on_the_whole_training_part() -> None:
     text = ('[data]\ndatasets = ["krkp"]\nseeds = [0]\ntest_size = 0.1\n[[method]]\nformulation = "odt_categorical"\n'
             'params = { shape = "2", preselect = "rpart" }\nwarm_start = "none"\ntrain_sample = 600\n')
     task = _task(text)
-    train, _, _, pool = _split(task, _load(task))
+    train, _, _, pool = split_task(task, load_task(task))
     assert train.n_samples == 600 and train.meta[SELECTION_ROWS] is pool and pool.n_samples > 2000
     spec = get_formulation("odt_categorical", shape="2", preselect="rpart")
     prepared = spec.prepare(train)

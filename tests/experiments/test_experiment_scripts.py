@@ -108,7 +108,7 @@ def test_sorct_grid_reads_the_papers_rows() -> None:
     its largest class's share within 1.7 points (sonar: 111 of 208 = 53.4 %, printed 55 %): the Monks sets and
     Thyroid are their UCI training files alone."""
     from treeopt_dsl.datasets import data_dir
-    from treeopt_dsl.experiments.worker import _load
+    from treeopt_dsl.experiments.worker import load_task
 
     if data_dir() is None:
         pytest.skip("no data directory")
@@ -116,7 +116,7 @@ def test_sorct_grid_reads_the_papers_rows() -> None:
                                                                 .read_text()))}
     assert set(tasks) == set(SORCT_TABLE2)
     for name, (n, share) in SORCT_TABLE2.items():
-        d = _load(tasks[name])
+        d = load_task(tasks[name])
         counts = np.unique(d.y, return_counts=True)[1]
         assert d.n_samples == n, name
         assert abs(100 * counts.max() / n - share) <= 1.7, name

@@ -94,7 +94,10 @@ def _versions(solver: str | None) -> dict[str, str]:
     return out
 
 
-def _load(task: dict[str, Any]) -> Any:
+def load_task(task: dict[str, Any]) -> Any:
+    """The task's data set as the grid names it (its loader options, first ``rows``, ``sample``), before any split;
+    with :func:`split_task`, :func:`fit_task` and :func:`task_metrics` a task's fit outside the runner (a probe
+    that changes one step, ``benchmarks/reproduction_causes.py --probe-selection``)."""
     d = task["dataset"]
     kw = {k: d[k] for k in ("positive", "variant", "label", "multiclass", "one_hot", "one_hot_drop", "file",
                             "drop_classes") if d.get(k) is not None}
@@ -108,7 +111,7 @@ def _load(task: dict[str, Any]) -> Any:
     return data
 
 
-def _split(task: dict[str, Any], data: Any) -> tuple[Any, Any, Any, Any]:
+def split_task(task: dict[str, Any], data: Any) -> tuple[Any, Any, Any, Any]:
     """Train, validation (or ``None``) and test parts of ``data`` for this task's seed (and fold), and the training
     part before ``train_sample`` (what ``cv``'s ``subsample`` draws from)."""
     seed = int(task["seed"])
@@ -170,7 +173,7 @@ def log_stats(solver: str, lines: list[str]) -> dict[str, int]:
     return out
 
 
-def _fit(task: dict[str, Any], params: dict[str, Any], train: Any, time_limit: float) -> tuple[Any, dict[str, Any]]:
+def fit_task(task: dict[str, Any], params: dict[str, Any], train: Any, time_limit: float) -> tuple[Any, dict[str, Any]]:
     """The fitted model and what its solve says (status, objective, bound, gap, certificate, ...)."""
     seed, threads = int(task["seed"]), int(task.get("threads", 1))
     scaled = {k: params[k] * scale_factor(how, train) for k, how in (task.get("scale") or {}).items()}
@@ -181,7 +184,7 @@ def _fit(task: dict[str, Any], params: dict[str, Any], train: Any, time_limit: f
 
 def _fit_scaled(task: dict[str, Any], params: dict[str, Any], train: Any, time_limit: float, seed: int,
                 threads: int) -> tuple[Any, dict[str, Any]]:
-    """:func:`_fit` with the parameters as solved (a HiGHS solve's log gives its nodes and LP iterations)."""
+    """:func:`fit_task` with the parameters as solved (a HiGHS solve's log gives its nodes and LP iterations)."""
     if task.get("formulation"):
         spec = get_formulation(task["formulation"], **params)
         ws, solver = task.get("warm_start", "auto"), task.get("solver", "highs")
@@ -242,7 +245,9 @@ def _references(built: Any, names: list[str]) -> dict[str, Any]:
     return out
 
 
-def _metrics(model: Any, data: Any, names: list[str]) -> dict[str, float]:
+def task_metrics(model: Any, data: Any, names: list[str]) -> dict[str, float]:
+    """The measures ``names`` of ``model`` on ``data`` (accuracy and balanced accuracy even where probabilities
+    cannot be scored; the exact log-loss of a score model)."""
     try:
         m = metrics(model, data)
     except ValueError:  # probabilities that cannot be scored (the positive label not among the model's classes)
@@ -347,8 +352,8 @@ def _select(task: dict[str, Any], train: Any, val: Any, pool: Any) -> tuple[dict
         vals, status = [], []
         for fit_on, score_on in parts:
             try:
-                model, res = _fit(task, {**task["params"], **combo}, fit_on, tl)
-                vals.append(_metrics(model, score_on, [cv["metric"]]).get(cv["metric"], float("nan"))
+                model, res = fit_task(task, {**task["params"], **combo}, fit_on, tl)
+                vals.append(task_metrics(model, score_on, [cv["metric"]]).get(cv["metric"], float("nan"))
                             if model is not None else float("nan"))
             except Exception as exc:  # a fold without a model scores nothing (the combination can win elsewhere)
                 model, res = None, {"status": "error", "message": f"{type(exc).__name__}: {exc}"}
@@ -432,11 +437,11 @@ def run_task(task: dict[str, Any], attempt: int = 1) -> dict[str, Any]:
             _wait(float(p.get("seconds", 1.0)), p.get("until_file"))
             row.update(ok=True, status="done", allocated_mb=len(held) // 2**20)
             return row
-        data = _load(task)
+        data = load_task(task)
         if task.get("path"):
             row.update(_run_path(task, data))
             return row
-        train, val, test, pool = _split(task, data)
+        train, val, test, pool = split_task(task, data)
         params = dict(task["params"])
         row.update(n_train=train.n_samples, n_test=None if test is None else test.n_samples,
                    n_features=train.n_features)
@@ -448,7 +453,7 @@ def run_task(task: dict[str, Any], attempt: int = 1) -> dict[str, Any]:
             row.update(cv_best=best, cv_scores=scores, cv_s=round(time.perf_counter() - tc, 4))
         if fitted is None:  # (hold-out selection keeps the best combination's fit)
             tf = time.perf_counter()
-            fitted = _fit(task, params, train, float(task["time_limit"]))
+            fitted = fit_task(task, params, train, float(task["time_limit"]))
             row["fit_s"] = round(time.perf_counter() - tf, 4)
         model, res = fitted
         row.update(res)
@@ -459,7 +464,7 @@ def run_task(task: dict[str, Any], attempt: int = 1) -> dict[str, Any]:
             unscored: set[str] = set()
             for part, d in (("train", train), ("val", val), ("test", test)):
                 if d is not None:
-                    got = _metrics(model, d, names)
+                    got = task_metrics(model, d, names)
                     row.update({f"{part}_{k}": v for k, v in got.items()})
                     unscored.update(k for k in names if k not in got)
             if unscored:  # asked for and not defined here (tpr / tnr of more than two classes, auc without
