@@ -9,6 +9,7 @@
         --write-grid experiments/sorct_tables3_5.toml                                # Table 4 in the pair order
     .venv/bin/python benchmarks/sorct_path.py --tables 4 --pair-order column ...     # each point from the one before
     .venv/bin/python benchmarks/sorct_path.py --grid-figure STORE_OR_JSONL fig5.png  # Figure 5's heat maps
+    .venv/bin/python benchmarks/sorct_path.py --tables 4 --summary STORE.sqlite --export-grid GRID.jsonl
     treeopt experiment run experiments/sorct_tables3_5.toml --jobs 2       # the same grid on the runner, then
     treeopt experiment report sorct_tables3_5.sqlite --paper experiments/papers/sorct_tables3_5.csv
 
@@ -240,6 +241,26 @@ def grid_points(stored: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+#: what :func:`export_grid` keeps of a grid point: what Figure 5 draws, the objective and status
+GRID_KEYS = ("dataset", "split", "lambda_l", "lambda_g", "status", "objective", "train_accuracy", "test_accuracy",
+             "delta_l", "delta_g")
+
+
+def export_grid(stored: list[dict[str, Any]], path: Path) -> int:
+    """Every pair of the whole-grid paths in ``stored`` (:func:`grid_points`), :data:`GRID_KEYS` only, the lambdas
+    exact and the measures to 6 significant digits, as JSON lines written atomically (what ``--grid-figure``
+    reads); the number of points."""
+    import json
+
+    from treeopt_dsl.io import atomic_binary
+
+    rows = [{k: float(f"{p[k]:.6g}") if isinstance(p[k], float) and not k.startswith("lambda") else p[k]
+             for k in GRID_KEYS if k in p} for p in grid_points(stored)]
+    with atomic_binary(path) as f:
+        f.write("".join(json.dumps(r) + "\n" for r in rows).encode())
+    return len(rows)
+
+
 def grid_figure(points: list[dict[str, Any]], path: str) -> None:
     """The paper's Figure 5: per data set, heat maps of test accuracy, delta_L and delta_G (%) over the
     (lambda_L, lambda_G) grid, the mean over the splits run (rows: lambda_L from 0 up, columns: lambda_G)."""
@@ -338,6 +359,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="only print the summary from FILE: a store (.sqlite) or the old rows (.jsonl)")
     ap.add_argument("--export", type=Path, metavar="JSONL",
                     help="also write the point rows (the summary's rows) as JSON lines, atomically")
+    ap.add_argument("--export-grid", type=Path, metavar="JSONL",
+                    help="with --summary STORE: also write every pair of its whole-grid paths (lambda_g = \"paper\": "
+                         "Figure 5, Table 4 in whole rows) as JSON lines, atomically")
     ap.add_argument("--plot", type=Path, help="directory for the path figures (one per dataset and split)")
     ap.add_argument("--figures", type=Path, help="directory for one ours-vs-paper figure per table (Figures 2-4)")
     ap.add_argument("--grid-figure", nargs=2, type=Path, metavar=("FILE", "PNG"),
@@ -367,6 +391,10 @@ def main(argv: list[str] | None = None) -> int:
     rows = [r for r in rows if r["table"] in tables]
     if args.export:
         export_points(rows, args.export)
+    if args.export_grid:
+        if not args.summary or args.summary.suffix == ".jsonl":
+            ap.error("--export-grid reads the paths' points from a store: give it with --summary STORE.sqlite")
+        print(f"wrote {export_grid(stored, args.export_grid)} grid points to {args.export_grid}")
     summary(rows)
     if args.plot:
         plot_paths(rows, args.plot)

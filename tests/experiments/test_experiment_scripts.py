@@ -198,6 +198,24 @@ def test_sorct_grid_figure_draws_the_stored_whole_grid(sorct: ModuleType, tmp_pa
     assert png.stat().st_size > 10_000
 
 
+def test_sorct_export_grid_writes_every_pair_read_back_as_stored(sorct: ModuleType, tmp_path: Path) -> None:
+    """``--export-grid``: every pair of a store's whole-grid path, read back (JSON lines) to the same lambdas
+    (exact) and measures (6 significant digits), the keys Figure 5 draws; the lambda_G = 0 column of the export is the
+    path's Table 4 column (``point_rows``)."""
+    pts = load_rows(ROOT / "benchmarks" / "results" / "sorct_balance_full_grid_split0_2026-11-29.jsonl")
+    row = {"dataset": "balance", "seed": 0, "method": "S-ORCT-T4",
+           "points": [{k: v for k, v in p.items() if k not in ("dataset", "split")} for p in pts]}
+    out = tmp_path / "grid.jsonl"
+    assert sorct.export_grid([row], out) == 17 * 17
+    back = load_rows(out)
+    assert [(q["lambda_l"], q["lambda_g"]) for q in back] == [(q["lambda_l"], q["lambda_g"]) for q in pts]
+    for key in ("objective", "test_accuracy", "delta_l", "delta_g"):
+        assert [q[key] for q in back] == pytest.approx([q[key] for q in pts], rel=1e-5), key
+    assert set(back[0]) <= set(sorct.GRID_KEYS) and back[0]["dataset"] == "balance" and back[0]["split"] == 0
+    column = [q["test_accuracy"] for q in back if q["lambda_g"] == 0.0]
+    assert column == pytest.approx([p["test_accuracy"] for p in sorct.point_rows([row])], rel=1e-5)
+
+
 def test_depth2_benchmark_reprints_and_draws_saved_rows(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """benchmarks/exact_depth2_continuous.py --rows FILE --plot PNG: the docs' table and picture from the saved rows
     (every optimum there equals the peers' where they finished)."""
