@@ -261,6 +261,43 @@ def export_grid(stored: list[dict[str, Any]], path: Path) -> int:
     return len(rows)
 
 
+def grid_means(points: list[dict[str, Any]], name: str) -> dict[str, np.ndarray]:
+    """Per measure (test accuracy, delta_L, delta_G), the mean over the splits at each (lambda_L, lambda_G) pair of
+    data set ``name``: rows lambda_L from 0 up, columns lambda_G from 0 up (NaN where no split has the pair)."""
+    pts = [p for p in points if p["dataset"] == name]
+    ls, gs = sorted({p["lambda_l"] for p in pts}), sorted({p["lambda_g"] for p in pts})
+    out = {}
+    for key in ("test_accuracy", "delta_l", "delta_g"):
+        total, count = np.zeros((len(ls), len(gs))), np.zeros((len(ls), len(gs)))
+        for p in pts:
+            if p.get(key) is not None:
+                i, j = ls.index(p["lambda_l"]), gs.index(p["lambda_g"])
+                total[i, j] += p[key]
+                count[i, j] += 1
+        with np.errstate(invalid="ignore"):
+            out[key] = (100 if key == "test_accuracy" else 1) * total / count
+    return out
+
+
+def grid_statements(points: list[dict[str, Any]]) -> list[str]:
+    """The paper's three statements on Figure 5 (seed 001 lines 502-506), measured per data set on the mean grid
+    (:func:`grid_means`): the pairs whose accuracy is at least that of (0, 0) and the best; the share of steps
+    along lambda_L (lambda_G) where delta_L (delta_G) does not decrease; delta_L at the first lambda_L beside
+    delta_G at lambda_G = 2^r / p, r = -12, -4, 0."""
+    out = []
+    for name in dict.fromkeys(p["dataset"] for p in points):
+        m = grid_means(points, name)
+        acc, dl, dg = m["test_accuracy"], m["delta_l"], m["delta_g"]
+        at = {r: R.index(r) for r in (-12, -4, 0)}
+        out.append(f"{name}: accuracy at (0, 0) {acc[0, 0]:.1f}, best {np.nanmax(acc):.1f}; pairs at or above (0, 0): "
+                   f"{int(np.sum(acc >= acc[0, 0] - 1e-9))} of {acc.size}; delta_L not decreasing along lambda_L "
+                   f"{100 * np.mean(np.diff(dl, axis=0) >= -1e-9):.0f} % of steps, delta_G along lambda_G "
+                   f"{100 * np.mean(np.diff(dg, axis=1) >= -1e-9):.0f} %; delta_L at the first lambda_L "
+                   f"{dl[1, 0]:.1f}, delta_G at lambda_G 2^-12, 2^-4, 2^0 / p: "
+                   + ", ".join(f"{dg[0, i]:.1f}" for i in at.values()))
+    return out
+
+
 def grid_figure(points: list[dict[str, Any]], path: str) -> None:
     """The paper's Figure 5: per data set, heat maps of test accuracy, delta_L and delta_G (%) over the
     (lambda_L, lambda_G) grid, the mean over the splits run (rows: lambda_L from 0 up, columns: lambda_G)."""
@@ -273,20 +310,14 @@ def grid_figure(points: list[dict[str, Any]], path: str) -> None:
     fig, axes = plt.subplots(len(names), 3, figsize=(10, 3.2 * len(names)), squeeze=False)
     labels = ["0" if r is None else f"{r}" for r in R]
     for row_axes, name in zip(axes, names, strict=True):
-        pts = [p for p in points if p["dataset"] == name]
-        ls, gs = sorted({p["lambda_l"] for p in pts}), sorted({p["lambda_g"] for p in pts})
-        splits = len({p["split"] for p in pts})
+        means = grid_means(points, name)
+        splits = len({p["split"] for p in points if p["dataset"] == name})
         for ax, key, title in zip(row_axes, ("test_accuracy", "delta_l", "delta_g"), ("acc", "delta_L", "delta_G"),
                                   strict=True):
-            m = np.full((len(ls), len(gs)), np.nan)
-            for i, lo in enumerate(ls):
-                for j, g in enumerate(gs):
-                    v = [p[key] for p in pts if p["lambda_l"] == lo and p["lambda_g"] == g and p.get(key) is not None]
-                    if v:
-                        m[i, j] = (100 if key == "test_accuracy" else 1) * float(np.mean(v))
+            m = means[key]
             im = ax.imshow(m, origin="lower", cmap="viridis", vmin=0, vmax=100, aspect="auto")
             ax.set_title(f"{name}: {title} (%, {splits} split(s))", fontsize=8)
-            if len(ls) == len(R) and len(gs) == len(R):
+            if m.shape == (len(R), len(R)):
                 ax.set_xticks(range(0, len(R), 4), labels[::4], fontsize=6)
                 ax.set_yticks(range(0, len(R), 4), labels[::4], fontsize=6)
             ax.set_xlabel("lambda_G: r of 2^r / p", fontsize=7)
@@ -369,8 +400,9 @@ def main(argv: list[str] | None = None) -> int:
                          "experiments/sorct_fig5.toml or JSON-lines grid points, into PNG")
     args = ap.parse_args(argv)
     if args.grid_figure:
-        grid_figure(grid_points(load_rows(args.grid_figure[0])), str(args.grid_figure[1]))
-        print(f"wrote {args.grid_figure[1]}")
+        points = grid_points(load_rows(args.grid_figure[0]))
+        grid_figure(points, str(args.grid_figure[1]))
+        print(f"wrote {args.grid_figure[1]}", *grid_statements(points), sep="\n")
         return 0
     tables = [int(t) for t in args.tables.split(",")]
     if any(t not in TABLES for t in tables):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 import pytest
@@ -181,20 +182,36 @@ def test_sorct_runs_on_the_runner(sorct: ModuleType, tmp_path: Path, capsys) -> 
     assert "mean |difference|" in capsys.readouterr().out
 
 
+def _balance_split0_grid() -> list[dict[str, Any]]:
+    """Balance's split 0 of the stored whole-grid paths (S-ORCT Table 4 in whole rows, Figure 5)."""
+    return [p for p in load_rows(ROOT / "benchmarks" / "results" / "sorct_fig5_whole_rows_2026-11-29.jsonl")
+            if p["dataset"] == "balance" and p["split"] == 0]
+
+
 def test_sorct_grid_figure_draws_the_stored_whole_grid(sorct: ModuleType, tmp_path: Path) -> None:
-    """Figure 5 from the stored 17 x 17 grid of balance's split 0 (its 289 points, each pair chained from the one
-    before) and from a store's path row flattened the same way."""
+    """Figure 5 from the stored 17 x 17 grids (four sets x 10 splits, 289 points a path, each pair chained from the
+    one before; balance's split 0 here) and from a store's path row flattened the same way."""
     pytest.importorskip("matplotlib")
-    pts = load_rows(ROOT / "benchmarks" / "results" / "sorct_balance_full_grid_split0_2026-11-29.jsonl")
+    pts = _balance_split0_grid()
     assert len(pts) == 17 * 17 and sorct.grid_points(pts) == pts
     row = {"dataset": "balance", "seed": 0, "points": [{k: v for k, v in p.items() if k not in ("dataset", "split")}
                                                       for p in pts]}
     flat = sorct.grid_points([row])
     assert [(q["lambda_l"], q["lambda_g"], q["test_accuracy"]) for q in flat] == [
         (q["lambda_l"], q["lambda_g"], q["test_accuracy"]) for q in pts]
+    # the paper's statements on the figure, measured on the mean grid: here one split, so the points themselves
+    acc00 = next(q["test_accuracy"] for q in pts if q["lambda_l"] == 0.0 and q["lambda_g"] == 0.0)
+    at_least = sum(q["test_accuracy"] >= acc00 for q in pts)
+    (line,) = sorct.grid_statements(pts)
+    assert line.startswith(f"balance: accuracy at (0, 0) {100 * acc00:.1f}")
+    assert f"pairs at or above (0, 0): {at_least} of 289" in line
+    first = min(q["lambda_l"] for q in pts if q["lambda_l"] > 0)
+    dl_first = next(q["delta_l"] for q in pts if q["lambda_l"] == first and q["lambda_g"] == 0.0)
+    assert f"delta_L at the first lambda_L {dl_first:.1f}" in line
     png = tmp_path / "fig5.png"
-    assert sorct.main(["--grid-figure", str(ROOT / "benchmarks" / "results" /
-                                            "sorct_balance_full_grid_split0_2026-11-29.jsonl"), str(png)]) == 0
+    one = tmp_path / "balance_split0.jsonl"
+    one.write_text("".join(json.dumps(p) + "\n" for p in pts))
+    assert sorct.main(["--grid-figure", str(one), str(png)]) == 0
     assert png.stat().st_size > 10_000
 
 
@@ -202,7 +219,7 @@ def test_sorct_export_grid_writes_every_pair_read_back_as_stored(sorct: ModuleTy
     """``--export-grid``: every pair of a store's whole-grid path, read back (JSON lines) to the same lambdas
     (exact) and measures (6 significant digits), the keys Figure 5 draws; the lambda_G = 0 column of the export is the
     path's Table 4 column (``point_rows``)."""
-    pts = load_rows(ROOT / "benchmarks" / "results" / "sorct_balance_full_grid_split0_2026-11-29.jsonl")
+    pts = _balance_split0_grid()
     row = {"dataset": "balance", "seed": 0, "method": "S-ORCT-T4",
            "points": [{k: v for k, v in p.items() if k not in ("dataset", "split")} for p in pts]}
     out = tmp_path / "grid.jsonl"
