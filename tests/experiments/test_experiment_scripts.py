@@ -208,6 +208,16 @@ def test_sorct_grid_figure_draws_the_stored_whole_grid(sorct: ModuleType, tmp_pa
     first = min(q["lambda_l"] for q in pts if q["lambda_l"] > 0)
     dl_first = next(q["delta_l"] for q in pts if q["lambda_l"] == first and q["lambda_g"] == 0.0)
     assert f"delta_L at the first lambda_L {dl_first:.1f}" in line
+    # the mean grid over two copies of the split (one shifted by 10 points) against the points themselves
+    shifted = [{**q, "split": 1, "test_accuracy": q["test_accuracy"] - 0.1} for q in pts]
+    means = sorct.grid_means(pts + shifted, "balance")
+    ls, gs = sorted({q["lambda_l"] for q in pts}), sorted({q["lambda_g"] for q in pts})
+    dense = np.zeros((17, 17))
+    for q in pts:
+        dense[ls.index(q["lambda_l"]), gs.index(q["lambda_g"])] = 100 * q["test_accuracy"] - 5
+    assert np.allclose(means["test_accuracy"], dense)
+    column = [q for q in pts if q["lambda_g"] == 0.0]  # a path of 17 points is not the grid: no statements
+    assert sorct.grid_statements(column) == ["balance: 17 x 1 pairs, not the paper's 17 x 17 grid: no statements"]
     png = tmp_path / "fig5.png"
     one = tmp_path / "balance_split0.jsonl"
     one.write_text("".join(json.dumps(p) + "\n" for p in pts))
