@@ -79,6 +79,9 @@ class RunnerTable(NamedTuple):
     proven_only: bool = False    #: count a cell only where every solve proved optimal (a shorter run's rows)
     repeats: dict[str, str] | None = None  #: method, or "dataset method" -> the cell the paper printed it as before
     reading: tuple[Path, str] | None = None  #: (rows refitted under another reading, what that reading is)
+    #: rows of the same tasks rerun at the paper's time limit (exported): each replaces the row of its (dataset,
+    #: method, seed), and a solve stopped there stopped where the paper's would (counted under *proven only*)
+    at_limit: tuple[Path, ...] = ()
 
 
 SOURCES = {
@@ -505,24 +508,33 @@ def runner_cells(source: RunnerTable | tuple[Any, ...]) -> list[dict[str, Any]]:
     table read from the rows of a run at a shorter time limit, Günlük Table 9 from Table 11's), a cell is counted
     only when every solve of it proved its optimum: a deterministic solver that stops at optimality before the
     shorter limit stops there under the longer one too, so those cells are the paper's protocol; the others are
-    printed, not counted. A cell run on fewer splits than the paper's is printed, not counted.
-    *repeats* maps a method, or ``"dataset method"``, to the cell it repeats (the paper's same experiment printed
-    twice, as Günlük Table 12's 600-row column is Table 9's depth-2 column): printed, not counted twice.
+    printed, not counted. *at_limit*: rows of the same tasks rerun at the paper's limit replace theirs (a solve
+    stopped there is counted, as the paper's was). A cell run on fewer splits than the paper's is printed, not
+    counted. *repeats* maps a method, or ``"dataset method"``, to the cell it repeats (the paper's same experiment
+    printed twice, as Günlük Table 12's 600-row column is Table 9's depth-2 column): printed, not counted twice.
     *reading* is ``(rows CSV, what)``: the same tasks fitted under another reading of the paper (``dataset, method,
     seed, train_accuracy, test_accuracy``; ``--probe-selection`` writes them); a cell no other cause explains whose
-    every seed was refitted so and whose mean there comes within 1.5 points is given the cause *reading*. Ours is the
-    mean over the seeds run; the noise rule's standard
-    error is the larger of the one from our spread over seeds (ours taken for both, as :func:`_noise`) and the
-    binomial one of the rows scored (:func:`_binomial_se`; the only one for a single seed). ``solver``: ours was
-    stopped at the time limit on a seed and fits the training rows worse than the paper's tree (the paper: CPLEX on
-    8 cores; ours HiGHS on one thread), for the train cell and its test cell."""
-    rows_csv, paper_csv, table, n_paper, data_as, proven_only, repeats, reading = RunnerTable(*source)
+    every seed was refitted so and whose mean there comes within 1.5 points is given the cause *reading*. Ours is
+    the mean over the seeds run; the noise rule's standard error is the larger of the one from our spread over
+    seeds (ours taken for both, as :func:`_noise`) and the binomial one of the rows scored (:func:`_binomial_se`;
+    the only one for a single seed). ``solver``: ours was stopped at the time limit on a seed and fits the training
+    rows worse than the paper's tree (the paper: CPLEX on 8 cores; ours HiGHS on one thread), for the train cell
+    and its test cell."""
+    rows_csv, paper_csv, table, n_paper, data_as, proven_only, repeats, reading, at_limit = RunnerTable(*source)
     repeats = repeats or {}
     other, what = reading or (None, "")
     alt = pd.read_csv(other) if other is not None and Path(other).is_file() else None
     if not rows_csv.is_file():
         return []
-    df = pd.read_csv(rows_csv)
+    df = pd.read_csv(rows_csv).assign(at_papers_limit=False)
+    task = ["dataset", "method", "seed"]
+    for path in at_limit:  # the same tasks at the paper's limit replace the shorter run's rows
+        long = pd.read_csv(path).assign(at_papers_limit=True)
+        ours, theirs = df.set_index(task).index, long.set_index(task).index
+        if not theirs.isin(ours).all():
+            raise ValueError(f"{path}: rows of tasks {rows_csv.name} does not hold: "
+                             f"{[tuple(t) for t in theirs[~theirs.isin(ours)]]}")
+        df = pd.concat([df[~ours.isin(theirs)], long], ignore_index=True)
     df = df[df["ok"].astype(bool)]
     paper = pd.read_csv(paper_csv, comment="#")
     paper = paper[paper["metric"].str.endswith("accuracy")]
@@ -543,6 +555,8 @@ def runner_cells(source: RunnerTable | tuple[Any, ...]) -> list[dict[str, Any]]:
             se = bse if se is None else max(se, bse)
             noise_text = f"2 SE = {2 * se:.1f} (ours over {len(acc)} seeds, {n_rows:.0f} rows; paper over {n_paper})"
             limited = int((rs["status"] == "time_limit").sum())
+            short = int(((rs["status"] == "time_limit") & ~rs["at_papers_limit"].astype(bool)).sum())
+            rerun = int(rs["at_papers_limit"].astype(bool).sum())
             data = _data_cause(data_as, e.dataset)
             key = (e.dataset, e.method)
             if part == "train" and limited and diff < 0:
@@ -562,9 +576,12 @@ def runner_cells(source: RunnerTable | tuple[Any, ...]) -> list[dict[str, Any]]:
                     if abs(alt_mean - p) <= WITHIN + 1e-9:
                         cause, ev = "reading", f"{what}: {alt_mean:.1f} (the same {len(acc)} seeds); {noise_text}"
             cell = _cell(table, f"{e.dataset} {e.method} {part}", e.dataset, mean, p, cause, ev, se=se)
-            if proven_only and limited:  # printed beside the paper's, not counted (whatever the difference)
-                cell.update(counted=False, evidence=f"{limited} of {len(acc)} solves stopped at the shorter time "
+            if proven_only and short:  # printed beside the paper's, not counted (whatever the difference)
+                cell.update(counted=False, evidence=f"{short} of {len(acc)} solves stopped at the shorter time "
                                                     "limit")
+            elif rerun:
+                cell.update(evidence="; ".join(filter(None, [f"{rerun} of {len(acc)} solves rerun at the paper's "
+                                                             "time limit", cell["evidence"]])))
             if len(acc) < n_paper:  # a run cut short: fewer splits than the paper's mean is over
                 cell.update(counted=False, evidence=f"{len(acc)} of the paper's {n_paper} splits run")
             repeated = repeats.get(f"{e.dataset} {e.method}", repeats.get(e.method))

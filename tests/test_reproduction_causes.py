@@ -284,6 +284,35 @@ def test_a_table_read_from_a_shorter_run_counts_only_its_proven_cells(rc: Module
     assert not cells["d M test"]["counted"] and cells["d M test"]["evidence"] == "2 of the paper's 5 splits run"
 
 
+def test_solves_rerun_at_the_papers_limit_replace_the_shorter_runs(rc: ModuleType, tmp_path: Path) -> None:
+    """Günlük Table 9 (30 min) read from Table 11's rows (300 s), with the solves that stopped at 300 s rerun at
+    1800 s: each rerun row replaces its task's row (ours is their mean), and the cell is counted, a solve stopped
+    at the paper's limit too (the paper's stopped there); a rerun of a task the run lacks is refused by name."""
+    rows = tmp_path / "rows.csv"
+    header = "id,method,dataset,seed,ok,status,n_train,n_test,train_accuracy,test_accuracy\n"
+    rows.write_text(header + "a,M,d,0,True,optimal,600,1000,0.90,0.80\nb,M,d,1,True,time_limit,600,1000,0.86,0.76\n"
+                    "c,L,d,0,True,time_limit,600,1000,0.70,0.60\nd,L,d,1,True,optimal,600,1000,0.72,0.62\n"
+                    "e,K,d,0,True,time_limit,600,1000,0.70,0.60\ne,K,d,1,True,optimal,600,1000,0.70,0.60\n")
+    long = tmp_path / "long.csv"
+    long.write_text(header + "b2,M,d,1,True,optimal,600,1000,0.92,0.82\nc2,L,d,0,True,time_limit,600,1000,0.71,0.61\n")
+    paper = tmp_path / "paper.csv"
+    paper.write_text("dataset,method,metric,value\nd,M,test_accuracy,0.81\nd,L,test_accuracy,0.615\n"
+                     "d,K,test_accuracy,0.60\n")
+    source = rc.RunnerTable(rows, paper, "T", 2, "T", proven_only=True, at_limit=(long,))
+    cells = {c["cell"]: c for c in rc.runner_cells(source)}
+    assert cells["d M test"]["ours"] == pytest.approx(81.0) and cells["d M test"]["counted"]
+    assert cells["d L test"]["ours"] == pytest.approx(61.5) and cells["d L test"]["counted"]
+    assert cells["d L test"]["evidence"] == "1 of 2 solves rerun at the paper's time limit"
+    assert not cells["d K test"]["counted"]  # its solve stopped at 300 s was not rerun
+    extra = tmp_path / "extra.csv"
+    extra.write_text(header + "x,K,d,5,True,optimal,600,1000,0.70,0.60\n")
+    with pytest.raises(ValueError, match=r"extra.csv: rows of tasks rows.csv does not hold: \[\('d', 'K', 5\)\]"):
+        rc.runner_cells(source._replace(at_limit=(extra,)))
+    # without the reruns: the 300 s rows, and the cells with a solve stopped there are not counted
+    cells = {c["cell"]: c for c in rc.runner_cells(source._replace(at_limit=()))}
+    assert cells["d M test"]["ours"] == pytest.approx(78.0) and not cells["d M test"]["counted"]
+
+
 def test_a_cell_the_paper_prints_twice_is_counted_once(rc: ModuleType, tmp_path: Path) -> None:
     """Günlük Table 12's 600-row column is Table 9's depth-2 column (the same experiment printed twice), and a1a's
     2400-row column its 1800 (a1a has 1,445 training rows): such cells are printed with what they repeat, not
