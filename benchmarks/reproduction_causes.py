@@ -104,7 +104,8 @@ SOURCES = {
               RESULTS / "sorct_ozone_10splits_2026-11-28.jsonl",
               RESULTS / "sorct_ozone_20starts_2026-11-29.jsonl",
               # Table 4 in the paper's pair order (each lambda_L point from the end of the lambda_G row before, the
-              # rows cut to their two ends; Thyroid on 5 of its 10 splits): replaces the column-order Table 4 rows
+              # rows cut to their two ends; 10 splits, Thyroid's last five appended later): replaces the
+              # column-order Table 4 rows
               RESULTS / "sorct_t4_pair_order_2026-11-29.jsonl",
               # ... and with the rows whole (the 17 x 17 grid, the paper's order itself) on iris, wine, seeds and
               # balance: replaces their two-end rows (car's and Thyroid's whole rows: about 14 h of one core)
