@@ -63,8 +63,6 @@ RESULTS = HERE / "results"
 PAPERS = HERE.parent / "experiments" / "papers"
 #: ``--probe-dead-nodes``' coarsest zero threshold, beside the model's and the paths' (ZERO_TOL, COARSE_ZERO_TOL)
 PROBE_COARSEST_TOL = 1e-2
-#: the stored rows each table is read from (the S-ORCT and Günlük lists: later files replace the (table, dataset)
-#: rows they hold: the reruns on the paper's data)
 
 
 class RunnerTable(NamedTuple):
@@ -84,6 +82,8 @@ class RunnerTable(NamedTuple):
     at_limit: tuple[Path, ...] = ()
 
 
+#: the stored rows each table is read from (the S-ORCT and Günlük lists: later files replace the (table, dataset)
+#: rows they hold: the reruns on the paper's data)
 SOURCES = {
     "tmo": [RESULTS / "tmo_tables.jsonl"],
     "sorct": [RESULTS / "sorct_protocol.jsonl", RESULTS / "sorct_trainfiles_2026-11-27.jsonl",

@@ -167,7 +167,8 @@ def point_rows(store_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def export_points(rows: list[dict[str, Any]], path: Path) -> None:
-    """The point rows as JSON lines (the shape of ``benchmarks/results/sorct_protocol.jsonl``), written atomically."""
+    """Rows as JSON lines (the point rows: the shape of ``benchmarks/results/sorct_protocol.jsonl``), written
+    atomically."""
     import json
 
     from treeopt_dsl.io import atomic_binary
@@ -249,15 +250,10 @@ GRID_KEYS = ("dataset", "split", "lambda_l", "lambda_g", "status", "objective", 
 def export_grid(stored: list[dict[str, Any]], path: Path) -> int:
     """Every pair of the whole-grid paths in ``stored`` (:func:`grid_points`), :data:`GRID_KEYS` only, the lambdas
     exact and the measures to 6 significant digits, as JSON lines written atomically (what ``--grid-figure``
-    reads); the number of points."""
-    import json
-
-    from treeopt_dsl.io import atomic_binary
-
+    reads, through :func:`export_points`); the number of points."""
     rows = [{k: float(f"{p[k]:.6g}") if isinstance(p[k], float) and not k.startswith("lambda") else p[k]
              for k in GRID_KEYS if k in p} for p in grid_points(stored)]
-    with atomic_binary(path) as f:
-        f.write("".join(json.dumps(r) + "\n" for r in rows).encode())
+    export_points(rows, path)
     return len(rows)
 
 
