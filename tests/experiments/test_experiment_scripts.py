@@ -180,6 +180,12 @@ def test_sorct_runs_on_the_runner(sorct: ModuleType, tmp_path: Path, capsys) -> 
     assert (tmp_path / "plots" / "sorct_T4_iris_split0.png").exists()
     assert sorct.main(["--summary", str(store), "--tables", "4"]) == 0
     assert "mean |difference|" in capsys.readouterr().out
+    # --export-grid from the store: every pair of the path, in its order (here the 17 rows' two ends)
+    grid = tmp_path / "grid.jsonl"
+    assert sorct.main(["--summary", str(store), "--tables", "4", "--export-grid", str(grid)]) == 0
+    assert f"wrote 34 grid points to {grid}" in capsys.readouterr().out
+    assert [(q["lambda_l"], q["lambda_g"]) for q in load_rows(grid)] == [
+        (p["lambda_l"], p["lambda_g"]) for p in row["points"]]
 
 
 def _balance_split0_grid() -> list[dict[str, Any]]:
