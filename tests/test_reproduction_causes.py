@@ -10,6 +10,7 @@ from pathlib import Path
 from types import ModuleType
 
 import numpy as np
+import pandas as pd
 import pytest
 from bench_scripts import load_script
 
@@ -357,8 +358,6 @@ def test_a_cell_the_other_reading_brings_within_is_put_down_to_the_reading(rc: M
 def test_table_9s_proven_cells_are_the_same_trees_at_the_papers_limit() -> None:
     """The reading behind Table 9's count: a solve proven optimal within 300 s gives the same tree at 1800 s
     (four Table 11 tasks rerun at 1800 s: the same objective, tree and accuracies)."""
-    import pandas as pd
-
     short = pd.read_csv(ROOT / "benchmarks" / "results" / "gunluk_table11_rpart_2026-11-28.csv")
     long = pd.read_csv(ROOT / "benchmarks" / "results" / "gunluk_table9_check_1800s_2026-11-29.csv")
     assert len(long) == 4 and set(long["task_time_limit"]) == {1800.0} and set(long["status"]) == {"optimal"}
@@ -373,8 +372,6 @@ def test_reruns_at_the_papers_limit_are_the_stopped_solves_at_1800_s(rc: ModuleT
     """What ``RunnerTable.at_limit`` counts (Günlük Tables 9 and 7): every rerun row is a task whose 300-s solve
     stopped at the limit, run again on the same rows at the paper's 1800 s, and its objective (training errors) is
     no worse than the 300-s incumbent's; a proven rerun's bound meets its objective."""
-    import pandas as pd
-
     reruns = [s for s in rc.SOURCES["runner"] if s.at_limit]
     assert {s.table for s in reruns} == {"Günlük T9", "Günlük T7 c"}
     for source in reruns:
@@ -395,8 +392,6 @@ def test_table_12s_repeated_columns_are_the_same_solves() -> None:
     """The reading behind Table 12's repeats (``SOURCES["runner"]``): its 600-row depth-2 column is Table 9's
     (= Table 11's rows) depth-2 column, the same 600 rows and the same trees; a1a's 2400-row column is its 1800
     (a1a has 1,445 training rows: both use them all)."""
-    import pandas as pd
-
     t12 = pd.read_csv(ROOT / "benchmarks" / "results" / "gunluk_table12_300s_2026-11-29.csv")
     t11 = pd.read_csv(ROOT / "benchmarks" / "results" / "gunluk_table11_rpart_2026-11-28.csv")
     n600 = t12[t12["method"] == "ODT-D2-n600"].merge(t11[t11["method"] == "ODT-D2"], on=["dataset", "seed"],
