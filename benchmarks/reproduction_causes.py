@@ -1004,6 +1004,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--probe-splits", type=int, default=3, help="splits of --probe-balance (default 3)")
     ap.add_argument("--probe-starts", type=int, default=10, help="random starts of --probe-balance (default 10)")
     args = ap.parse_args(argv)
+    if args.write_doc and not args.write_doc.is_file():  # refused before the cells are read
+        ap.error(f"--write-doc {args.write_doc}: no such page (give the page whose generated part it replaces: "
+                 "docs/reproduction.md)")
     if args.probe_balance:
         for label, accs in probe_balance(args.probe_splits, args.probe_starts).items():
             print(f"{label}: test accuracy {accs}, mean {np.mean(accs):.1f} % (the paper, one-hot: 96.6 %)")

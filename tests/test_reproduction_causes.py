@@ -189,6 +189,17 @@ def test_the_page_holds_the_generated_part(rc: ModuleType, cells: list[dict], tm
     assert "| all |" in text
 
 
+def test_write_doc_to_a_missing_page_is_refused_by_name(rc: ModuleType, tmp_path: Path, capsys) -> None:
+    """``--write-doc`` to a page that does not exist: a usage error naming the option and the page, no
+    traceback, and no file written."""
+    missing = tmp_path / "nope.md"
+    with pytest.raises(SystemExit) as stop:
+        rc.main(["--write-doc", str(missing)])
+    assert stop.value.code == 2
+    assert f"--write-doc {missing}: no such page" in capsys.readouterr().err
+    assert not missing.exists()
+
+
 @pytest.mark.parametrize("se", [0.5, 1.5, 3.0, 6.0])
 def test_a_faithful_runs_chance_within_is_what_simulated_means_give(rc: ModuleType, se: float) -> None:
     """chance_within against an independent simulation: 5 splits of ours and 5 of the paper's around the same
