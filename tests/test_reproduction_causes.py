@@ -152,6 +152,21 @@ def test_a_protocol_cell_needs_the_thesis_depth_to_explain_it(rc: ModuleType) ->
     assert causes(rows(2, cct - 0.05, rf - 0.002))["a2a rf"] == "protocol"  # rows at another depth: no evidence
 
 
+def test_table_5_3_figures_are_one_split_so_our_spread_is_the_papers_noise(rc: ModuleType) -> None:
+    """Thesis Table 5.3 read as one split per set (the thesis' sd is the network seeds' only): a CCT cell 2.8
+    points below with our sd of 1.8 over 5 splits, at the thesis' depth, is inside the noise of one split against
+    five (2 SE = 3.9); with the thesis' printed sd (0.8 over 5) it would be outside (2 SE = 1.8)."""
+    ctx = rc._script("contextual")
+    cct, cct_sd, cart, _, _, rf, depth = ctx.THESIS_T53["a2a"]
+    assert rc.T53_PAPER_SPLITS == 1 and 100 * cct_sd < 1.0
+    offsets = np.array([-1.8, -0.9, 0.0, 0.9, 1.8]) * 1.8 / np.std([-1.8, -0.9, 0.0, 0.9, 1.8], ddof=1) / 100
+    rows = [{"table": "5.3", "dataset": "a2a", "seed": s, "depth": depth, "cct": cct - 0.028 + offsets[s],
+             "cart": cart, "rf": rf, "supervised": 0.5, "supervised_label_accuracy": 0.5} for s in range(5)]
+    cell = next(c for c in rc.contextual_cells(rows, ctx) if c["cell"] == "a2a cct")
+    assert cell["cause"] == "noise" and "over 1)" in cell["evidence"]
+    assert not rc._noise(-2.8, 1.8, 5, 100 * cct_sd, 5)[0]  # the printed sd as the split noise: outside
+
+
 def test_a_later_table8_file_replaces_the_sets_it_holds(rc: ModuleType, tmp_path: Path) -> None:
     """Günlük Table 8: a rerun's file (monks-1 on the paper's 432-row file) replaces that set's splits, the other
     sets' rows stay; the cell is the mean of the new rows."""
