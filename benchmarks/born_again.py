@@ -31,12 +31,14 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import shutil
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from cli_paths import refuse_unwritable
 from sklearn.metrics import accuracy_score, f1_score
 
 from treeopt_dsl.bornagain import born_again, check_faithful, prune_empty_splits, read_ba_forest
@@ -251,6 +253,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scalability", action="store_true",
                     help="the paper's Figure 3 study on synthetic data instead of the paper's forests")
     args = ap.parse_args(argv)
+    refuse_unwritable(ap, "--json-out", args.json_out, "the rows")  # refused before any run, not after the first one
+    if args.peer_binary is not None and shutil.which(args.peer_binary) is None:
+        ap.error(f"--peer-binary {args.peer_binary}: no such executable (give the bornAgain built from "
+                 "vidalt/BA-Trees src/born_again_dp with make)")
     root = data_dir(args.data_dir)
     if root is None or not (root / "ba-trees" / "forests").is_dir():
         print("the ba-trees data directory is not available (set TREEOPT_DATA_DIR or --data-dir)", file=sys.stderr)

@@ -690,6 +690,9 @@ def main(argv: Sequence[str] | None = None) -> list[dict]:
     ap.add_argument("--profile", type=int, metavar="N", help="profile the DSL pipeline at N samples and exit")
     ap.add_argument("--worker", choices=TOOLS, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.json is not None and (args.json.is_dir() or not args.json.parent.is_dir()
+                                  or not os.access(args.json.parent, os.W_OK)):  # not after the whole benchmark
+        ap.error(f"--json {args.json}: cannot be written (give a file name in an existing, writable directory)")
     if args.profile:
         profile_dsl(args.profile, args.p)
         return []

@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from cli_paths import refuse_unwritable, refuse_wrong_kind
 from sklearn.model_selection import train_test_split
 
 from treeopt_dsl.contextual import ContextualTreeClassifier, ContextualTreeRegressor
@@ -310,10 +311,11 @@ def main(argv: list[str] | None = None) -> int:
 
     kw = parse_params(args.param, "benchmark")
     figures = Path(args.figures) if args.figures and not args.no_figures else None
-    if figures is not None:
-        figures.mkdir(parents=True, exist_ok=True)
+    if figures is not None:  # made if missing, as before; refused here if it cannot hold the figures
+        refuse_wrong_kind(ap, "--figures", figures, "give a directory for the figures", kind="directory")
+        refuse_unwritable(ap, "--figures", figures / "contextual_digits_seed0.png", "the figures", make_parent=True)
     out_path = Path(args.json_out)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
+    refuse_unwritable(ap, "--json-out", out_path, "the rows", make_parent=True)
     env = {"python": platform.python_version(), "machine": platform.machine(), "date": dt.date.today().isoformat(),
            "params": kw}
     t_all = time.perf_counter()

@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from cli_paths import refuse_missing
 
 from treeopt_dsl.datasets import load
 from treeopt_dsl.exact.binarize import binarize
@@ -37,7 +38,7 @@ from treeopt_dsl.formulations import get_formulation
 BINARY = ("monks-1", "monks-3", "tic-tac-toe", "breast-wisconsin-original", "votes", "krkp", "mushrooms")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dump", type=Path, help="write each set's scaled X, exact binarization Z and class codes y "
                     "as NAME.npz into this folder (for exact_calls_peers.py) and stop")
@@ -52,7 +53,11 @@ def main() -> None:
                     "the process' CPU (user + system) and wall seconds, the call's and the engine's own seconds")
     ap.add_argument("--rounds", type=int, default=5, help="--first-call: rounds of the checkouts in turn")
     ap.add_argument("--case", default="monks-3:3", help="--first-call: SET:DEPTH")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    # refused before the first checkout runs
+    refuse_missing(ap, "--first-call", args.first_call, "give checkouts of this repository", kind="directory")
+    refuse_missing(ap, "--pairs", args.pairs, "give a file of whole runs, e.g. "
+                   "benchmarks/results/exact_calls_pairs_2026-11-27.txt")
     if args.first_call:
         name, depth = args.case.split(":")
         print(first_calls(args.first_call, args.rounds, name, int(depth)))

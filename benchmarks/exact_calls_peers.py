@@ -15,6 +15,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from cli_paths import refuse_missing
 
 warnings.simplefilter("ignore")
 
@@ -22,14 +23,16 @@ BINARY = ("monks-1", "monks-3", "tic-tac-toe", "breast-wisconsin-original", "vot
 SLOW_FOR_CONTREE = ("tic-tac-toe", "votes", "krkp", "mushrooms")  # ConTree takes seconds to minutes at depth 3
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cases", type=Path, required=True)
+    args = ap.parse_args(argv)
+    refuse_missing(ap, "--cases", [args.cases / f"{n}.npz" for n in BINARY],
+                   "give the folder exact_calls.py --dump wrote")
     from pycontree import ConTree
     from pydl85 import DL85Classifier
     from pystreed import STreeDClassifier
 
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cases", type=Path, required=True)
-    args = ap.parse_args()
     out = []
     for name in BINARY:
         case = np.load(args.cases / f"{name}.npz")

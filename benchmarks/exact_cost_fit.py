@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from cli_paths import refuse_missing, refuse_unwritable
 from scipy.optimize import nnls
 
 from treeopt_dsl.datasets import load
@@ -161,7 +162,7 @@ def fit(rows: list[dict]) -> None:
               f"measured/fitted {np.round(np.exp(ys - base - A @ [logk, g]), 2).tolist()}")
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--datasets", nargs="+", default=[*BINARY, *TABLE31], help="names, 'binary' or 'table31'")
     ap.add_argument("--depths", nargs="+", type=int, default=[2, 3])
@@ -170,7 +171,10 @@ def main() -> int:
     ap.add_argument("--json-out", type=Path)
     ap.add_argument("--from-json", nargs="+", type=Path,
                     help="fit on the rows of earlier --json-out files (a case in a later file replaces an earlier one)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    refuse_missing(ap, "--from-json", args.from_json, "give --json-out files of earlier runs, or exact_routes.py's")
+    if not args.from_json:  # refused before the first measurement, not after it
+        refuse_unwritable(ap, "--json-out", args.json_out, "the rows")
     if args.from_json:
         last = {}  # a case measured again in a later file replaces the earlier row
         for f in args.from_json:

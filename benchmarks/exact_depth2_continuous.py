@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from cli_paths import refuse_missing, refuse_unwritable, refuse_wrong_kind
 
 TABLE31 = ("breast-cancer", "climate", "haberman", "heart", "ionosphere", "parkinsons", "sonar", "spectf",
            "tic-tac-toe", "wholesale")
@@ -164,14 +165,18 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--datasets", nargs="+", default=list(TABLE31))
     ap.add_argument("--peer-time-limit", type=float, default=120.0, help="seconds for STreeD and DL8.5 each")
     ap.add_argument("--json-out", type=Path, default=None)
     ap.add_argument("--rows", type=Path, default=None, help="print (and --plot) these saved rows instead of running")
     ap.add_argument("--plot", type=Path, default=None, help="draw the times here (PNG; needs matplotlib)")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
+    refuse_missing(ap, "--rows", a.rows, "give the --json-out file of an earlier run")
+    refuse_wrong_kind(ap, "--plot", a.plot, "give a .png file name")  # its directory is made if missing
+    if a.rows is None:  # refused before the first dataset's solves
+        refuse_unwritable(ap, "--json-out", a.json_out, "the rows")
     if a.rows is not None:
         rows = [json.loads(line) for line in a.rows.read_text().splitlines() if line.strip()]
         print(table(rows))

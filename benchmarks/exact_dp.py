@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from cli_paths import refuse_unwritable
 
 DATASETS = ("monks-1", "monks-3", "tic-tac-toe", "breast-wisconsin-original", "votes", "krkp", "mushrooms")
 DL85_INSTALL = "pip install pydl8.5 (a benchmark peer, not a project dependency)"
@@ -247,7 +248,7 @@ def machine() -> str:
             + ", ".join(versions))
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--datasets", nargs="+", default=list(DATASETS))
     ap.add_argument("--depths", nargs="+", type=int, default=[2, 3])
@@ -258,11 +259,13 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3,
                     help="the DP route, STreeD, DL8.5 and CART: the fastest of this many runs (the MILP runs once)")
     ap.add_argument("--no-warm-up", action="store_true", help="skip the (unreported) warm-up instance")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     try:
         import pystreed  # noqa: F401
     except ImportError:
         raise SystemExit("the DP route and the STreeD peer need pystreed: pip install treeopt-dsl[dp]") from None
+    # its directory made (as before) and checked here, not after the warm-up
+    refuse_unwritable(ap, "--json-out", a.json_out, "the rows", make_parent=True)
     print(f"# machine: {machine()}", flush=True)
     if dl85_class() is None:
         print(f"# note: DL8.5 is not installed, its columns are '-' ({DL85_INSTALL})", flush=True)
@@ -270,7 +273,6 @@ def main() -> None:
         warm_up()
     out = None
     if a.json_out is not None:
-        a.json_out.parent.mkdir(parents=True, exist_ok=True)
         out = a.json_out.open("w")
     rows = []
     try:

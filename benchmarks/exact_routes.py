@@ -36,6 +36,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from cli_paths import refuse_missing, refuse_unwritable, refuse_wrong_kind
 from peer_envs import peer_python
 
 from treeopt_dsl.datasets import load
@@ -101,7 +102,7 @@ def peers(X: np.ndarray, y: np.ndarray, depth: int, limit: float, repeats: int, 
         return json.loads(out.read_text())
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--datasets", nargs="+", default=[*BINARY, *TABLE31, *LARGE],
                     help="names, 'binary' or 'table31'")
@@ -119,7 +120,11 @@ def main() -> int:
     ap.add_argument("--plot", type=Path, default=ROOT / "docs" / "img" / "exact_routes.png")
     ap.add_argument("--from-json", type=Path, help="print the summary, a markdown table and the picture of the "
                     "rows of an earlier --json-out file instead of running")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    refuse_missing(ap, "--from-json", args.from_json, "give the --json-out file of an earlier run")
+    refuse_wrong_kind(ap, "--plot", args.plot, "give a .png file name")  # its directory is made if missing
+    if not args.from_json:  # refused before the first dataset, not after it
+        refuse_unwritable(ap, "--json-out", args.json_out, "the rows")
     if args.from_json:
         rows = [json.loads(t) for t in args.from_json.read_text().splitlines() if t.strip()]
         print(markdown(rows))

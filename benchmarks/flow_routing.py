@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from cli_paths import refuse_unwritable
 from peer_envs import peer_python
 
 DATASETS = ("monks-1", "monks-3", "tic-tac-toe", "breast-wisconsin-original", "votes", "krkp", "mushrooms")
@@ -116,13 +117,14 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--datasets", nargs="+", default=list(DATASETS))
     ap.add_argument("--depths", nargs="+", type=int, default=[2, 3])
     ap.add_argument("--time-limit", type=float, default=30.0)
     ap.add_argument("--json-out", type=Path)
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
+    refuse_unwritable(ap, "--json-out", a.json_out, "the rows")  # refused before the first dataset, not after it
     rows = []
     for ds in a.datasets:
         for depth in a.depths:

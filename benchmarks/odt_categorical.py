@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from cli_paths import refuse_missing, refuse_unwritable
 
 from treeopt_dsl.experiments.report import read_paper
 from treeopt_dsl.io import atomic_binary
@@ -249,6 +250,14 @@ def main(argv: list[str] | None = None) -> int:
                     help="also write the summary's rows as JSON lines (the shape of benchmarks/results/"
                          "odt_categorical_*.jsonl), atomically")
     args = ap.parse_args(argv)
+    refuse_missing(ap, "--summary", args.summary, "give a store (.sqlite) or the old rows (.jsonl)")
+    outputs = [("--export", args.export, "the summary's rows")]  # refused here, not after the grid ran
+    if args.write_grid is not None and args.write_grid.suffix == ".toml":
+        outputs.append(("--write-grid", args.write_grid, "the grid"))
+    if not args.summary and args.write_grid is None:
+        outputs.append(("--out", args.out, "the results store"))
+    for option, path, what in outputs:
+        refuse_unwritable(ap, option, path, what)
     if args.summary:
         rows = load_rows(args.summary)
         rows = rows if args.summary.suffix == ".jsonl" else table_rows(rows)

@@ -55,6 +55,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
+from cli_paths import refuse_unwritable
 
 from treeopt_dsl.defaults import WITHIN_POINTS
 from treeopt_dsl.experiments.export import read_table
@@ -1017,6 +1018,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.write_doc and not args.write_doc.is_file():  # refused before the cells are read
         ap.error(f"--write-doc {args.write_doc}: no such page (give the page whose generated part it replaces: "
                  "docs/reproduction.md)")
+    # refused by name before the five-minute probe (was a FileNotFoundError traceback)
+    refuse_unwritable(ap, "--probe-selection", args.probe_selection, "the selection rows")
     if args.probe_balance:
         for label, accs in probe_balance(args.probe_splits, args.probe_starts).items():
             print(f"{label}: test accuracy {accs}, mean {np.mean(accs):.1f} % (the paper, one-hot: 96.6 %)")

@@ -45,6 +45,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from cli_paths import refuse_missing, refuse_unwritable
 from peer_envs import ensure_source_peer, peer_python
 
 from treeopt_dsl.errors import TreeoptError
@@ -312,7 +313,7 @@ def _number(text: str) -> object:
     return text
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--datasets", nargs="+", default=list(DATASETS))
     ap.add_argument("--T", type=int, nargs="+", default=[5, 10])
@@ -337,10 +338,13 @@ def main() -> None:
                     help="options passed to the master's solver as it spells them (e.g. MIPFocus=3)")
     ap.add_argument("--fr-from", type=Path, help="FasterRisk's figures from this earlier result file "
                     "(a machine without the peer environment)")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
+    refuse_missing(ap, "--table", a.table, "give --json-out files of earlier runs")
     if a.table:
         print(markdown([json.loads(t) for f in a.table for t in f.read_text().splitlines() if t.strip()]))
         return
+    refuse_missing(ap, "--fr-from", a.fr_from, "give the --json-out file of an earlier run with FasterRisk")
+    refuse_unwritable(ap, "--json-out", a.json_out, "the rows")  # refused before the first run, not after it
     options = {k: _number(v) for k, v in (o.split("=", 1) for o in a.solver_option)}
     warm_up()
     print(HEADER, flush=True)

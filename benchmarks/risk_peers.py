@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from cli_paths import refuse_unwritable
 from peer_envs import peer_python
 
 DATASETS = ("breast-wisconsin-original", "heart", "spambase")
@@ -99,7 +100,7 @@ def warm_up() -> None:
                                       threads=1)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--datasets", nargs="+", default=list(DATASETS))
     ap.add_argument("--T", type=int, default=5)
@@ -107,7 +108,8 @@ def main() -> None:
     ap.add_argument("--multiplier", type=float, default=1.0)
     ap.add_argument("--sample", type=int, default=2000, help="rows at most (spambase: 2000, as the issue)")
     ap.add_argument("--json-out", type=Path)
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
+    refuse_unwritable(ap, "--json-out", a.json_out, "the rows")  # refused before the first dataset, not after it
     print(f"{'dataset':<26} {'n':>5} | {'FR s':>6} {'FR loss':>9} | {'ors s':>7} {'status':<10} {'ors loss':>9} | "
           f"{'rows s':>7} | {'pieces s':>8} {'status':<10} | {'plain s':>7} {'status':<10} | {'start s':>7} | "
           f"{'t ors/FR':>8} {'loss ors/FR':>11}")

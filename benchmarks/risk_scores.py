@@ -20,6 +20,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from cli_paths import refuse_unwritable
+
 ORS_DATA = ("mushrooms", "breast-wisconsin-original", "spambase", "adult")
 OGRS_DATA = ("breast", "heart", "pima", "wholesale")
 
@@ -68,8 +70,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     text = grid_text(args.ors_data, args.ogrs_data, args.time_limit, args.sample)
     if args.write_grid:
+        refuse_unwritable(ap, "--write-grid", args.write_grid, "the grid")
         args.write_grid.write_text(text)
         return 0
+    refuse_unwritable(ap, "--out", args.out, "the results store")  # refused by name before any task
     summary, rows = run_grid_text(text, args.out, "risk_scores", jobs=args.jobs)
     print(summary.line())
     print(table(rows))

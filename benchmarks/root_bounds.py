@@ -23,6 +23,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+from cli_paths import refuse_missing, refuse_unwritable
 
 TABLE31 = ("breast", "climate", "haberman", "heart", "ionosphere", "parkinsons", "sonar", "spectf", "tic-tac-toe",
            "wholesale")
@@ -118,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sample", type=int, default=2000, help="ors: rows at most (spambase: 2000, as risk_peers.py)")
     ap.add_argument("--json-out", help="write the rows as JSON lines")
     args = ap.parse_args(argv)
+    # the defaults may be absent
+    refuse_missing(ap, "--grid", [p for p in args.grid if p not in GRID], "give the 300-s grid's rows, JSON lines")
+    refuse_unwritable(ap, "--json-out", args.json_out, "the rows")  # refused before the solves, not after all of them
     rows = olct(args.olct_datasets, args.olct_seeds, grid_rows(args.grid))
     rows += ors(args.ors_datasets, args.T, args.time_limit, args.sample)
     print(table(rows))

@@ -34,6 +34,7 @@ from types import ModuleType
 from typing import Any
 
 import numpy as np
+from cli_paths import refuse_unwritable, refuse_wrong_kind
 from scipy.stats import ttest_rel
 from sklearn.tree import DecisionTreeClassifier
 
@@ -224,6 +225,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, help="write the comparison rows here as JSON lines, atomically")
     ap.add_argument("--datasets", default="all", help="comma-separated data sets (default: every stored path)")
     args = ap.parse_args(argv)
+    refuse_unwritable(ap, "--out", args.out, "the comparison rows")  # refused before the comparisons, not after
+    refuse_wrong_kind(ap, "--figure", args.figure, "give a .png or .svg file name")  # its directory made if missing
     points = sorct_points()
     if args.datasets != "all":
         keep = set(args.datasets.split(","))

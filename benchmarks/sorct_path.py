@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from cli_paths import refuse_missing, refuse_unwritable, refuse_wrong_kind
 
 from treeopt_dsl.experiments.report import read_paper
 from treeopt_dsl.starts.multistart import PAPER_EXPONENTS, PAPER_GRID_LABELS, lambda_l_column
@@ -398,6 +399,18 @@ def main(argv: list[str] | None = None) -> int:
                     help="only draw Figure 5 (heat maps over the whole lambda grid) from FILE, a store of "
                          "experiments/sorct_fig5.toml or JSON-lines grid points, into PNG")
     args = ap.parse_args(argv)
+    inputs = [("--grid-figure", args.grid_figure and args.grid_figure[0]), ("--summary", args.summary)]
+    for option, path in inputs:  # what is read, and below what is written: refused by name before any work
+        refuse_missing(ap, option, path, "give a store (.sqlite) or JSON-lines rows")
+    outputs = [("--grid-figure", args.grid_figure and args.grid_figure[1], "the figure"),
+               ("--export", args.export, "the point rows"), ("--export-grid", args.export_grid, "the grid points")]
+    if not args.grid_figure and not args.summary:
+        outputs.append(("--write-grid", args.write_grid, "the grid") if args.write_grid else
+                       ("--out", args.out, "the results store"))
+    for option, path, what in outputs:
+        refuse_unwritable(ap, option, path, what)
+    for option, path in (("--plot", args.plot), ("--figures", args.figures)):  # directories made if missing
+        refuse_wrong_kind(ap, option, path, "give a directory for the figures", kind="directory")
     if args.grid_figure:
         points = grid_points(load_rows(args.grid_figure[0]))
         grid_figure(points, str(args.grid_figure[1]))

@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from cli_paths import refuse_missing, refuse_unwritable
 from sklearn.model_selection import train_test_split
 from sklearn.tree import DecisionTreeClassifier
 
@@ -274,6 +275,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     depths = [int(v) for v in a.depths.split(",")]
     if a.summary:
+        refuse_missing(ap, "--summary", a.summary, "give a store (.sqlite) or the old rows (.jsonl)")
         rows = load_rows(a.summary)
         print(summary(rows if a.summary.suffix == ".jsonl" else table_rows(rows), depths))
         return 0
@@ -287,8 +289,10 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"unknown methods {bad}; choose among {list(METHODS)}")
     text = grid_text(names, depths, a.seeds, methods, a.oct_time_limit, a.threads)
     if a.write_grid:
+        refuse_unwritable(ap, "--write-grid", a.write_grid, "the grid")
         a.write_grid.write_text(text)
         return 0
+    refuse_unwritable(ap, "--out", a.out, "the results store")  # refused by name before any task
     run, rows = run_grid_text(text, a.out, GRID, executor=a.executor, jobs=a.jobs)
     print(run.line())
     print(summary(table_rows(rows), depths))

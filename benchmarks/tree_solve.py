@@ -30,6 +30,7 @@ import argparse
 from pathlib import Path
 
 import numpy as np
+from cli_paths import refuse_unwritable
 
 DATASETS = ("haberman", "wholesale", "heart", "parkinsons", "climate")
 #: the thesis' Table 3.1 datasets (OLCT vs MARGOT vs OCT-H), those in the data directory
@@ -121,8 +122,10 @@ def main(argv: list[str] | None = None) -> int:
         args.datasets = list(TABLE31)
     text = grid_text(args.formulations, args.datasets, args.seeds, args.configs, args.time_limit, args.threads)
     if args.write_grid:
+        refuse_unwritable(ap, "--write-grid", args.write_grid, "the grid")
         args.write_grid.write_text(text)
         return 0
+    refuse_unwritable(ap, "--out", args.out, "the results store")  # refused by name before any task
     summary, rows = run_grid_text(text, args.out, "tree_solve", executor=args.executor, jobs=args.jobs)
     print(summary.line())
     print(summarize(rows, args.time_limit))

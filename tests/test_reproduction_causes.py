@@ -215,6 +215,22 @@ def test_write_doc_to_a_missing_page_is_refused_by_name(rc: ModuleType, tmp_path
     assert not missing.exists()
 
 
+def test_probe_selection_into_a_missing_directory_is_refused_before_the_probe(rc: ModuleType, tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch,
+                                                                              capsys) -> None:
+    """``--probe-selection`` to a CSV in a directory that does not exist: a usage error naming the option and the
+    directory before the five-minute probe runs (was a FileNotFoundError traceback), nothing written."""
+    monkeypatch.setattr(rc, "probe_selection", lambda *a, **k: pytest.fail("the probe ran before the path was checked"))
+    target = tmp_path / "missing" / "selection.csv"
+    with pytest.raises(SystemExit) as stop:
+        rc.main(["--probe-selection", str(target)])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert f"error: --probe-selection: cannot write the selection rows to '{target}'" in err
+    assert f"the directory '{target.parent}' does not exist" in err
+    assert not target.parent.exists()
+
+
 @pytest.mark.parametrize("se", [0.5, 1.5, 3.0, 6.0])
 def test_a_faithful_runs_chance_within_is_what_simulated_means_give(rc: ModuleType, se: float) -> None:
     """chance_within against an independent simulation: 5 splits of ours and 5 of the paper's around the same

@@ -3,6 +3,7 @@ interval against its textbook formula, and the comparison rows against the store
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import ModuleType
 
 import numpy as np
@@ -66,3 +67,18 @@ def test_the_rows_are_the_stored_points_minus_cart(fig6: ModuleType) -> None:
         assert r["accuracy_low"] <= r["accuracy_diff"] <= r["accuracy_high"]
     table = fig6.report(rows)
     assert f"| 5 | iris | {rows[-1]['splits']} | 0 |" in table and "the paper's statement" in table
+
+
+@pytest.mark.parametrize("option", ["--out", "--figure"])
+def test_a_bad_output_is_refused_by_name_before_the_comparisons(fig6: ModuleType, option: str, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    """``--out`` in a directory that does not exist, ``--figure`` naming a directory: a usage error naming the option
+    and the path before the stored paths are read and CART fitted (was a traceback after them), nothing written."""
+    monkeypatch.setattr(fig6, "sorct_points", lambda: pytest.fail("the stored paths were read"))
+    bad = tmp_path / "missing" / "rows.jsonl" if option == "--out" else tmp_path
+    with pytest.raises(SystemExit) as stop:
+        fig6.main([option, str(bad)])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert f"error: {option}" in err and str(bad) in err, err
+    assert list(tmp_path.iterdir()) == []

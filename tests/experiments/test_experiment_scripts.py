@@ -272,6 +272,25 @@ def test_depth2_benchmark_reprints_and_draws_saved_rows(tmp_path: Path, capsys: 
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.parametrize("option, argv", [("--rows", ["--rows", "{none}"]), ("--json-out", ["--json-out", "{missing}"]),
+                                          ("--plot", ["--plot", "{dir}"])])
+def test_depth2_benchmark_refuses_a_bad_path_by_name_before_any_solve(option: str, argv: list[str], tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    """benchmarks/exact_depth2_continuous.py: --rows that does not exist, --json-out in a missing directory, --plot
+    naming a directory: a usage error naming the option and the path before any dataset is solved (were
+    tracebacks, --plot's after every solve), nothing written."""
+    script = load_script("exact_depth2_continuous")
+    monkeypatch.setattr(script, "run", _never)
+    paths = {"none": tmp_path / "none.jsonl", "missing": tmp_path / "missing" / "rows.jsonl", "dir": tmp_path}
+    args = [a.format(**paths) for a in argv]
+    with pytest.raises(SystemExit) as stop:
+        script.main(["--datasets", "heart", *args])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert f"error: {option}" in err and args[1] in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_tree_solve_grid_puts_margot_on_scip(tmp_path: Path) -> None:
     """benchmarks/tree_solve.py: the default grid is experiments/tree_solve.toml; MARGOT (an MIQP, which HiGHS
     does not solve) runs on SCIP, the MILPs on the experiment's default (HiGHS)."""
@@ -284,3 +303,62 @@ def test_tree_solve_grid_puts_margot_on_scip(tmp_path: Path) -> None:
                        "olct.derived+auto": "highs"}
     assert len(expand(g)) == 4 * 10
     assert next(m for m in g.methods if m.name == "margot.derived+auto").warm_start == "auto"
+
+
+#: (script, option, argv with {missing}: a file in a missing directory, {none}: a missing file, {dir}: a directory,
+#: {rows}: stored grid points)
+BAD_PATHS = [
+    ("tmo", "--out", ["--datasets", "Heart", "--depths", "2", "--seeds", "1", "--out", "{missing}"]),
+    ("tmo", "--write-grid", ["--write-grid", "{missing}"]),
+    ("tmo", "--summary", ["--summary", "{none}"]),
+    ("odt_categorical", "--out", ["--experiments", "table2", "--table2-datasets", "monks-1", "--out", "{missing}"]),
+    ("odt_categorical", "--export", ["--experiments", "table2", "--table2-datasets", "monks-1", "--out",
+                                     "{dir}/s.sqlite", "--export", "{missing}"]),
+    ("odt_categorical", "--write-grid", ["--experiments", "table2", "--write-grid", "{missing}.toml"]),
+    ("odt_categorical", "--summary", ["--summary", "{none}"]),
+    ("sorct_path", "--out", ["--datasets", "iris", "--tables", "4", "--out", "{missing}"]),
+    ("sorct_path", "--export", ["--datasets", "iris", "--tables", "4", "--out", "{dir}/s.sqlite", "--export",
+                                "{missing}"]),
+    ("sorct_path", "--export-grid", ["--datasets", "iris", "--tables", "4", "--out", "{dir}/s.sqlite",
+                                     "--export-grid", "{missing}"]),
+    ("sorct_path", "--figures", ["--datasets", "iris", "--tables", "4", "--out", "{dir}/s.sqlite", "--figures",
+                                 "{dir}/notes.txt"]),
+    ("sorct_path", "--write-grid", ["--write-grid", "{missing}"]),
+    ("sorct_path", "--summary", ["--summary", "{none}"]),
+    ("sorct_path", "--grid-figure", ["--grid-figure", "{none}", "{dir}/fig5.png"]),
+    ("sorct_path", "--grid-figure", ["--grid-figure", "{rows}", "{missing}"]),
+    ("tree_solve", "--out", ["--datasets", "heart", "--seeds", "0", "--out", "{missing}"]),
+    ("tree_solve", "--write-grid", ["--write-grid", "{missing}"]),
+    ("risk_scores", "--out", ["--ors-data", "heart", "--ogrs-data", "heart", "--out", "{missing}"]),
+    ("risk_scores", "--write-grid", ["--write-grid", "{missing}"]),
+]
+
+
+def _never(*args: Any, **kwargs: Any) -> None:
+    raise AssertionError("the grid ran (or the rows were read) before the bad path was refused")
+
+
+@pytest.mark.parametrize("name, option, argv", BAD_PATHS, ids=[f"{b[0]}{b[1]}" for b in BAD_PATHS])
+def test_a_bad_path_is_refused_by_name_before_any_task(name: str, option: str, argv: list[str], tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    """A missing input, or an output in a missing directory (or a file where a directory goes): an argparse usage
+    error naming the option and the path, before the grid runs, nothing written (was a traceback, for --export and
+    --export-grid after the whole grid)."""
+    import treeopt_dsl.experiments as experiments
+
+    script = load_script(name)
+    monkeypatch.setattr(experiments, "run_grid_text", _never)
+    if name == "sorct_path":
+        monkeypatch.setattr(script, "grid_points", _never)
+    (tmp_path / "notes.txt").write_text("not a directory\n")
+    paths = {"missing": tmp_path / "missing" / "out.jsonl", "none": tmp_path / "none.jsonl", "dir": tmp_path,
+             "rows": ROOT / "benchmarks" / "results" / "sorct_fig5_whole_rows_2026-11-29.jsonl"}
+    args = [a.format(**paths) for a in argv]
+    bad = next(a for a, t in zip(args, argv, strict=True) if any(k in t for k in ("{missing}", "{none}", "notes")))
+    before = sorted(tmp_path.iterdir())
+    with pytest.raises(SystemExit) as stop:
+        script.main(args)
+    err = capsys.readouterr().err
+    assert stop.value.code == 2, err
+    assert f"error: {option}" in err and bad in err, err
+    assert sorted(tmp_path.iterdir()) == before  # no store, no directory, no file
