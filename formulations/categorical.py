@@ -24,7 +24,9 @@ training data and only the groups it branches on stay available (their ``v`` kee
 0, as the paper sets them to 0). ``preselect=rpart`` is the paper's CART, R's rpart (line 394) with its defaults:
 subset splits of each group and the cp = 0.01 pruning
 (:func:`~treeopt_dsl.models.subset_cart.fit_subset_cart` on the formulation's own groups), which keeps 2-9 groups
-of Günlük et al.'s sets (bc 4 of 9, krkp 8 of 36 on a 90 % part: the speed-ups of Table 5 over Table 4 need that).
+of Günlük et al.'s sets (bc 4 of 9, krkp 8 of 36 on a 90 % part: the speed-ups of Table 5 over Table 4 need that;
+heloc 1 or 2 of 23). ``preselect_min_groups = k`` lowers rpart's cp from 0.01 until its tree branches on at least k
+groups, as §5.7 does for heloc ("making sure that at least 4 features are selected"; heloc then keeps 4-6).
 ``preselect=cart`` is the reading before 2026-11-28: scikit-learn's tree grown whole on the encoded 0/1 features,
 which branches on nearly every group (bc 9 of 9, krkp 32 of 36).
 
@@ -101,12 +103,14 @@ PRESELECT = ("none", "cart", "rpart")
 SELECTION_ROWS = "selection_rows"
 
 
-def rpart_groups(data: Dataset, encoder: GroupEncoder) -> np.ndarray:
+def rpart_groups(data: Dataset, encoder: GroupEncoder, min_groups: int = 1) -> np.ndarray:
     """Groups rpart's tree with its defaults, grown on the raw ``data``, branches on (§5.1 with line 394): a bool per
     group of ``encoder`` (fitted on the ODT's rows: a level it has not seen goes right); every group when the tree
-    does not split."""
-    tree = fit_subset_cart(data, encoder=encoder)
-    return _kept(tree.group[tree.group >= 0], len(encoder.groups_))
+    does not split. ``min_groups`` > 1: rpart's ``cp`` lowered from 0.01 to the largest value whose tree branches on
+    at least that many groups (:meth:`~treeopt_dsl.models.subset_cart.SubsetTree.cp_for_groups`; §5.7, heloc:
+    "making sure that at least 4 features are selected"), all the whole tree's groups when it has fewer."""
+    tree = fit_subset_cart(data, encoder=encoder, cp=None)  # grown whole, then pruned: as fitting at that cp
+    return _kept(tree.groups_at(tree.cp_for_groups(min_groups)), len(encoder.groups_))
 
 
 def cart_groups(data: Dataset, seed: int = 0) -> np.ndarray:
@@ -146,6 +150,8 @@ class ODTCategorical(FormulationSpec):
         Param("numeric", "ordinal", str, "numeric groups: ordinal (monotone rows, §4.4: 'n') | categorical ('c')"),
         Param("preselect", "none", str, "feature preselection (§5.1, Table 5): none | rpart (the paper's CART, "
               "its defaults) | cart (scikit-learn's whole tree)"),
+        Param("preselect_min_groups", 1, int, "preselect=rpart: at least this many groups, rpart's cp lowered from "
+              "0.01 until its tree branches on them (§5.7: heloc, 'at least 4 features')"),
         Param("categorical", (), columns, "raw columns holding category codes (names or indices, comma-separated)"),
         Param("infer_groups", "auto", infer_flag,
               "group runs of exclusive 0/1 columns (auto: when the data carry no groups)"),
@@ -165,6 +171,9 @@ class ODTCategorical(FormulationSpec):
                 raise FormulationError(f"{key} must be in (0, 1], got {v[key]!r}")
         if v["max_card"] is not None and (not isinstance(v["max_card"], (int, np.integer)) or v["max_card"] < 1):
             raise FormulationError(f"max_card must be a positive integer or none, got {v['max_card']!r}")
+        k = v["preselect_min_groups"]
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise FormulationError(f"preselect_min_groups must be an integer >= 1, got {k!r}")
         if not isinstance(v["n_bins"], (int, np.integer)) or v["n_bins"] < 2:
             raise FormulationError(f"n_bins must be an integer >= 2, got {v['n_bins']!r}")
         Shape.named(str(v["shape"]))
@@ -181,7 +190,8 @@ class ODTCategorical(FormulationSpec):
         if v["preselect"] == "cart":
             meta["allowed_groups"] = cart_groups(out)
         elif v["preselect"] == "rpart":
-            meta["allowed_groups"] = rpart_groups(data.meta.get(SELECTION_ROWS, data), enc)
+            meta["allowed_groups"] = rpart_groups(data.meta.get(SELECTION_ROWS, data), enc,
+                                                  int(v["preselect_min_groups"]))
         return replace(out, meta=meta)
 
     def rate(self) -> dict[str, float | None]:

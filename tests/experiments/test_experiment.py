@@ -86,6 +86,27 @@ def test_task_ids_are_stable_and_distinct() -> None:
     assert len({t["id"] for t in a} & {t["id"] for t in d}) == 12 - 4
 
 
+def test_a_datasets_params_reach_only_its_tasks_of_methods_that_take_them() -> None:
+    """``{ name = ..., params = {...} }`` (Günlük et al. §5.7: heloc's selection keeps at least 4 groups): the
+    dataset's tasks of a formulation taking the key get it (a new task id), the other datasets' and an estimator's
+    keep theirs; a key no method on the dataset takes, or a bad value, is refused naming the line and key."""
+    text = ('[experiment]\nname = "g"\n[data]\ndatasets = ["haberman", { name = "heart", params = { '
+            'preselect_min_groups = 4 } }]\n[[method]]\nname = "odt"\nformulation = "odt_categorical"\n'
+            'params = { preselect = "rpart" }\n[[method]]\nname = "cart"\nestimator = "cart"\n')
+    plain = {(t["method"], t["dataset"]["name"]): t for t in expand(parse_grid(text.replace(
+        ', params = { preselect_min_groups = 4 }', '')))}
+    tasks = {(t["method"], t["dataset"]["name"]): t for t in expand(parse_grid(text))}
+    assert tasks["odt", "heart"]["params"] == {"preselect": "rpart", "preselect_min_groups": 4}
+    assert tasks["odt", "heart"]["id"] != plain["odt", "heart"]["id"]
+    for key in (("odt", "haberman"), ("cart", "heart"), ("cart", "haberman")):
+        assert tasks[key]["params"] == plain[key]["params"] and tasks[key]["id"] == plain[key]["id"]
+    assert "params" not in tasks["odt", "heart"]["dataset"]
+    with pytest.raises(GridError, match=r"line 4: .*'datasets'.*'preselect_min_grups' is not a parameter"):
+        parse_grid(text.replace("preselect_min_groups", "preselect_min_grups"), source="g.toml")
+    with pytest.raises(GridError, match=r"line 4: .*with method 'odt'.*preselect_min_groups must be"):
+        parse_grid(text.replace("preselect_min_groups = 4", "preselect_min_groups = 0"), source="g.toml")
+
+
 def test_performance_profile_by_hand() -> None:
     # 3 instances x 3 methods; inf = not solved
     costs = np.array([[1.0, 2.0, math.inf],

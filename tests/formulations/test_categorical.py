@@ -475,6 +475,33 @@ def test_rpart_preselection_keeps_the_groups_of_rpart_s_pruned_tree():
         get_formulation("odt_categorical", preselect="rpart2")
 
 
+@needs_shared
+def test_rpart_preselection_keeps_at_least_k_groups_from_the_least_lowered_cp():
+    """``preselect_min_groups = k`` (§5.7: "making sure that at least 4 features are selected"): the groups of
+    rpart's tree pruned at the largest cp below 0.01 that leaves at least k of them, checked against trees grown
+    and pruned afresh at that cp (at least k) and just above it (fewer); the ODT then uses only those, and its
+    optimum is no worse than with rpart's default few."""
+    d = load_dataset("fico-heloc").subsample(300, seed=1)  # rpart keeps 6 of 23 groups at cp 0.01, 8 at 0.002
+    few = solve(d, shape="2", preselect="rpart")
+    enc = few.built.ctx.data.meta["encoder"]
+    k = int(few.built.ctx.data.meta["allowed_groups"].sum()) + 1
+    res = solve(d, shape="2", preselect="rpart", preselect_min_groups=k)
+    allowed = np.flatnonzero(res.built.ctx.data.meta["allowed_groups"])
+    cp = fit_subset_cart(d, encoder=enc, cp=None).cp_for_groups(k)
+    assert 0.0 < cp < 0.01 and len(allowed) >= k
+
+    def groups(c: float) -> np.ndarray:
+        tree = fit_subset_cart(d, encoder=enc, cp=c)
+        return np.unique(tree.group[tree.group >= 0])
+
+    assert np.array_equal(allowed, groups(cp)) and len(groups(cp + 1e-9)) < k
+    assert np.isin(res.model.node_group[res.model.node_group >= 0], allowed).all()
+    assert res.objective <= few.objective + 1e-9
+    assert res.objective == pytest.approx(reference(d, res, "2"), abs=1e-6)
+    with pytest.raises(FormulationError, match="preselect_min_groups must be an integer >= 1"):
+        get_formulation("odt_categorical", preselect="rpart", preselect_min_groups=0)
+
+
 def test_preselection_keeps_every_group_when_rpart_does_not_split():
     """Fewer rows than rpart's ``minsplit`` (20): its tree is a leaf, and the preselection keeps every group rather
     than none (an ODT with no feature to test)."""

@@ -104,6 +104,9 @@ class CategoricalTreeClassifier(SolvedClassifier):
     preselect : {"none", "rpart", "cart"}, default="none"
         Keep only the columns a CART tree uses (§5.1): ``"rpart"`` the paper's (rpart's defaults, subset splits,
         pruned at cp = 0.01: a few columns), ``"cart"`` scikit-learn's tree grown whole (most columns).
+    preselect_min_groups : int, default=1
+        With ``preselect="rpart"``: at least this many attributes, rpart's cp lowered from 0.01 until its tree
+        branches on them (§5.7 on heloc: "making sure that at least 4 features are selected").
     anchor, relax, strengthen, drop_c : bool, default=True
         The model enhancements of §4.3 (they never change the optimum, only the solve time).
     infer_groups : bool, default=False
@@ -131,7 +134,8 @@ class CategoricalTreeClassifier(SolvedClassifier):
 
     def __init__(self, shape: str = "2", C: Any = 1.0, categorical_features: Any = None, n_bins: int = 10,
                  numeric: str = "ordinal", max_card: int | None = None, min_sensitivity: float | None = None,
-                 min_specificity: float | None = None, preselect: str = "none", anchor: bool = True,
+                 min_specificity: float | None = None, preselect: str = "none", preselect_min_groups: int = 1,
+                 anchor: bool = True,
                  relax: bool = True, strengthen: bool = True, drop_c: bool = True, infer_groups: bool = False,
                  solver: str = SOLVER, backend: str | None = None, time_limit: float | None = ESTIMATOR_TIME_LIMIT,
                  gap: float | None = None, threads: int | None = None, random_state: Any = None,
@@ -146,6 +150,7 @@ class CategoricalTreeClassifier(SolvedClassifier):
         self.min_sensitivity = min_sensitivity
         self.min_specificity = min_specificity
         self.preselect = preselect
+        self.preselect_min_groups = preselect_min_groups
         self.anchor = anchor
         self.relax = relax
         self.strengthen = strengthen
@@ -212,7 +217,8 @@ class CategoricalTreeClassifier(SolvedClassifier):
         return get_formulation(
             "odt_categorical", shape=str(self.shape), C=self.C, categorical=cats, n_bins=self.n_bins,
             numeric=self.numeric, max_card=self.max_card, min_sensitivity=self.min_sensitivity,
-            min_specificity=self.min_specificity, preselect=self.preselect, anchor=bool(self.anchor),
+            min_specificity=self.min_specificity, preselect=self.preselect,
+            preselect_min_groups=self.preselect_min_groups, anchor=bool(self.anchor),
             relax=bool(self.relax), strengthen=bool(self.strengthen), drop_c=bool(self.drop_c),
             infer_groups=bool(self.infer_groups))
 

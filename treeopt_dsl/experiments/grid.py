@@ -19,7 +19,9 @@ A grid has four kinds of tables::
     # one_hot = [integer columns to one-hot encode], one_hot_drop = "first" (one level of every one-hot
     # attribute dropped: e.g. { name = "balance", one_hot = ["left-weight", ...], one_hot_drop = "first" }),
     # drop_classes = [labels] (their rows left out before the labels are mapped: the thesis' balance without "B"),
-    # file = "NAME" (only that one of a manifest set's files: e.g. { name = "monks-1", file = "monks-1.test" })
+    # file = "NAME" (only that one of a manifest set's files: e.g. { name = "monks-1", file = "monks-1.test" }),
+    # params = { ... } (formulation parameters for this dataset's tasks, given to every method whose formulation
+    # takes them: e.g. { name = "fico-heloc", params = { preselect_min_groups = 4 } }, Günlük et al. §5.7)
     seeds = [0, 1]
     test_size = 0.2              # or folds = 5 (k-fold: one task per fold and seed)
     validation_size = 0.0        # a validation part of the training rows (metrics recorded as val_*)
@@ -129,7 +131,7 @@ _EXPERIMENT_KEYS = {"name", "description", "time_limit", "memory_mb", "threads",
                     "metrics", "warm_start", "task_timeout", "paper"}
 _DATA_KEYS = {"datasets", "seeds", "test_size", "validation_size", "folds", "sample", "data_dir", "train_sample"}
 _DATASET_KEYS = {"name", "path", "positive", "variant", "label", "sample", "multiclass", "rows", "one_hot",
-                 "one_hot_drop", "file", "drop_classes"}
+                 "one_hot_drop", "file", "drop_classes", "params"}
 _METHOD_KEYS = {"name", "formulation", "estimator", "params", "grid", "cv", "solver", "backend", "time_limit",
                 "warm_start", "threads", "memory_mb", "task_timeout", "references", "datasets", "train_sample",
                 "refine", "start_only", "scale", "path"}
@@ -158,9 +160,13 @@ class DataSpec:
     file: str | None = None
     #: the rows of these classes left out before the labels are mapped (:func:`treeopt_dsl.datasets.load`)
     drop_classes: tuple[Any, ...] | None = None
+    #: formulation parameters of this dataset's tasks, for every method whose formulation takes them
+    params: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if v not in (None, 0, False) or k == "name"}
+        """How to read the data (a task's ``dataset``); ``params`` go to the tasks' parameters instead, so that a
+        method that does not take them keeps its task ids."""
+        return {k: v for k, v in self.__dict__.items() if (v not in (None, 0, False) or k == "name") and k != "params"}
 
 
 @dataclass(frozen=True)
@@ -194,6 +200,17 @@ class MethodSpec:
     refine: bool = False
     #: the ``warm_start``'s model alone, no solver run (:meth:`~formulations.spec.FormulationSpec.start`)
     start_only: bool = False
+
+    def takes(self, key: str) -> bool:
+        """Whether this method's formulation has the parameter ``key`` (an estimator's never: a dataset's
+        ``params`` are formulation parameters)."""
+        return self.formulation is not None and key in {p["name"] for p in REGISTRY[self.formulation].describe()[
+            "params"]}
+
+    def params_for(self, data: DataSpec) -> dict[str, Any]:
+        """The parameters of this method's tasks on ``data``: the method's, then those of the dataset's ``params``
+        its formulation takes (a grid point's, from ``grid``, go on top)."""
+        return {**self.params, **{k: v for k, v in (data.params or {}).items() if self.takes(k)}}
 
 
 @dataclass
@@ -378,7 +395,10 @@ def parse_grid(text: str, source: str = "<grid>", base_dir: str | Path | None = 
                                      sample=d.get("sample", 0), multiclass=bool(d.get("multiclass", False)),
                                      rows=d.get("rows", 0), one_hot=None if one_hot is None else tuple(one_hot),
                                      one_hot_drop=d.get("one_hot_drop"), file=d.get("file"),
-                                     drop_classes=None if drop is None else tuple(drop)))
+                                     drop_classes=None if drop is None else tuple(drop), params=d.get("params")))
+            if d.get("params") is not None and (not isinstance(d["params"], dict) or not d["params"]):
+                raise ck.fail("data", "datasets", f"entry {i + 1}: params must be a non-empty table of formulation "
+                                                  f"parameters, got {d['params']!r}")
         else:
             raise ck.fail("data", "datasets", f"entry {i + 1}: expected a name or a table, got {d!r}")
     names = [d.name for d in datasets]
@@ -421,10 +441,28 @@ def parse_grid(text: str, source: str = "<grid>", base_dir: str | Path | None = 
         idx = len(labels) - 1 - labels[::-1].index(dup[0])
         raise ck.fail("method", "name", f"two methods are named {dup[0]!r} (names label the reports)", idx)
     _check_datasets(ck, datasets, methods, data_dir, base)
+    _check_dataset_params(ck, datasets, methods)
     return Grid(name=name, description=str(exp.get("description", "")), datasets=datasets, seeds=list(seeds),
                 test_size=float(test_size), validation_size=float(validation_size), folds=int(folds),
                 sample=int(sample), data_dir=data_dir, methods=methods, retries=int(retries), metrics=list(metrics),
                 path=None if source == "<grid>" else source, paper=exp.get("paper"), raw=raw, base_dir=base)
+
+
+def _check_dataset_params(ck: _Checker, datasets: list[DataSpec], methods: list[MethodSpec]) -> None:
+    """A dataset's ``params``: each taken by at least one formulation method run on it, and valid there."""
+    for k, d in enumerate(datasets):
+        runs = [m for m in methods if m.datasets is None or d.name in m.datasets]
+        for key in d.params or {}:
+            if not any(m.takes(key) for m in runs):
+                raise ck.fail("data", "datasets", f"entry {k + 1}: params: {key!r} is not a parameter of any "
+                                                  f"formulation run on {d.name!r}")
+        for m in runs:
+            if any(m.takes(key) for key in d.params or {}):
+                try:
+                    get_formulation(m.formulation, **m.params_for(d)).topology()
+                except (TreeoptError, TypeError, ValueError) as exc:
+                    raise ck.fail("data", "datasets", f"entry {k + 1}: params, with method {m.name!r}'s: {exc}"
+                                  ) from None
 
 
 def _method(ck: _Checker, m: Any, i: int, **defaults: Any) -> MethodSpec:

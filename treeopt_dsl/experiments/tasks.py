@@ -66,7 +66,7 @@ def expand(grid: Grid) -> list[dict[str, Any]]:
                     if m.datasets is not None and d.name not in m.datasets:
                         continue
                     for combo in _combos(m.grid):
-                        t = {**_method_fields(m), "params": {**m.params, **combo}, "grid_point": combo,
+                        t = {**_method_fields(m), "params": {**m.params_for(d), **combo}, "grid_point": combo,
                              "dataset": d.to_dict(), "data_dir": grid.data_dir, "seed": int(seed), "fold": fold,
                              "folds": grid.folds or None, "test_size": grid.test_size,
                              "validation_size": grid.validation_size, "sample": d.sample or grid.sample,

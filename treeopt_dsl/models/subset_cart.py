@@ -97,6 +97,30 @@ class SubsetTree:
     def get_n_leaves(self) -> int:
         return int(np.sum(self.left < 0))
 
+    def groups_at(self, cp: float) -> np.ndarray:
+        """The groups (sorted) the tree pruned at rpart's complexity parameter ``cp`` still branches on
+        (:func:`~treeopt_dsl.models.sklearn_tree.cp_splits` on its own nodes; a tree grown with ``cp = None`` has
+        them all)."""
+        keep = cp_splits(self.left, self.right, self.counts, cp)
+        old, nl, _ = kept_nodes(self.left, self.right, keep)
+        return np.unique(self.group[old][nl >= 0])
+
+    def cp_for_groups(self, k: int) -> float:
+        """The largest ``cp`` (to 1e-12 of 0.01) below rpart's default 0.01 whose pruned tree branches on at least
+        ``k`` groups: 0.01 itself when it does, 0.0 when even ``cp = 0`` gives fewer (the pruned trees are nested,
+        so their groups only grow as ``cp`` falls; bisection on that step function, each step one pass over the
+        nodes). Günlük et al. §5.7: "feature selection using CART, making sure that at least 4 features are
+        selected"."""
+        if k < 1 or len(self.groups_at(RPART_CP)) >= k:
+            return RPART_CP
+        if len(self.groups_at(0.0)) < k:
+            return 0.0
+        lo, hi = 0.0, RPART_CP
+        while hi - lo > 1e-12:
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if len(self.groups_at(mid)) >= k else (lo, mid)
+        return lo
+
     def get_depth(self) -> int:
         depth = np.zeros(self.left.size, dtype=int)
         for i in np.flatnonzero(self.left >= 0):
