@@ -397,6 +397,37 @@ def test_a_cell_the_other_reading_brings_within_is_put_down_to_the_reading(rc: M
     assert rc.runner_cells((rows, paper, "T", 2, "T", True))[0]["cause"] == "unexplained"  # without the refits
 
 
+def test_a_dataset_rerun_replaces_its_rows_and_a_superseded_one_is_not_counted(rc: ModuleType,
+                                                                              tmp_path: Path) -> None:
+    """``RunnerTable.rerun``: a dataset rerun under the protocol as now read (Günlük's heloc with at least 4
+    groups) replaces the rows of each (dataset, method) it holds, the others' stay; a rerun lacking some of the
+    seeds is refused. ``superseded``: that dataset's cells not rerun are printed with the reason, not counted."""
+    head = "id,method,dataset,seed,ok,status,n_train,n_test,train_accuracy,test_accuracy\n"
+    rows, again, part = tmp_path / "rows.csv", tmp_path / "again.csv", tmp_path / "part.csv"
+    rows.write_text(head + "".join(f"{d}{s},M,{d},{s},True,optimal,1000,1000,{a},{a}\n"
+                                   for d, a in (("h", 0.70), ("b", 0.80)) for s in (0, 1)))
+    again.write_text(head + "".join(f"h{s},M,h,{s},True,time_limit,1000,1000,0.74,0.74\n" for s in (0, 1)))
+    part.write_text(head + "h0,M,h,0,True,optimal,1000,1000,0.74,0.74\n")
+    paper = tmp_path / "paper.csv"
+    paper.write_text("dataset,method,metric,value\nh,M,train_accuracy,0.74\nb,M,train_accuracy,0.80\n")
+    base = (rows, paper, "T", 2, "T", False, {}, None, ())
+    before = {c["cell"]: c for c in rc.runner_cells(base)}
+    assert before["h M train"]["ours"] == pytest.approx(70.0) and before["h M train"]["cause"] != "within"
+    after = {c["cell"]: c for c in rc.runner_cells((*base, (again,)))}
+    assert after["h M train"]["ours"] == pytest.approx(74.0) and after["h M train"]["cause"] == "within"
+    assert after["b M train"]["ours"] == pytest.approx(80.0) and after["h M train"]["counted"]
+    with pytest.raises(ValueError, match="lacks seeds"):
+        rc.runner_cells((*base, (part,)))
+    old = {c["cell"]: c for c in rc.runner_cells((*base, (), {"h": "another selection: rerun pending"}))}
+    assert not old["h M train"]["counted"] and old["h M train"]["evidence"] == "another selection: rerun pending"
+    assert old["b M train"]["counted"]
+    new = {c["cell"]: c for c in rc.runner_cells((*base, (again,), {"h": "another selection: rerun pending"}))}
+    assert new["h M train"]["counted"] and new["h M train"]["cause"] == "within"  # rerun: the protocol as read
+    table = rc.SOURCES["runner"]
+    assert {s.table for s in table if "fico-heloc" in (s.superseded or {})} == {"Günlük T7 c", "Günlük T12"}
+    assert {s.table for s in table if s.rerun} == {"Günlük T11", "Günlük T9", "Günlük T12", "Günlük T7 c"}
+
+
 def test_table_9s_proven_cells_are_the_same_trees_at_the_papers_limit() -> None:
     """The reading behind Table 9's count: a solve proven optimal within 300 s gives the same tree at 1800 s
     (four Table 11 tasks rerun at 1800 s: the same objective, tree and accuracies)."""
