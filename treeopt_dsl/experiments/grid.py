@@ -169,6 +169,11 @@ class DataSpec:
         return {k: v for k, v in self.__dict__.items() if (v not in (None, 0, False) or k == "name") and k != "params"}
 
 
+def _param_names(form: str) -> set[str]:
+    """The parameter names of the registered formulation ``form``."""
+    return {p["name"] for p in REGISTRY[form].describe()["params"]}
+
+
 @dataclass(frozen=True)
 class MethodSpec:
     """One formulation or estimator of the grid, with its fixed parameters and grids."""
@@ -204,8 +209,7 @@ class MethodSpec:
     def takes(self, key: str) -> bool:
         """Whether this method's formulation has the parameter ``key`` (an estimator's never: a dataset's
         ``params`` are formulation parameters)."""
-        return self.formulation is not None and key in {p["name"] for p in REGISTRY[self.formulation].describe()[
-            "params"]}
+        return self.formulation is not None and key in _param_names(self.formulation)
 
     def params_for(self, data: DataSpec) -> dict[str, Any]:
         """The parameters of this method's tasks on ``data``: the method's, then those of the dataset's ``params``
@@ -645,8 +649,7 @@ def _path(ck: _Checker, i: int, m: dict[str, Any], form: str | None, cv: Any, sc
     if form is None:
         raise ck.fail("method", "path", "a path walks a formulation's lambda grid: give formulation = ...", i)
 
-    known = {p["name"] for p in REGISTRY[form].describe()["params"]}
-    if not {"lambda_l", "lambda_g"} <= known:
+    if not {"lambda_l", "lambda_g"} <= _param_names(form):
         raise ck.fail("method", "path", f"{form} has no lambda_l / lambda_g parameters", i)
     for key in ("lambda_l", "lambda_g"):
         v = path.get(key, [0.0])
@@ -675,8 +678,7 @@ def _check_params(ck: _Checker, i: int, form: str, params: dict[str, Any], where
     try:
         get_formulation(form, **params).topology()
     except (TreeoptError, TypeError, ValueError) as exc:
-        known = {p["name"] for p in REGISTRY[form].describe()["params"]}
-        unknown = [k for k in params if k not in known]
+        unknown = [k for k in params if k not in _param_names(form)]
         key = unknown[0] if unknown else next((k for k in params if f"'{k}'" in str(exc) or f"{k}=" in str(exc)
                                                or str(exc).startswith(f"{k} ")), None)
         raise ck.fail("method", where, f"{form}: {exc}" + (f" (key {key!r})" if key else ""), i) from None
