@@ -89,6 +89,9 @@ class RunnerTable(NamedTuple):
     #: dataset -> why its rows are not the protocol as now read (a rerun pending): its cells not rerun are printed,
     #: not counted
     superseded: dict[str, str] | None = None
+    #: rows of *rerun*'s tasks run again at the paper's time limit (exported): as *at_limit*, for the rows *rerun*
+    #: put in (each replaces the row of its (dataset, method, seed), which must be a rerun's)
+    rerun_at_limit: tuple[Path, ...] = ()
 
 
 #: why heloc's rows run before 2026-11-29 in the Günlük tables are not the paper's protocol as read since
@@ -152,18 +155,21 @@ SOURCES = {
                # Table 9 (30 min per solve) from the same rows (300 s): only its cells whose five solves all proved
                # optimal are the paper's protocol (the same trees at 30 min, checked on four of them:
                # benchmarks/results/gunluk_table9_check_1800s_2026-11-29.csv), and those whose solves stopped at
-               # 300 s were rerun at the paper's 1800 s (gunluk_table9_*1800s_2026-11-29.csv)
+               # 300 s were rerun at the paper's 1800 s (gunluk_table9_*1800s_2026-11-29.csv); heloc's with at
+               # least 4 groups the same (gunluk_table9_heloc4_1800s_2026-11-29.csv)
                RunnerTable(RESULTS / "gunluk_table11_rpart_2026-11-28.csv", PAPERS / "gunluk_table9.csv",
                            "Günlük T9", 5, "Günlük T8", proven_only=True,
                            at_limit=(RESULTS / "gunluk_table9_1800s_2026-11-29.csv",
                                      RESULTS / "gunluk_table9_bcib_1800s_2026-11-29.csv"),
-                           rerun=(RESULTS / "gunluk_table11_heloc4_300s_2026-11-29.csv",)),
+                           rerun=(RESULTS / "gunluk_table11_heloc4_300s_2026-11-29.csv",),
+                           rerun_at_limit=(RESULTS / "gunluk_table9_heloc4_1800s_2026-11-29.csv",)),
                # Table 7's "c" rows (30 min) run at 300 s: counted where every solve proved optimal, as Table 9,
                # and where the solves that stopped at 300 s were rerun at the paper's 1800 s
                RunnerTable(RESULTS / "gunluk_table7_c_300s_2026-11-28.csv", PAPERS / "gunluk_table7.csv",
                            "Günlük T7 c", 5, "Günlük T8", proven_only=True,
                            at_limit=(RESULTS / "gunluk_table7_c_1800s_2026-11-29.csv",
-                                     RESULTS / "gunluk_table7_c_bcd3_1800s_2026-11-29.csv"),
+                                     RESULTS / "gunluk_table7_c_bcd3_1800s_2026-11-29.csv",
+                                     RESULTS / "gunluk_table7_c_bcib_1800s_2026-11-29.csv"),
                            rerun=(RESULTS / "gunluk_table7_c_heloc4_300s_2026-11-29.csv",),
                            superseded={"fico-heloc": HELOC_SELECTION}),
                # Table 12 (30 min per solve) run at 300 s, counted where every solve proved optimal, as Table 9; its
@@ -539,6 +545,21 @@ def _binomial_se(p: float, rows: float, n_ours: int, n_paper: int) -> float:
     return float(100 * np.sqrt(p * (1 - p) / max(rows, 1.0) * (1 / n_ours + 1 / n_paper)))
 
 
+def _at_papers_limit(df: pd.DataFrame, path: Path, *, rerun_now: bool, holder: str) -> pd.DataFrame:
+    """*df* with the rows of the tasks (dataset, method, seed) rerun at the paper's limit (the export *path*) in
+    place of theirs: of any task of *df*, or with *rerun_now* only of the rows a rerun under the reading as now read
+    put in; a row of another task is refused by name (*holder*: what should have held it)."""
+    task = ["dataset", "method", "seed"]
+    long = pd.read_csv(path).assign(at_papers_limit=True, rerun_now=rerun_now)
+    ours = df.set_index(task).index
+    pool = df[df["rerun_now"].astype(bool)].set_index(task).index if rerun_now else ours
+    theirs = long.set_index(task).index
+    if not theirs.isin(pool).all():
+        raise ValueError(f"{path}: rows of tasks not in {holder}: "
+                         f"{[tuple(t) for t in theirs[~theirs.isin(pool)]]}")
+    return pd.concat([df[~ours.isin(theirs)], long], ignore_index=True)
+
+
 def runner_cells(source: RunnerTable | tuple[Any, ...]) -> list[dict[str, Any]]:
     """The accuracy cells of a table run by the experiment runner (:class:`RunnerTable`). With *proven only* (a
     table read from the rows of a run at a shorter time limit, Günlük Table 9 from Table 11's), a cell is counted
@@ -552,7 +573,8 @@ def runner_cells(source: RunnerTable | tuple[Any, ...]) -> list[dict[str, Any]]:
     seed, train_accuracy, test_accuracy``; ``--probe-selection`` writes them); a cell no other cause explains whose
     every seed was refitted so and whose mean there comes within 1.5 points is given the cause *reading*.
     *rerun*: exports of datasets rerun under the protocol as now read (Günlük's heloc with at least 4 groups): each
-    replaces the rows of every (dataset, method) it holds; *superseded* maps a dataset to why its rows are not that
+    replaces the rows of every (dataset, method) it holds; *rerun_at_limit*: those rerun tasks at the paper's limit,
+    as *at_limit* for the rerun's rows; *superseded* maps a dataset to why its rows are not that
     protocol: its cells not rerun are printed, not counted (a rerun pending). Ours is
     the mean over the seeds run; the noise rule's standard error is the larger of the one from our spread over
     seeds (ours taken for both, as :func:`_noise`) and the binomial one of the rows scored (:func:`_binomial_se`;
@@ -560,7 +582,7 @@ def runner_cells(source: RunnerTable | tuple[Any, ...]) -> list[dict[str, Any]]:
     rows worse than the paper's tree (the paper: CPLEX on 8 cores; ours HiGHS on one thread), for the train cell
     and its test cell."""
     (rows_csv, paper_csv, table, n_paper, data_as, proven_only, repeats, reading, at_limit, reruns,
-     superseded) = RunnerTable(*source)
+     superseded, rerun_at_limit) = RunnerTable(*source)
     superseded = superseded or {}
     repeats = repeats or {}
     other, what = reading or (None, "")
@@ -568,14 +590,8 @@ def runner_cells(source: RunnerTable | tuple[Any, ...]) -> list[dict[str, Any]]:
     if not rows_csv.is_file():
         return []
     df = pd.read_csv(rows_csv).assign(at_papers_limit=False, rerun_now=False)
-    task = ["dataset", "method", "seed"]
     for path in at_limit:  # the same tasks at the paper's limit replace the shorter run's rows
-        long = pd.read_csv(path).assign(at_papers_limit=True, rerun_now=False)
-        ours, theirs = df.set_index(task).index, long.set_index(task).index
-        if not theirs.isin(ours).all():
-            raise ValueError(f"{path}: rows of tasks {rows_csv.name} does not hold: "
-                             f"{[tuple(t) for t in theirs[~theirs.isin(ours)]]}")
-        df = pd.concat([df[~ours.isin(theirs)], long], ignore_index=True)
+        df = _at_papers_limit(df, path, rerun_now=False, holder=rows_csv.name)
     for path in reruns:  # rerun under the protocol as now read: its rows replace their (dataset, method)'s, whole
         new = pd.read_csv(path).assign(at_papers_limit=False, rerun_now=True)
         for (name, method), rows in new.groupby(["dataset", "method"]):
@@ -583,6 +599,8 @@ def runner_cells(source: RunnerTable | tuple[Any, ...]) -> list[dict[str, Any]]:
             if not df.loc[mine, "seed"].isin(rows["seed"]).all():
                 raise ValueError(f"{path}: the rerun of {name} {method} lacks seeds {rows_csv.name} holds")
             df = pd.concat([df[~mine], rows], ignore_index=True)
+    for path in rerun_at_limit:  # the rerun's tasks at the paper's limit replace the rerun's rows
+        df = _at_papers_limit(df, path, rerun_now=True, holder=f"the reruns of {rows_csv.name}")
     df = df[df["ok"].astype(bool)]
     paper = pd.read_csv(paper_csv, comment="#")
     paper = paper[paper["metric"].str.endswith("accuracy")]

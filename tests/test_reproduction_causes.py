@@ -349,7 +349,7 @@ def test_solves_rerun_at_the_papers_limit_replace_the_shorter_runs(rc: ModuleTyp
     assert not cells["d K test"]["counted"]  # its solve stopped at 300 s was not rerun
     extra = tmp_path / "extra.csv"
     extra.write_text(header + "x,K,d,5,True,optimal,600,1000,0.70,0.60\n")
-    with pytest.raises(ValueError, match=r"extra.csv: rows of tasks rows.csv does not hold: \[\('d', 'K', 5\)\]"):
+    with pytest.raises(ValueError, match=r"extra.csv: rows of tasks not in rows.csv: \[\('d', 'K', 5\)\]"):
         rc.runner_cells(source._replace(at_limit=(extra,)))
     # without the reruns: the 300 s rows, and the cells with a solve stopped there are not counted
     cells = {c["cell"]: c for c in rc.runner_cells(source._replace(at_limit=()))}
@@ -428,6 +428,36 @@ def test_a_dataset_rerun_replaces_its_rows_and_a_superseded_one_is_not_counted(r
     assert {s.table for s in table if s.rerun} == {"Günlük T11", "Günlük T9", "Günlük T12", "Günlük T7 c"}
 
 
+def test_a_reruns_stopped_solves_at_the_papers_limit_replace_its_rows(rc: ModuleType, tmp_path: Path) -> None:
+    """``RunnerTable.rerun_at_limit`` (Günlük Table 9's heloc rerun with at least 4 groups, its solves that stopped
+    at 300 s run again at 1800 s): each row replaces the rerun's row of its task, the cell is then counted under
+    *proven only* and stays the protocol as now read (not *superseded*); a row of a task no rerun holds (the run
+    before, under the old reading) is refused by name, and so is one of a task the run lacks."""
+    head = "id,method,dataset,seed,ok,status,n_train,n_test,train_accuracy,test_accuracy\n"
+    rows, again, long = tmp_path / "rows.csv", tmp_path / "again.csv", tmp_path / "long.csv"
+    rows.write_text(head + "".join(f"{d}{s},M,{d},{s},True,optimal,1000,1000,0.70,0.70\n"
+                                   for d in "hb" for s in (0, 1)))
+    again.write_text(head + "h0,M,h,0,True,optimal,1000,1000,0.74,0.74\nh1,M,h,1,True,time_limit,1000,1000,0.72,0.72\n")
+    long.write_text(head + "h1b,M,h,1,True,time_limit,1000,1000,0.76,0.76\n")
+    paper = tmp_path / "paper.csv"
+    paper.write_text("dataset,method,metric,value\nh,M,train_accuracy,0.75\nb,M,train_accuracy,0.70\n")
+    why = {"h": "another selection: rerun pending"}
+    source = rc.RunnerTable(rows, paper, "T", 2, "T", proven_only=True, rerun=(again,), superseded=why)
+    short = {c["cell"]: c for c in rc.runner_cells(source)}
+    assert short["h M train"]["ours"] == pytest.approx(73.0) and not short["h M train"]["counted"]
+    cells = {c["cell"]: c for c in rc.runner_cells(source._replace(rerun_at_limit=(long,)))}
+    assert cells["h M train"]["ours"] == pytest.approx(75.0) and cells["h M train"]["counted"]
+    assert cells["h M train"]["cause"] == "within"
+    assert cells["h M train"]["evidence"] == "1 of 2 solves rerun at the paper's time limit"
+    assert cells["b M train"]["counted"] and cells["b M train"]["ours"] == pytest.approx(70.0)
+    old = tmp_path / "old.csv"  # a task of the run before the rerun (b was not rerun)
+    old.write_text(head + "b1b,M,b,1,True,optimal,1000,1000,0.71,0.71\n")
+    with pytest.raises(ValueError, match=r"old.csv: rows of tasks not in the reruns of rows.csv: \[\('b', 'M', 1\)\]"):
+        rc.runner_cells(source._replace(rerun_at_limit=(old,)))
+    with pytest.raises(ValueError, match=r"not in the reruns of rows\.csv"):
+        rc.runner_cells(source._replace(rerun=(), rerun_at_limit=(long,)))
+
+
 def test_table_9s_proven_cells_are_the_same_trees_at_the_papers_limit() -> None:
     """The reading behind Table 9's count: a solve proven optimal within 300 s gives the same tree at 1800 s
     (four Table 11 tasks rerun at 1800 s: the same objective, tree and accuracies)."""
@@ -442,14 +472,17 @@ def test_table_9s_proven_cells_are_the_same_trees_at_the_papers_limit() -> None:
 
 
 def test_reruns_at_the_papers_limit_are_the_stopped_solves_at_1800_s(rc: ModuleType) -> None:
-    """What ``RunnerTable.at_limit`` counts (Günlük Tables 9 and 7): every rerun row is a task whose 300-s solve
-    stopped at the limit, run again on the same rows at the paper's 1800 s, and its objective (training errors) is
-    no worse than the 300-s incumbent's; a proven rerun's bound meets its objective."""
-    reruns = [s for s in rc.SOURCES["runner"] if s.at_limit]
+    """What ``RunnerTable.at_limit`` and ``rerun_at_limit`` count (Günlük Tables 9 and 7): every rerun row is a
+    task whose 300-s solve (of the run, or of its rerun under the reading as now read) stopped at the limit, run
+    again on the same rows at the paper's 1800 s, and its objective (training errors) is no worse than the 300-s
+    incumbent's; a proven rerun's bound, rounded up, meets its objective (a count of training errors)."""
+    reruns = [s for s in rc.SOURCES["runner"] if s.at_limit or s.rerun_at_limit]
     assert {s.table for s in reruns} == {"Günlük T9", "Günlük T7 c"}
-    for source in reruns:
-        short = pd.read_csv(source.rows)
-        for path in source.at_limit:
+    assert {s.table for s in reruns if s.rerun_at_limit} == {"Günlük T9"}
+    pairs = [(pd.read_csv(s.rows), s.at_limit) for s in reruns]
+    pairs += [(pd.concat([pd.read_csv(p) for p in s.rerun]), s.rerun_at_limit) for s in reruns if s.rerun_at_limit]
+    for short, at_limit in pairs:
+        for path in at_limit:
             long = pd.read_csv(path)
             both = long.merge(short, on=["method", "dataset", "seed"], suffixes=("", "_300"))
             assert len(both) == len(long) > 0, path.name
@@ -458,7 +491,10 @@ def test_reruns_at_the_papers_limit_are_the_stopped_solves_at_1800_s(rc: ModuleT
             assert (both["n_train"] == both["n_train_300"]).all() and (both["n_test"] == both["n_test_300"]).all()
             assert (both["objective"] <= both["objective_300"] + 1e-6).all(), path.name
             proven = both[both["status"] == "optimal"]
-            assert np.allclose(proven["bound"], proven["objective"], rtol=0, atol=1e-6), path.name
+            # the objective counts training errors: a bound that rounds up to it proves it (HiGHS stops at a
+            # relative gap of 1e-4: breast-wisconsin IB-c seed 1, bound 10.9994 for 11 errors)
+            assert (np.ceil(proven["bound"] - 1e-6) >= proven["objective"] - 1e-6).all(), path.name
+            assert np.allclose(proven["objective"], np.round(proven["objective"])), path.name
 
 
 def test_table_12s_repeated_columns_are_the_same_solves() -> None:
