@@ -678,7 +678,8 @@ def _check_params(ck: _Checker, i: int, form: str, params: dict[str, Any], where
     try:
         get_formulation(form, **params).topology()
     except (TreeoptError, TypeError, ValueError) as exc:
-        unknown = [k for k in params if k not in _param_names(form)]
+        known = _param_names(form)
+        unknown = [k for k in params if k not in known]
         key = unknown[0] if unknown else next((k for k in params if f"'{k}'" in str(exc) or f"{k}=" in str(exc)
                                                or str(exc).startswith(f"{k} ")), None)
         raise ck.fail("method", where, f"{form}: {exc}" + (f" (key {key!r})" if key else ""), i) from None
