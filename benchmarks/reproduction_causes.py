@@ -156,7 +156,7 @@ SOURCES = {
                # optimal are the paper's protocol (the same trees at 30 min, checked on four of them:
                # benchmarks/results/gunluk_table9_check_1800s_2026-11-29.csv), and those whose solves stopped at
                # 300 s were rerun at the paper's 1800 s (gunluk_table9_*1800s_2026-11-29.csv); heloc's with at
-               # least 4 groups the same (gunluk_table9_heloc4_*1800s_2026-11-29.csv; depth 3: 3 of its 5 so far)
+               # least 4 groups the same (gunluk_table9_heloc4_*1800s_2026-11-29.csv: depths 2.5 and 3)
                RunnerTable(RESULTS / "gunluk_table11_rpart_2026-11-28.csv", PAPERS / "gunluk_table9.csv",
                            "Günlük T9", 5, "Günlük T8", proven_only=True,
                            at_limit=(RESULTS / "gunluk_table9_1800s_2026-11-29.csv",
