@@ -170,8 +170,6 @@ def test_senses_and_ranged_rows():
     m.add_constraints("le", x * 2.0 <= 1.0)
     m.add_constraints("ge", x + 1.0 >= 0.5)
     m.add_constraints("eq", x.sum() == 2.0)
-    from treeopt_dsl.ir.constraints import Constraint
-
     m.add_constraints("rng", Constraint.ranged(-1.0, x - 3.0, 4.0))
     sf = m.compile()
     rows = {b.name: b.index.ravel() for b in sf.rows}

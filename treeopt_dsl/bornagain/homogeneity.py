@@ -48,8 +48,7 @@ from treeopt_dsl.backends import SolveOptions, get_backend
 from treeopt_dsl.bornagain.ensemble import Ensemble
 from treeopt_dsl.errors import SolveError
 from treeopt_dsl.ir import Model
-from treeopt_dsl.ir.constraints import Constraint
-from treeopt_dsl.ir.expr import LinExpr
+from treeopt_dsl.ir.expr import Constraint, LinExpr
 from treeopt_dsl.result import Status
 
 __all__ = ["cell_point", "middle", "tree_bound", "violating_cell"]

@@ -1,7 +1,6 @@
 """The intermediate representation: labeled, vectorized variables, expressions and constraints."""
 
-from treeopt_dsl.ir.constraints import Constraint
-from treeopt_dsl.ir.expr import LinExpr, QuadExpr, affine, linsum
+from treeopt_dsl.ir.expr import Constraint, LinExpr, QuadExpr, affine, linsum
 from treeopt_dsl.ir.model import Model
 from treeopt_dsl.ir.standard_form import StandardForm, compile_model
 from treeopt_dsl.ir.variables import Kind, VarFamily

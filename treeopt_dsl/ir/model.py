@@ -8,10 +8,10 @@ from typing import Any
 import numpy as np
 
 from treeopt_dsl.errors import ModelError
-from treeopt_dsl.ir.constraints import Constraint
-from treeopt_dsl.ir.expr import ExprOps, LinExpr, QuadExpr
+from treeopt_dsl.ir.expr import Constraint, ExprOps, LinExpr, QuadExpr
 from treeopt_dsl.ir.labels import as_coords
 from treeopt_dsl.ir.nonlinear import NLConstraint, NLExpr
+from treeopt_dsl.ir.standard_form import StandardForm, compile_model
 from treeopt_dsl.ir.variables import Kind, VarFamily
 
 
@@ -160,9 +160,7 @@ class Model:
                     where, worst = f"the bounds of {name!r}", b
         return where, worst
 
-    def compile(self) -> StandardForm:  # noqa: F821 - imported lazily to keep modules small
-        from treeopt_dsl.ir.standard_form import compile_model  # standard_form.py builds on this module (circle)
-
+    def compile(self) -> StandardForm:
         return compile_model(self)
 
     def __repr__(self) -> str:

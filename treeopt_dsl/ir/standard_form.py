@@ -13,16 +13,18 @@ as read-only, or copy it before changing it in place.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
 
 from treeopt_dsl.errors import ModelError
-from treeopt_dsl.ir.constraints import Constraint
-from treeopt_dsl.ir.expr import LinExpr, QuadExpr
+from treeopt_dsl.ir.expr import Constraint, LinExpr, QuadExpr
 from treeopt_dsl.ir.labels import Coords
-from treeopt_dsl.ir.model import Model
 from treeopt_dsl.ir.variables import Kind
+
+if TYPE_CHECKING:  # a name for the annotations only: model.py imports this module to compile itself
+    from treeopt_dsl.ir.model import Model
 
 
 @dataclass(frozen=True)
