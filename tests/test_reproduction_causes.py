@@ -458,6 +458,28 @@ def test_a_reruns_stopped_solves_at_the_papers_limit_replace_its_rows(rc: Module
         rc.runner_cells(source._replace(rerun=(), rerun_at_limit=(long,)))
 
 
+def test_a_rerun_run_at_the_papers_limit_counts_its_stopped_solves(rc: ModuleType, tmp_path: Path) -> None:
+    """``RunnerTable.papers_limit`` (Günlük Table 7's heloc depth 3 with at least 4 groups, run at 1800 s without
+    a 300-s run before): a rerun's rows whose tasks ran under the paper's limit are at it, so a solve stopped there
+    counts under *proven only*, as the paper's did; the same rows under a shorter limit stay uncounted."""
+    head = "id,method,dataset,seed,ok,status,n_train,n_test,train_accuracy,test_accuracy,task_time_limit\n"
+    rows, again = tmp_path / "rows.csv", tmp_path / "again.csv"
+    rows.write_text(head + "".join(f"h{s},M,h,{s},True,optimal,1000,1000,0.70,0.70,300\n" for s in (0, 1)))
+    again.write_text(head + "h0,M,h,0,True,optimal,1000,1000,0.74,0.74,1800\n"
+                            "h1,M,h,1,True,time_limit,1000,1000,0.76,0.76,1800\n")
+    paper = tmp_path / "paper.csv"
+    paper.write_text("dataset,method,metric,value\nh,M,train_accuracy,0.75\n")
+    source = rc.RunnerTable(rows, paper, "T", 2, "T", proven_only=True, rerun=(again,),
+                            superseded={"h": "another selection: rerun pending"})
+    (cell,) = rc.runner_cells(source)
+    assert cell["ours"] == pytest.approx(75.0) and not cell["counted"]  # no limit given: a stopped solve is short
+    (cell,) = rc.runner_cells(source._replace(papers_limit=1800))
+    assert cell["counted"] and cell["cause"] == "within"
+    assert cell["evidence"] == "2 of 2 solves rerun at the paper's time limit"
+    (cell,) = rc.runner_cells(source._replace(papers_limit=3600))  # ran under less than the paper's limit
+    assert not cell["counted"] and cell["evidence"] == "1 of 2 solves stopped at the shorter time limit"
+
+
 def test_table_9s_proven_cells_are_the_same_trees_at_the_papers_limit() -> None:
     """The reading behind Table 9's count: a solve proven optimal within 300 s gives the same tree at 1800 s
     (four Table 11 tasks rerun at 1800 s: the same objective, tree and accuracies)."""
@@ -495,6 +517,13 @@ def test_reruns_at_the_papers_limit_are_the_stopped_solves_at_1800_s(rc: ModuleT
             # relative gap of 1e-4: breast-wisconsin IB-c seed 1, bound 10.9994 for 11 errors)
             assert (np.ceil(proven["bound"] - 1e-6) >= proven["objective"] - 1e-6).all(), path.name
             assert np.allclose(proven["objective"], np.round(proven["objective"])), path.name
+    # reruns run at the paper's limit themselves (no 300-s run before: Table 7's heloc depth 3): every seed, 1800 s
+    for s in (s for s in rc.SOURCES["runner"] if s.papers_limit):
+        long = pd.concat([pd.read_csv(p) for p in s.rerun])
+        long = long[long["task_time_limit"] >= s.papers_limit]
+        assert len(long) > 0 and set(long["task_time_limit"]) == {1800.0} == {s.papers_limit}
+        assert set(long["status"]) <= {"optimal", "time_limit"} and (long["bound"] <= long["objective"] + 1e-6).all()
+        assert (long.groupby(["dataset", "method"])["seed"].nunique() == s.n_paper).all()
 
 
 def test_table_12s_repeated_columns_are_the_same_solves() -> None:
