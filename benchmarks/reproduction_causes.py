@@ -604,6 +604,9 @@ def runner_cells(source: RunnerTable | tuple[Any, ...]) -> list[dict[str, Any]]:
         df = _at_papers_limit(df, path, rerun_now=False, holder=rows_csv.name)
     for path in reruns:  # rerun under the protocol as now read: its rows replace their (dataset, method)'s, whole
         new = pd.read_csv(path)
+        if papers_limit is not None and "task_time_limit" not in new:
+            raise ValueError(f"{path}: no task_time_limit column, so papers_limit={papers_limit} cannot tell its "
+                             "rows at the paper's limit (export the runner's store with `treeopt experiment export`)")
         at_papers = False if papers_limit is None else new["task_time_limit"] >= papers_limit
         new = new.assign(at_papers_limit=at_papers, rerun_now=True)
         for (name, method), rows in new.groupby(["dataset", "method"]):

@@ -478,6 +478,10 @@ def test_a_rerun_run_at_the_papers_limit_counts_its_stopped_solves(rc: ModuleTyp
     assert cell["evidence"] == "2 of 2 solves rerun at the paper's time limit"
     (cell,) = rc.runner_cells(source._replace(papers_limit=3600))  # ran under less than the paper's limit
     assert not cell["counted"] and cell["evidence"] == "1 of 2 solves stopped at the shorter time limit"
+    bare = tmp_path / "bare.csv"  # an export without the limit the tasks ran under: refused by name, not guessed
+    bare.write_text("\n".join(",".join(line.split(",")[:-1]) for line in again.read_text().splitlines()) + "\n")
+    with pytest.raises(ValueError, match=r"bare\.csv: no task_time_limit column, so papers_limit=1800"):
+        rc.runner_cells(source._replace(rerun=(bare,), papers_limit=1800))
 
 
 def test_table_9s_proven_cells_are_the_same_trees_at_the_papers_limit() -> None:
