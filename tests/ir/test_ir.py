@@ -11,6 +11,7 @@ from hypothesis.extra.numpy import arrays
 
 from treeopt_dsl.errors import ModelError
 from treeopt_dsl.ir import Constraint, Model, affine, linsum
+from treeopt_dsl.ir.nonlinear import logistic
 
 FLOATS = st.floats(-10, 10, allow_nan=False, allow_infinity=False)
 
@@ -581,15 +582,32 @@ def test_duplicate_terms_are_merged_and_cancelled_terms_vanish():
     assert sf.nnz == 3 and sf.A.indices.dtype == np.int32
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a DataArray as the LEFT operand (D * x, D + x) is handled by xarray, "
-                   "which raises a bare ValueError instead of deferring to the expression (x * D works)")
-def test_dataarray_on_the_left_acts_like_on_the_right():
+def test_dataarray_on_the_left_acts_like_on_the_right() -> None:
+    """``D * x``, ``D + x``, ``D - x`` and ``D <= x`` with a DataArray on the left match by dimension name, as on
+    the right (xarray's operators defer to our expressions: ``ir.left_operands``); quadratic and nonlinear
+    expressions too; DataArray arithmetic among arrays is xarray's as before."""
     m = Model("left")
     x = m.add_variables("x", ("a", "b"), {"a": 2, "b": 3})
     D = xr.DataArray(np.arange(6.0).reshape(2, 3), dims=("a", "b"))
+    Dt = D.transpose("b", "a")  # other order: matched by name, not position
     point = np.arange(6.0) + 1
-    np.testing.assert_allclose((D * x).evaluate(point), (x * D).evaluate(point))
-    np.testing.assert_allclose((D + x).evaluate(point), (x + D).evaluate(point))
+    for left in (D, Dt):
+        np.testing.assert_allclose((left * x).evaluate(point), (x * D).evaluate(point))
+        np.testing.assert_allclose((left + x).evaluate(point), (x + D).evaluate(point))
+        np.testing.assert_allclose((left - x).evaluate(point), (-x + D).evaluate(point))
+    np.testing.assert_allclose((D * x.sum("b")).evaluate(point), (x.sum("b") * D).evaluate(point))
+    mirrored, plain = D <= x, x >= D
+    assert isinstance(mirrored, Constraint)
+    np.testing.assert_array_equal(mirrored.lower, plain.lower)
+    np.testing.assert_array_equal(mirrored.upper, plain.upper)
+    assert isinstance(D == x, Constraint) and isinstance(D >= x, Constraint)
+    q = x * x
+    np.testing.assert_allclose((D * q).evaluate(point), (q * D).evaluate(point))
+    nl = logistic(x * 1.0)
+    np.testing.assert_allclose((D * nl).evaluate(point), (nl * D).evaluate(point))
+    np.testing.assert_allclose((D / nl).evaluate(point), D.values / (0.5 * (1 + np.tanh(0.5 * point.reshape(2, 3)))))
+    xr.testing.assert_equal(D * Dt, xr.DataArray(np.arange(6.0).reshape(2, 3) ** 2, dims=("a", "b")))
+    assert bool((D == D).all()) and (D * 2.0).dims == ("a", "b")
 
 
 def test_family_where_and_transpose_like_an_expression():
