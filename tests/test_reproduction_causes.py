@@ -284,6 +284,20 @@ def test_the_split_probe_recomputes_the_stored_cart_cells(rc: ModuleType, cells:
         assert r["test rows"] == 71
 
 
+def test_the_test_part_probe_reads_the_stored_cart_spread_and_holds_one_test_part(rc: ModuleType) -> None:
+    """--probe-test-part: under the benchmark's reading (each seed its test part) its first block of 5 seeds is the
+    stored CART rows' spread (numpy's sd, as the paper's); under the other reading the five trees share one test
+    part: at depth 2 on A4a (binary columns) they are the same tree, spread 0, far below the paper's 0.77."""
+    rows = rc.probe_test_part(("Ionosphere", "A4a"), depths=(2,), blocks=1)
+    stored = [r for r in rc._jsonl(rc.SOURCES["tmo"][0])
+              if r.get("dataset") == "Ionosphere" and int(r.get("depth", 0)) == 2 and r.get("method") == "cart"]
+    accs = [100 * r["test_acc"] for r in sorted(stored, key=lambda r: r["seed"])[:5]]
+    ion, a4a = rows
+    assert ion["each seed its test part"] == pytest.approx(np.std(accs), abs=0.005)
+    assert ion["paper sd"] == 1.64 and a4a["paper sd"] == 0.77
+    assert a4a["one test part"] == 0.0 and a4a["closer"] == "each seed its test part"
+
+
 def test_a_runner_table_is_counted_against_its_paper_csv(rc: ModuleType, tmp_path: Path) -> None:
     """A table the experiment runner ran, exported: ours is the mean over seeds, within 1.5 points is within, a
     time-limited solve below the paper's training accuracy is put down to the solver (its test cell too), a
