@@ -170,15 +170,16 @@ SOURCES = {
                                            RESULTS / "gunluk_table9_heloc4_ib_1800s_2026-11-29.csv")),
                # Table 7's "c" rows (30 min) run at 300 s: counted where every solve proved optimal, as Table 9,
                # and where the solves that stopped at 300 s were rerun at the paper's 1800 s; heloc's with at least
-               # 4 groups the same (gunluk_table7_c_heloc4_d25_1800s_2026-11-30.csv: depth 2.5), and its depth 3 run
-               # with at least 4 groups at 1800 s at once (gunluk_table7_c_heloc4_d3_1800s_2026-11-30.csv)
+               # 4 groups the same (gunluk_table7_c_heloc4_d25_1800s_2026-11-30.csv: depth 2.5), and its depth 3 and
+               # imbalanced trees run with at least 4 groups at 1800 s at once (gunluk_table7_c_heloc4_{d3,ib}_1800s_*)
                RunnerTable(RESULTS / "gunluk_table7_c_300s_2026-11-28.csv", PAPERS / "gunluk_table7.csv",
                            "Günlük T7 c", 5, "Günlük T8", proven_only=True,
                            at_limit=(RESULTS / "gunluk_table7_c_1800s_2026-11-29.csv",
                                      RESULTS / "gunluk_table7_c_bcd3_1800s_2026-11-29.csv",
                                      RESULTS / "gunluk_table7_c_bcib_1800s_2026-11-29.csv"),
                            rerun=(RESULTS / "gunluk_table7_c_heloc4_300s_2026-11-29.csv",
-                                  RESULTS / "gunluk_table7_c_heloc4_d3_1800s_2026-11-30.csv"),
+                                  RESULTS / "gunluk_table7_c_heloc4_d3_1800s_2026-11-30.csv",
+                                  RESULTS / "gunluk_table7_c_heloc4_ib_1800s_2026-11-30.csv"),
                            rerun_at_limit=(RESULTS / "gunluk_table7_c_heloc4_d25_1800s_2026-11-30.csv",),
                            superseded={"fico-heloc": HELOC_SELECTION}, papers_limit=1800),
                # Table 12 (30 min per solve) run at 300 s, counted where every solve proved optimal, as Table 9; its
