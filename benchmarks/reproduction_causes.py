@@ -1003,8 +1003,8 @@ def _cart_accuracy(cart: Any, X: np.ndarray, y: np.ndarray, train: np.ndarray, t
 def probe_test_part(names: tuple[str, ...] | None = None, depths: tuple[int, ...] = (2, 3, 4), blocks: int = 20
                     ) -> list[dict[str, Any]]:
     """Which split protocol the spreads of Tables 3.4-3.6 come from: per dataset and depth of the CART column (the
-    counted sets), the paper's standard deviation over its 5 seeds (and the binomial one of a test part's rows at
-    the paper's mean, which only the test part's draw gives) beside the median over ``blocks`` blocks of 5
+    counted sets), the paper's standard deviation over its 5 seeds (and the binomial one that drawing a test part
+    of that many rows alone gives at the paper's mean) beside the median over ``blocks`` blocks of 5
     seeds of ours under two readings of "5 different seeds": (a) the benchmark's, each seed drawing the test part
     too (``tmo.splits``), and (b) one test part for all five seeds (drawn once per block), each seed drawing the
     training / validation parts and CART's state. The standard deviation is numpy's (ddof 0: the paper's

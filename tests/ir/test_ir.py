@@ -11,6 +11,7 @@ from hypothesis.extra.numpy import arrays
 
 from treeopt_dsl.errors import ModelError
 from treeopt_dsl.ir import Constraint, Model, affine, linsum
+from treeopt_dsl.ir.left_operands import defer_left_dataarrays
 from treeopt_dsl.ir.nonlinear import logistic
 
 FLOATS = st.floats(-10, 10, allow_nan=False, allow_infinity=False)
@@ -608,6 +609,9 @@ def test_dataarray_on_the_left_acts_like_on_the_right() -> None:
     np.testing.assert_allclose((D / nl).evaluate(point), D.values / (0.5 * (1 + np.tanh(0.5 * point.reshape(2, 3)))))
     xr.testing.assert_equal(D * Dt, xr.DataArray(np.arange(6.0).reshape(2, 3) ** 2, dims=("a", "b")))
     assert bool((D == D).all()) and (D * 2.0).dims == ("a", "b")
+    wrapped = xr.DataArray.__mul__
+    defer_left_dataarrays()  # idempotent: the wrapped operator is not wrapped again
+    assert xr.DataArray.__mul__ is wrapped and xr.DataArray.__mul__.defers_to_treeopt
 
 
 def test_family_where_and_transpose_like_an_expression():
