@@ -168,6 +168,13 @@ SOURCES = {
                            rerun_at_limit=(RESULTS / "gunluk_table9_heloc4_1800s_2026-11-29.csv",
                                            RESULTS / "gunluk_table9_heloc4_d3_1800s_2026-11-29.csv",
                                            RESULTS / "gunluk_table9_heloc4_ib_1800s_2026-11-29.csv")),
+               # Table 10 (5 min per solve, no selection) at the paper's protocol, its depth 2.5, 3 and imbalanced
+               # columns on the data sets run so far (its depth 2 is Table 8's, printed again by the paper), and
+               # Table 8 (30 min) read from the same rows as Table 9 from Table 11's: where every solve proved optimal
+               RunnerTable(RESULTS / "gunluk_table10_300s_2026-11-30.csv", PAPERS / "gunluk_table10.csv",
+                           "Günlük T10", 5, "Günlük T8"),
+               RunnerTable(RESULTS / "gunluk_table10_300s_2026-11-30.csv", PAPERS / "gunluk_table8_all.csv",
+                           "Günlük T8", 5, "Günlük T8", proven_only=True),
                # Table 7's "c" rows (30 min) run at 300 s: counted where every solve proved optimal, as Table 9,
                # and where the solves that stopped at 300 s were rerun at the paper's 1800 s; heloc's with at least
                # 4 groups the same (gunluk_table7_c_heloc4_d25_1800s_2026-11-30.csv: depth 2.5), and its depth 3 and
