@@ -41,7 +41,7 @@ def test_tmo_grid(tmo: ModuleType, tmp_path: Path) -> None:
     text = _written(tmo.main, [], tmp_path / "tmo.toml")
     assert text == (ROOT / "experiments" / "thesis_tables3_4_6_tmo.toml").read_text()  # the config is the grid
     g = parse_grid(text)
-    assert (g.test_size, g.validation_size, g.seeds) == (0.2, 0.2, [0, 1, 2, 3, 4])  # 64 / 16 / 20
+    assert (g.test_size, g.validation_size, g.seeds, g.split) == (0.2, 0.2, [0, 42, 314, 6, 71], "sklearn")  # 64/16/20
     assert {d.name: d.rows for d in g.datasets}["a2a"] == 2265 and {d.name: d.rows for d in g.datasets}["a4a"] == 4781
     assert len(expand(g)) == 13 * 5 * 4 * 3  # datasets x seeds x columns x depths
     oct4 = next(m for m in g.methods if m.name == "OCT-D4")

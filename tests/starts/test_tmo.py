@@ -411,3 +411,22 @@ def test_depth_is_checked_once_as_every_tree_is(depth: object) -> None:
 def test_memetic_estimators_refuse_one_class_with_a_data_error(cls: type) -> None:
     with pytest.raises(DataError, match="needs two classes in y, found 1"):
         cls().fit(np.zeros((6, 2)), np.ones(6, dtype=int))
+
+
+def test_tao_given_a_random_state_starts_from_the_cart_that_stream_fits() -> None:
+    """A ``RandomState`` reaches CART itself (``split = "sklearn"``: the stream after the split): with every
+    feature twice, which copy CART splits on is the stream's draw, and TAO with no pass (``max_iter = 0``) is
+    that CART tree, feature for feature, where an integer drawn from the stream would seed another draw."""
+    rng = np.random.default_rng(3)
+    base = rng.normal(size=(120, 3))
+    X = base[:, [0, 0, 1, 1, 2, 2]]
+    y = np.where(base[:, 0] + 0.5 * base[:, 1] > 0, 1, 0)
+    picked = set()
+    for s in range(8):
+        cart = DecisionTreeClassifier(max_depth=2, random_state=np.random.RandomState(s)).fit(X, y)
+        tao_ = TAOClassifier(depth=2, max_iter=0, random_state=np.random.RandomState(s)).fit(X, y)
+        root = int(np.flatnonzero(tao_.W_[0])[0])  # W_: one row per branch node, the root first
+        assert root == int(cart.tree_.feature[0]), s
+        assert set(np.nonzero(tao_.W_)[1].tolist()) <= set(cart.tree_.feature.tolist()), s
+        picked.add(root)
+    assert len(picked) > 1  # the root's copy differs between streams: the check above can fail

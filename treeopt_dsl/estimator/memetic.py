@@ -191,8 +191,9 @@ class TAOClassifier(_AxisTreeClassifier):
         The tree depth (CART's ``max_depth``).
     max_iter : int, default=20
         TAO passes at most (each from the deepest level to the root; stops when nothing changes).
-    random_state : int or None, default=0
-        CART's seed.
+    random_state : int, numpy RandomState or None, default=0
+        CART's seed (a ``RandomState`` is handed to CART itself: the TAO start is then the tree a CART fitted with
+        that stream would be).
     class_weight : None, "balanced" or dict, default=None
         scikit-learn's semantics, multiplied into ``sample_weight``.
 
@@ -214,7 +215,7 @@ class TAOClassifier(_AxisTreeClassifier):
 
     _multiclass = True
 
-    def __init__(self, depth: int = 2, max_iter: int = 20, random_state: int | None = 0,
+    def __init__(self, depth: int = 2, max_iter: int = 20, random_state: int | np.random.RandomState | None = 0,
                  class_weight: Any = None) -> None:
         self.depth = depth
         self.max_iter = max_iter
@@ -226,7 +227,10 @@ class TAOClassifier(_AxisTreeClassifier):
         if not isinstance(self.max_iter, numbers.Integral) or self.max_iter < 0:
             raise OptionError(f"max_iter must be a whole number >= 0, got {self.max_iter!r}")
         depth = int(self.depth)
-        cart = DecisionTreeClassifier(max_depth=depth, random_state=self._seed())
+        # a RandomState goes to CART as it is (its stream continues, as a CART fitted beside it would draw)
+        rs = self.random_state
+        cart = DecisionTreeClassifier(max_depth=depth,
+                                      random_state=rs if isinstance(rs, np.random.RandomState) else self._seed())
         leaves = None
         if len(self.classes_) > 2:  # leaf classes (tao_multiclass): the papers' TAO is stated for K classes
             cart.fit(X, codes, sample_weight=sw)

@@ -25,6 +25,9 @@ A grid has four kinds of tables::
     seeds = [0, 1]
     test_size = 0.2              # or folds = 5 (k-fold: one task per fold and seed)
     validation_size = 0.0        # a validation part of the training rows (metrics recorded as val_*)
+    split = "stratified"         # or "sklearn": scikit-learn's stratified train_test_split, test part then
+                                 # validation part drawn from one numpy RandomState(seed), whose stream the
+                                 # estimators' random_state continues (the authors' code of seed 004 / the thesis)
     sample = 0                   # stratified subsample of every dataset first (0: all rows)
     train_sample = 0             # at most this many training rows, drawn after the split (0: all)
 
@@ -129,7 +132,10 @@ class GridError(TreeoptError, ValueError):
 
 _EXPERIMENT_KEYS = {"name", "description", "time_limit", "memory_mb", "threads", "solver", "backend", "retries",
                     "metrics", "warm_start", "task_timeout", "paper"}
-_DATA_KEYS = {"datasets", "seeds", "test_size", "validation_size", "folds", "sample", "data_dir", "train_sample"}
+_DATA_KEYS = {"datasets", "seeds", "test_size", "validation_size", "folds", "sample", "data_dir", "train_sample",
+              "split"}
+#: ``[data] split``: this library's stratified split (each part seeded by the seed) or scikit-learn's from one stream
+SPLITS = ("stratified", "sklearn")
 _DATASET_KEYS = {"name", "path", "positive", "variant", "label", "sample", "multiclass", "rows", "one_hot",
                  "one_hot_drop", "file", "drop_classes", "params"}
 _METHOD_KEYS = {"name", "formulation", "estimator", "params", "grid", "cv", "solver", "backend", "time_limit",
@@ -239,6 +245,8 @@ class Grid:
     #: the directory relative CSV paths and ``data_dir`` are read against (the grid file's; ``None``: the working
     #: directory of whoever loads the data). Not part of a task's id: the same grid elsewhere gives the same ids
     base_dir: str | None = None
+    #: how each seed splits the rows (:data:`SPLITS`)
+    split: str = "stratified"
 
 
 class _Lines:
@@ -420,6 +428,11 @@ def parse_grid(text: str, source: str = "<grid>", base_dir: str | Path | None = 
     test_size = ck.number("data", "test_size", data.get("test_size", 0.2), lo=0, hi=0.9)  # 0: no test part
     validation_size = ck.number("data", "validation_size", data.get("validation_size", 0.0), lo=0, hi=0.9)
     sample = ck.number("data", "sample", data.get("sample", 0), lo=0, integer=True)
+    split = data.get("split", "stratified")
+    if split not in SPLITS:
+        raise ck.fail("data", "split", f"expected one of {', '.join(map(repr, SPLITS))}, got {split!r}")
+    if split != "stratified" and (folds or not test_size):
+        raise ck.fail("data", "split", f"split = {split!r} draws a test part: give test_size > 0 (not folds)")
     train_sample = ck.number("data", "train_sample", data.get("train_sample", 0), lo=0, integer=True)
     data_dir = data.get("data_dir")
     base = None if base_dir is None else str(Path(base_dir).expanduser().resolve())
@@ -449,7 +462,8 @@ def parse_grid(text: str, source: str = "<grid>", base_dir: str | Path | None = 
     return Grid(name=name, description=str(exp.get("description", "")), datasets=datasets, seeds=list(seeds),
                 test_size=float(test_size), validation_size=float(validation_size), folds=int(folds),
                 sample=int(sample), data_dir=data_dir, methods=methods, retries=int(retries), metrics=list(metrics),
-                path=None if source == "<grid>" else source, paper=exp.get("paper"), raw=raw, base_dir=base)
+                path=None if source == "<grid>" else source, paper=exp.get("paper"), raw=raw, base_dir=base,
+                split=split)
 
 
 def _check_dataset_params(ck: _Checker, datasets: list[DataSpec], methods: list[MethodSpec]) -> None:

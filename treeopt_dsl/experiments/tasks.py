@@ -71,6 +71,7 @@ def expand(grid: Grid) -> list[dict[str, Any]]:
                              "folds": grid.folds or None, "test_size": grid.test_size,
                              "validation_size": grid.validation_size, "sample": d.sample or grid.sample,
                              "metrics": grid.metrics, "experiment": grid.name, "retries": grid.retries,
+                             **({"split": grid.split} if grid.split != "stratified" else {}),  # ids stay
                              **({"base_dir": grid.base_dir} if grid.base_dir is not None else {})}
                         t["id"] = task_id(t)
                         tasks.append(t)

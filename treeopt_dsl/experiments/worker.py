@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
+from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit, train_test_split
 from sklearn.tree import DecisionTreeClassifier, export_text
 
 from treeopt_dsl import __version__
@@ -111,10 +111,47 @@ def load_task(task: dict[str, Any]) -> Any:
     return data
 
 
+def sklearn_split(data: Any, test_size: float, validation_size: float, seed: int
+                  ) -> tuple[Any, Any, Any, np.random.RandomState]:
+    """Train, validation (or ``None``) and test parts as the authors' code of seed 004 and of the thesis draws them
+    (``np.random.seed(seed)``, then scikit-learn's stratified ``train_test_split`` without a ``random_state``: the
+    test part, then the validation part of the rest), and the stream after them, which their estimators continue.
+
+    Each part lists its rows in scikit-learn's order, as the authors' estimators saw them. A seed gives the same
+    parts as ``np.random.seed(seed)`` followed by the authors' two ``train_test_split`` calls:
+
+        >>> from sklearn.model_selection import train_test_split
+        >>> from treeopt_dsl.data import Dataset
+        >>> d = Dataset.from_arrays(np.arange(40.0)[:, None], [0] * 25 + [1] * 15)
+        >>> train, val, test, _ = sklearn_split(d, 0.2, 0.2, seed=42)
+        >>> np.random.seed(42)
+        >>> rest, te = train_test_split(np.arange(40), test_size=0.2, stratify=d.y)
+        >>> tr, va = train_test_split(rest, test_size=0.2, stratify=d.y[rest])
+        >>> bool((test.X.ravel() == te).all() and (val.X.ravel() == va).all() and (train.X.ravel() == tr).all())
+        True
+    """
+    rs = np.random.RandomState(seed)
+    rest, test = train_test_split(np.arange(data.n_samples), test_size=test_size, stratify=data.y, random_state=rs)
+    val = None
+    if validation_size:
+        rest, val = train_test_split(rest, test_size=validation_size, stratify=data.y[rest], random_state=rs)
+    return data.take(rest), None if val is None else data.take(val), data.take(test), rs
+
+
 def split_task(task: dict[str, Any], data: Any) -> tuple[Any, Any, Any, Any]:
     """Train, validation (or ``None``) and test parts of ``data`` for this task's seed (and fold), and the training
-    part before ``train_sample`` (what ``cv``'s ``subsample`` draws from)."""
+    part before ``train_sample`` (what ``cv``'s ``subsample`` draws from).
+
+    ``split = "sklearn"`` (:func:`sklearn_split`): the training part carries the stream after the split
+    (``meta[SPLIT_STREAM]``), which the estimators' ``random_state`` continues (:func:`fit_task`)."""
     seed = int(task["seed"])
+    if task.get("split") == "sklearn":
+        train, val, test, rs = sklearn_split(data, float(task["test_size"]), float(task.get("validation_size", 0)),
+                                             seed)
+        pool = train = replace(train, meta={**train.meta, SPLIT_STREAM: rs})
+        if task.get("train_sample"):
+            train = train.subsample(int(task["train_sample"]), seed=seed)
+        return train, val, test, pool
     if task.get("folds"):
         skf = StratifiedKFold(n_splits=int(task["folds"]), shuffle=True, random_state=seed)
         tr, te = list(skf.split(np.zeros(data.n_samples), data.y))[int(task["fold"])]
@@ -153,6 +190,8 @@ def scale_factor(name: str, train: Any) -> float:
     raise OptionError(f"scale must be one of {', '.join(SCALES)}, got {name!r}")
 
 
+#: ``meta`` key of a training part drawn by :func:`sklearn_split`: the numpy ``RandomState`` after the split
+SPLIT_STREAM = "split_stream"
 #: per solver, the statistics read from its log: (row key, pattern of the last matching line's number)
 _LOG_STATS = {"highs": (("nodes", re.compile(r"^\s*Nodes\s+(\d+)", re.M)),
                         ("lp_iterations", re.compile(r"^\s*LP iterations\s+(\d+)", re.M)))}
@@ -205,10 +244,11 @@ def _fit_scaled(task: dict[str, Any], params: dict[str, Any], train: Any, time_l
         return res.model, out
     est = task["estimator"]
     X, y = train.X, train.labels_of(train.y)
+    state = train.meta.get(SPLIT_STREAM, seed)  # split = "sklearn": the estimators continue the split's stream
     t0 = time.perf_counter()
     if est == "cart":  # cp: rpart's complexity pruning of the grown tree (prune_misclassification)
         grow = {k: v for k, v in params.items() if k != "cp"}
-        model = DecisionTreeClassifier(**{"random_state": seed, **grow}).fit(X, y)
+        model = DecisionTreeClassifier(**{"random_state": state, **grow}).fit(X, y)
         if params.get("cp") is not None:
             model = prune_misclassification(model, params["cp"])
         return model, _fitted(t0)
@@ -218,7 +258,7 @@ def _fit_scaled(task: dict[str, Any], params: dict[str, Any], train: Any, time_l
     if est in ("tmo", "tao"):
         cls = TMOClassifier if est == "tmo" else TAOClassifier
         extra = {"time_limit": time_limit} if est == "tmo" and "time_limit" not in params else {}
-        model = cls(**{"random_state": seed, **extra, **params}).fit(X, y)
+        model = cls(**{"random_state": state, **extra, **params}).fit(X, y)
         return model, _fitted(t0)
 
     cls = OptimalTreeClassifier if est == "optimal_tree" else RiskScoreClassifier
