@@ -403,7 +403,7 @@ def _author_parts(data: Any, seed: int) -> tuple[np.ndarray, ...]:
     try:
         np.random.seed(seed)
         Xa, Xt, ya, yt = train_test_split(data.X, data.y, test_size=0.2, stratify=data.y)
-        Xtr, Xv, ytr, yv = train_test_split(Xa, ya, test_size=0.2, stratify=ya)
+        Xtr, Xv, ytr, _ = train_test_split(Xa, ya, test_size=0.2, stratify=ya)
         cart = {d: DecisionTreeClassifier(max_depth=d).fit(Xtr, ytr) for d in (2, 3)}  # continue the stream
     finally:
         np.random.set_state(saved)
@@ -449,3 +449,13 @@ def test_the_default_split_leaves_the_task_ids_as_they_were() -> None:
     said = _task('[data]\ndatasets = ["haberman"]\nsplit = "stratified"\n[[method]]\nestimator = "cart"\n')
     other = _task('[data]\ndatasets = ["haberman"]\nsplit = "sklearn"\n[[method]]\nestimator = "cart"\n')
     assert "split" not in plain and plain["id"] == said["id"] != other["id"]
+
+
+def test_class_zero_as_the_positive_class_reaches_the_task() -> None:
+    """``positive = 0`` (and ``label = 0``) are values, not "unset": the task reads pima with class 0 positive (it
+    was dropped from the task once, and the data read with class 1 positive)."""
+    task = _task('[data]\ndatasets = [{ name = "pima", positive = 0 }]\n[[method]]\nestimator = "cart"\n')
+    assert task["dataset"]["positive"] == 0
+    data = load_task(task)
+    assert data.labels_of(np.array([1]))[0] == 0 and int((data.y > 0).sum()) == 500  # pima: 500 of class 0
+    assert "positive" not in _task('[data]\ndatasets = ["pima"]\n[[method]]\nestimator = "cart"\n')["dataset"]

@@ -136,6 +136,8 @@ _DATA_KEYS = {"datasets", "seeds", "test_size", "validation_size", "folds", "sam
               "split"}
 #: ``[data] split``: this library's stratified split (each part seeded by the seed) or scikit-learn's from one stream
 SPLITS = ("stratified", "sklearn")
+#: dataset keys whose 0 (or False) is a value (class 0 the positive one, column 0 the label), not "unset"
+_ZERO_IS_A_VALUE = {"positive", "label"}
 _DATASET_KEYS = {"name", "path", "positive", "variant", "label", "sample", "multiclass", "rows", "one_hot",
                  "one_hot_drop", "file", "drop_classes", "params"}
 _METHOD_KEYS = {"name", "formulation", "estimator", "params", "grid", "cv", "solver", "backend", "time_limit",
@@ -172,7 +174,10 @@ class DataSpec:
     def to_dict(self) -> dict[str, Any]:
         """How to read the data (a task's ``dataset``); ``params`` go to the tasks' parameters instead, so that a
         method that does not take them keeps its task ids."""
-        return {k: v for k, v in self.__dict__.items() if (v not in (None, 0, False) or k == "name") and k != "params"}
+        def given(k: str, v: Any) -> bool:
+            return k == "name" or (v is not None if k in _ZERO_IS_A_VALUE else v not in (None, 0, False))
+
+        return {k: v for k, v in self.__dict__.items() if k != "params" and given(k, v)}
 
 
 def _param_names(form: str) -> set[str]:
