@@ -105,7 +105,8 @@ HELOC_SELECTION = ("run with rpart's default selection, 1 or 2 of heloc's 23 gro
 #: the stored rows each table is read from (the S-ORCT and Günlük lists: later files replace the (table, dataset)
 #: rows they hold: the reruns on the paper's data)
 SOURCES = {
-    "tmo": [RESULTS / "tmo_tables.jsonl"],
+    # the loop's rows (this library's OCT, 3 seeds), then the author's splits (CART, TAO, TMO; 2026-12-07)
+    "tmo": [RESULTS / "tmo_tables.jsonl", RESULTS / "tmo_tables_author_splits_2026-12-07.csv"],
     "sorct": [RESULTS / "sorct_protocol.jsonl", RESULTS / "sorct_trainfiles_2026-11-27.jsonl",
               RESULTS / "sorct_trainfiles_thyroid_2026-11-27.jsonl", RESULTS / "sorct_balance_onehot_2026-11-27.jsonl",
               RESULTS / "sorct_car_15cols_2026-11-27.jsonl", RESULTS / "sorct_german_48cols_2026-11-27.jsonl",
@@ -287,6 +288,24 @@ def _data_cause(table: str, dataset: str) -> str | None:
     return DATA_CAUSES.get((table, dataset))
 
 
+def tmo_rows(paths: list[Path], tmo: ModuleType) -> list[dict[str, Any]]:
+    """The rows of Tables 3.4-3.6 in the summary's shape (``tmo.table_rows``): a runner's export (``.csv``) or the
+    loop's JSON lines; a later file replaces the (dataset, depth, method) cells it holds."""
+    cells: dict[tuple[str, int, str], list[dict[str, Any]]] = {}
+    for p in paths:
+        if p.suffix == ".csv":
+            rows = tmo.table_rows([{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
+                                   for r in pd.read_csv(p).to_dict("records")])
+        else:
+            rows = _jsonl(p)
+        held: dict[tuple[str, int, str], list[dict[str, Any]]] = defaultdict(list)
+        for r in rows:
+            if "method" in r:
+                held[(r["dataset"], int(r["depth"]), r["method"])].append(r)
+        cells.update(held)
+    return [r for rs in cells.values() for r in rs]
+
+
 def tmo_cells(rows: list[dict[str, Any]], tmo: ModuleType) -> list[dict[str, Any]]:
     """Thesis Tables 3.4-3.6 (= seed 004 Tables 1-3): CART, TAO, TMO, OCT at depths 2-4, mean of the seeds run."""
     by: dict[tuple[str, int, str], list[dict[str, Any]]] = defaultdict(list)
@@ -310,7 +329,8 @@ def tmo_cells(rows: list[dict[str, Any]], tmo: ModuleType) -> list[dict[str, Any
             limit = sum(t.get("status") == "time_limit" for t in tried)
             gaps = [t["gap"] for t in tried if t.get("gap") is not None]
             cause = "solver"
-            ev = (f"HiGHS 10 s, {len(rs)} seeds (paper: Gurobi 600 s, 5 seeds, CART start): {limit} of {len(tried)} "
+            ev = (f"HiGHS 10 s, {len(rs)} seeds of this library's splits (paper: Gurobi 600 s, 5 seeds, CART start): "
+                  f"{limit} of {len(tried)} "
                   f"alpha solves at the limit, mean gap {np.mean(gaps) if gaps else float('nan'):.2f}; {noise_text}")
         elif ok_noise:
             cause, ev = "noise", f"{noise_text}; {int(np.mean([r['n_train'] for r in rs]) * 20 / 64)} test rows"
@@ -689,7 +709,8 @@ BA_BOUND = ("the authors' lower bound is not valid for the depth-leaves pair: it
 def all_cells(sources: dict[str, list[Path]] | None = None) -> list[dict[str, Any]]:
     """Every run cell of the tables above, read from ``sources`` (default :data:`SOURCES`)."""
     src = SOURCES if sources is None else sources
-    cells = tmo_cells([r for p in src["tmo"] for r in _jsonl(p)], _script("tmo"))
+    tmo = _script("tmo")
+    cells = tmo_cells(tmo_rows(src["tmo"], tmo), tmo)
     cells += sorct_cells(sorct_rows(src["sorct"]), _script("sorct_path"),
                          sorct_rows(src.get("sorct_other_starts", [])))
     cells += odt_cells(with_rpart(odt_rows(src["odt"]), src.get("odt_cart", [])), _script("odt_categorical"))

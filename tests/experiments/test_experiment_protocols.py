@@ -459,3 +459,16 @@ def test_class_zero_as_the_positive_class_reaches_the_task() -> None:
     data = load_task(task)
     assert data.labels_of(np.array([1]))[0] == 0 and int((data.y > 0).sum()) == 500  # pima: 500 of class 0
     assert "positive" not in _task('[data]\ndatasets = ["pima"]\n[[method]]\nestimator = "cart"\n')["dataset"]
+
+
+def test_roll_puts_the_rows_in_another_copys_order_before_the_split() -> None:
+    """``roll = -80``: SPECTF's 80 training-file rows after its 187 test-file rows (the author's file of thesis
+    Tables 3.4-3.6), before ``rows`` and any split; a roll that is not a whole number is refused by name."""
+    task = _task('[data]\ndatasets = [{ name = "spectf", roll = -80, rows = 190 }]\ntest_size = 0\n'
+                 '[[method]]\nestimator = "cart"\n')
+    full = load("spectf")
+    data = load_task(task)
+    np.testing.assert_array_equal(data.X, np.vstack([full.X[80:], full.X[:80]])[:190])
+    np.testing.assert_array_equal(data.y, np.r_[full.y[80:], full.y[:80]][:190])
+    with pytest.raises(GridError, match="roll must be an integer"):
+        parse_grid('[data]\ndatasets = [{ name = "spectf", roll = 1.5 }]\n[[method]]\nestimator = "cart"\n')

@@ -16,6 +16,8 @@ A grid has four kinds of tables::
     datasets = ["haberman", "heart", { name = "pima", sample = 200 }]   # names, CSV paths or tables
     # a table: name or path, positive, variant, label, multiclass, sample, rows = N (the first N rows, before
     # any split or sample: e.g. { name = "a2a", rows = 2265 }, the LIBSVM training file of a stacked set),
+    # roll = N (the rows rolled by N places first, numpy.roll: { name = "spectf", roll = -80 } puts its 80
+    # training-file rows after its 187 test-file rows, the order of another copy's file),
     # one_hot = [integer columns to one-hot encode], one_hot_drop = "first" (one level of every one-hot
     # attribute dropped: e.g. { name = "balance", one_hot = ["left-weight", ...], one_hot_drop = "first" }),
     # drop_classes = [labels] (their rows left out before the labels are mapped: the thesis' balance without "B"),
@@ -138,7 +140,7 @@ _DATA_KEYS = {"datasets", "seeds", "test_size", "validation_size", "folds", "sam
 SPLITS = ("stratified", "sklearn")
 #: dataset keys whose 0 (or False) is a value (class 0 the positive one, column 0 the label), not "unset"
 _ZERO_IS_A_VALUE = {"positive", "label"}
-_DATASET_KEYS = {"name", "path", "positive", "variant", "label", "sample", "multiclass", "rows", "one_hot",
+_DATASET_KEYS = {"name", "path", "positive", "variant", "label", "sample", "multiclass", "rows", "roll", "one_hot",
                  "one_hot_drop", "file", "drop_classes", "params"}
 _METHOD_KEYS = {"name", "formulation", "estimator", "params", "grid", "cv", "solver", "backend", "time_limit",
                 "warm_start", "threads", "memory_mb", "task_timeout", "references", "datasets", "train_sample",
@@ -160,6 +162,8 @@ class DataSpec:
     multiclass: bool = False
     #: only the first ``rows`` rows of the loaded dataset (before any split or sample; 0: all)
     rows: int = 0
+    #: the rows rolled by this many places first (``numpy.roll``: -80 moves the first 80 rows to the end; 0: as read)
+    roll: int = 0
     #: integer columns one-hot encoded by the loader (:func:`~treeopt_dsl.datasets.onehot.one_hot_columns`)
     one_hot: tuple[str, ...] | None = None
     #: ``"first"``: the first level of every one-hot attribute dropped (``None``: every level kept)
@@ -387,6 +391,9 @@ def parse_grid(text: str, source: str = "<grid>", base_dir: str | Path | None = 
                 v = d.get(key, 0)
                 if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                     raise ck.fail("data", "datasets", f"entry {i + 1}: {key} must be an integer >= 0, got {v!r}")
+            if isinstance(d.get("roll", 0), bool) or not isinstance(d.get("roll", 0), int):
+                raise ck.fail("data", "datasets", f"entry {i + 1}: roll must be an integer (places, either sign), "
+                                                  f"got {d['roll']!r}")
             one_hot = d.get("one_hot")
             if isinstance(one_hot, str):
                 one_hot = [one_hot]
@@ -410,7 +417,8 @@ def parse_grid(text: str, source: str = "<grid>", base_dir: str | Path | None = 
             datasets.append(DataSpec(name=str(d.get("name", Path(str(d.get("path"))).stem)), path=d.get("path"),
                                      positive=d.get("positive"), variant=d.get("variant"), label=d.get("label"),
                                      sample=d.get("sample", 0), multiclass=bool(d.get("multiclass", False)),
-                                     rows=d.get("rows", 0), one_hot=None if one_hot is None else tuple(one_hot),
+                                     rows=d.get("rows", 0), roll=d.get("roll", 0),
+                                     one_hot=None if one_hot is None else tuple(one_hot),
                                      one_hot_drop=d.get("one_hot_drop"), file=d.get("file"),
                                      drop_classes=None if drop is None else tuple(drop), params=d.get("params")))
             if d.get("params") is not None and (not isinstance(d["params"], dict) or not d["params"]):

@@ -95,15 +95,17 @@ def _versions(solver: str | None) -> dict[str, str]:
 
 
 def load_task(task: dict[str, Any]) -> Any:
-    """The task's data set as the grid names it (its loader options, first ``rows``, ``sample``), before any split;
-    with :func:`split_task`, :func:`fit_task` and :func:`task_metrics` a task's fit outside the runner (a probe
-    that changes one step, ``benchmarks/reproduction_causes.py --probe-selection``)."""
+    """The task's data set as the grid names it (its loader options, ``roll``, first ``rows``, ``sample``), before
+    any split; with :func:`split_task`, :func:`fit_task` and :func:`task_metrics` a task's fit outside the runner
+    (a probe that changes one step, ``benchmarks/reproduction_causes.py --probe-selection``)."""
     d = task["dataset"]
     kw = {k: d[k] for k in ("positive", "variant", "label", "multiclass", "one_hot", "one_hot_drop", "file",
                             "drop_classes") if d.get(k) is not None}
     base = task.get("base_dir")  # relative paths of the grid are read against the grid file's directory
     data_dir = None if task.get("data_dir") is None else resolve_path(task["data_dir"], base)
     data = load(resolve_path(d["path"], base) if d.get("path") else d["name"], data_dir=data_dir, **kw)
+    if d.get("roll"):  # the rows in another copy's order (a split by seed draws by position)
+        data = data.take(np.roll(np.arange(data.n_samples), int(d["roll"])))
     if d.get("rows"):  # the first rows (e.g. the LIBSVM training file of a set stored stacked with its test file)
         data = data.take(np.arange(min(int(d["rows"]), data.n_samples)))
     if task.get("sample"):
