@@ -293,7 +293,7 @@ def tmo_rows(paths: list[Path], tmo: ModuleType) -> list[dict[str, Any]]:
     loop's JSON lines; a later file replaces the (dataset, depth, method) cells it holds."""
     cells: dict[tuple[str, int, str], list[dict[str, Any]]] = {}
     for p in paths:
-        if p.suffix == ".csv":
+        if p.suffix == ".csv" and p.is_file():
             rows = tmo.table_rows([{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
                                    for r in pd.read_csv(p).to_dict("records")])
         else:
