@@ -44,13 +44,18 @@ def test_runs_on_the_stored_results(rc: ModuleType, cells: list[dict], capsys) -
 
 
 def test_the_numbers_are_the_rows_means(rc: ModuleType, cells: list[dict]) -> None:
-    """One TMO cell and one Table 8 cell recomputed from the JSON lines by hand."""
+    """One TMO cell (the runner's export, on the author's splits), one OCT cell (the loop's JSON lines, which the
+    export does not replace) and one Table 8 cell recomputed from the rows by hand."""
+    export = pd.read_csv(rc.SOURCES["tmo"][-1])
+    acc = 100 * export[(export["dataset"] == "sonar") & (export["method"] == "TMO-D3")]["test_accuracy"]
+    sonar = next(c for c in cells if c["cell"] == "Sonar TMO d3")
+    assert len(acc) == 5 and sonar["ours"] == pytest.approx(acc.mean()) and sonar["paper"] == 69.52
     rows = [json.loads(line) for line in (ROOT / "benchmarks/results/tmo_tables.jsonl").read_text().splitlines()
             if line.strip()]
-    acc = [100 * r["test_acc"] for r in rows if r.get("dataset") == "Sonar" and r.get("method") == "tmo"
-           and r.get("depth") == 3 and r.get("test_acc") is not None]
-    sonar = next(c for c in cells if c["cell"] == "Sonar TMO d3")
-    assert sonar["ours"] == pytest.approx(np.mean(acc)) and sonar["paper"] == 69.52
+    oct_ = [100 * r["test_acc"] for r in rows if r.get("dataset") == "Sonar" and r.get("method") == "oct"
+            and r.get("depth") == 3 and r.get("test_acc") is not None]
+    cell = next(c for c in cells if c["cell"] == "Sonar OCT d3")
+    assert len(oct_) == 3 and cell["ours"] == pytest.approx(np.mean(oct_))
     t8 = [json.loads(line) for line in (ROOT / "benchmarks/results/odt_categorical_table8_5splits.jsonl")
           .read_text().splitlines() if line.strip()]
     krkp = [100 * r["cart_d3_test_acc"] for r in t8 if r.get("dataset") == "krkp" and "test_acc" in r]
@@ -275,27 +280,20 @@ def test_the_faithful_column_sums_the_reproducible_cells(rc: ModuleType, cells: 
     assert len(repro) * 0.5 < total < len(repro)  # noise costs cells: a faithful run is not certain to land within
 
 
-def test_the_split_probe_recomputes_the_stored_cart_cells(rc: ModuleType, cells: list[dict]) -> None:
-    """--probe-split-noise refits CART from the data on the benchmark's splits: its seeds 0-4 are the stored cells."""
-    rows = rc.probe_split_noise("Ionosphere", depths=(2, 3), seeds=5)
+def test_the_author_splits_give_the_papers_cart_column_and_the_stored_cells(rc: ModuleType, cells: list[dict]
+                                                                            ) -> None:
+    """--probe-author-splits refits the CART column from the data on the author's splits (seeds 0, 42, 314, 6, 71;
+    Sonar with "R" positive, Spectf's files in the author's order): mean and standard deviation are the paper's to
+    the hundredth, and the stored cells (the runner's export) are those fits."""
+    rows = rc.probe_author_splits(("Ionosphere", "Sonar", "Spectf"), depths=(2, 3, 4))
+    assert len(rows) == 9 and all(r["exact"] for r in rows), rows
     for r in rows:
-        cell = next(c for c in cells if c["cell"] == f"Ionosphere CART d{r['depth']}")
-        assert r["seeds 0-4"] == pytest.approx(cell["ours"], abs=0.05)
-        assert r["test rows"] == 71
-
-
-def test_the_test_part_probe_reads_the_stored_cart_spread_and_holds_one_test_part(rc: ModuleType) -> None:
-    """--probe-test-part: under the benchmark's reading (each seed its test part) its first block of 5 seeds is the
-    stored CART rows' spread (numpy's sd, as the paper's); under the other reading the five trees share one test
-    part: at depth 2 on A4a (binary columns) they are the same tree, spread 0, far below the paper's 0.77."""
-    rows = rc.probe_test_part(("Ionosphere", "A4a"), depths=(2,), blocks=1)
-    stored = [r for r in rc._jsonl(rc.SOURCES["tmo"][0])
-              if r.get("dataset") == "Ionosphere" and int(r.get("depth", 0)) == 2 and r.get("method") == "cart"]
-    accs = [100 * r["test_acc"] for r in sorted(stored, key=lambda r: r["seed"])[:5]]
-    ion, a4a = rows
-    assert ion["each seed its test part"] == pytest.approx(np.std(accs), abs=0.005)
-    assert ion["paper sd"] == 1.64 and a4a["paper sd"] == 0.77
-    assert a4a["one test part"] == 0.0 and a4a["closer"] == "each seed its test part"
+        cell = next(c for c in cells if c["cell"] == f"{r['dataset']} CART d{r['depth']}")
+        assert f"{cell['ours']:.2f}" == r["ours"].split()[0] and cell["cause"] == "within"
+    # with the paper's splits and CART start, a TAO cell outside 1.5 points is the TAO step's (a reading), not noise
+    tao = next(c for c in cells if c["cell"] == "Spectf TAO d2")
+    assert tao["cause"] == "reading" and "(CART 75.19, the paper's 75.19)" in tao["evidence"]
+    assert not [c for c in cells if c["table"] == "Tables 3.4-3.6" and c["cause"] == "unexplained"]
 
 
 def test_a_runner_table_is_counted_against_its_paper_csv(rc: ModuleType, tmp_path: Path) -> None:

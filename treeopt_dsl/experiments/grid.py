@@ -29,7 +29,7 @@ A grid has four kinds of tables::
     validation_size = 0.0        # a validation part of the training rows (metrics recorded as val_*)
     split = "stratified"         # or "sklearn": scikit-learn's stratified train_test_split, test part then
                                  # validation part drawn from one numpy RandomState(seed), whose stream the
-                                 # estimators' random_state continues (the authors' code of seed 004 / the thesis)
+                                 # estimators' random_state continues (the author's code of seed 004 and the thesis)
     sample = 0                   # stratified subsample of every dataset first (0: all rows)
     train_sample = 0             # at most this many training rows, drawn after the split (0: all)
 

@@ -115,12 +115,12 @@ def load_task(task: dict[str, Any]) -> Any:
 
 def sklearn_split(data: Any, test_size: float, validation_size: float, seed: int
                   ) -> tuple[Any, Any, Any, np.random.RandomState]:
-    """Train, validation (or ``None``) and test parts as the authors' code of seed 004 and of the thesis draws them
+    """Train, validation (or ``None``) and test parts as the author's code of seed 004 and of the thesis draws them
     (``np.random.seed(seed)``, then scikit-learn's stratified ``train_test_split`` without a ``random_state``: the
     test part, then the validation part of the rest), and the stream after them, which their estimators continue.
 
-    Each part lists its rows in scikit-learn's order, as the authors' estimators saw them. A seed gives the same
-    parts as ``np.random.seed(seed)`` followed by the authors' two ``train_test_split`` calls:
+    Each part lists its rows in scikit-learn's order, as the author's estimators saw them. A seed gives the same
+    parts as ``np.random.seed(seed)`` followed by the author's two ``train_test_split`` calls:
 
         >>> from sklearn.model_selection import train_test_split
         >>> from treeopt_dsl.data import Dataset
