@@ -1004,29 +1004,31 @@ def probe_selection(config: Path = HERE.parent / "experiments" / "gunluk_table12
     return out
 
 
-def probe_author_splits(names: tuple[str, ...] | None = None, depths: tuple[int, ...] = (2, 3, 4)
-                        ) -> list[dict[str, Any]]:
-    """Thesis Tables 3.4-3.6's CART column recomputed from the data, outside any store: per set and depth, the five
-    CART tasks of the benchmark's grid (``tmo.grid_text``: the author's seeds 0, 42, 314, 6, 71 and splits,
-    ``split = "sklearn"``, the author's class coding and row order) fitted by the worker's own steps, their mean
-    and standard deviation (numpy's, ddof 0, as the paper's: its 0.74 on Heart at depth 3 is one of five 54-row
-    test parts one row off) beside the paper's; ``exact``: both to the paper's printed hundredth."""
+def probe_author_splits(names: tuple[str, ...] | None = None, depths: tuple[int, ...] = (2, 3, 4),
+                        methods: tuple[str, ...] = ("cart", "tao")) -> list[dict[str, Any]]:
+    """Thesis Tables 3.4-3.6's CART and TAO columns recomputed from the data, outside any store: per set, depth
+    and method, the five tasks of the benchmark's grid (``tmo.grid_text``: the author's seeds 0, 42, 314, 6, 71
+    and splits, ``split = "sklearn"``, the author's class coding and row order; TAO as the author runs it)
+    fitted by the worker's own steps, their mean and standard deviation (numpy's, ddof 0, as the paper's: its
+    0.74 on Heart at depth 3 is one of five 54-row test parts one row off) beside the paper's; ``exact``: both to
+    the paper's printed hundredth."""
     from treeopt_dsl.experiments import parse_grid, worker
     from treeopt_dsl.experiments.tasks import expand
 
     tmo = _script("tmo")
     names = names or tuple(n for n, v in tmo.DATASETS.items() if v is not None and n not in tmo.NOT_COUNTED)
-    acc: dict[tuple[str, int], list[float]] = defaultdict(list)
-    for t in expand(parse_grid(tmo.grid_text(list(names), list(depths), 5, ["cart"], 10.0))):
+    acc: dict[tuple[str, int, str], list[float]] = defaultdict(list)
+    for t in expand(parse_grid(tmo.grid_text(list(names), list(depths), 5, list(methods), 10.0))):
         train, _, test, _ = worker.split_task(t, worker.load_task(t))
         model, _ = worker.fit_task(t, dict(t["params"]), train, 60.0)
-        acc[(tmo.PAPER_NAME[t["dataset"]["name"]], int(t["params"]["max_depth"]))].append(
+        depth = int(t["params"].get("max_depth", t["params"].get("depth")))
+        acc[(tmo.PAPER_NAME[t["dataset"]["name"]], depth, t["estimator"])].append(
             100 * worker.task_metrics(model, test, ["accuracy"])["accuracy"])
     out = []
-    for (name, depth), a in acc.items():
-        paper = tmo.PAPER[depth][name]["cart"]
+    for (name, depth, m), a in acc.items():
+        paper = tmo.PAPER[depth][name][m]
         mean, sd = float(np.mean(a)), float(np.std(a))
-        out.append({"dataset": name, "depth": depth, "ours": f"{mean:.2f} (sd {sd:.2f})",
+        out.append({"dataset": name, "depth": depth, "method": m.upper(), "ours": f"{mean:.2f} (sd {sd:.2f})",
                     "paper": f"{paper[0]:.2f} (sd {paper[1]:.2f})",
                     "exact": abs(mean - paper[0]) < 0.005 + 1e-9 and abs(sd - paper[1]) < 0.005 + 1e-9})
     return out

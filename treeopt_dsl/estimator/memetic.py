@@ -42,7 +42,11 @@ from treeopt_dsl.estimator.base import SPARSE_FORMATS, dense_features
 from treeopt_dsl.models.sklearn_tree import impurity_importances, node_weights, sklearn_classifier
 from treeopt_dsl.starts.memetic.tmo import tmo
 from treeopt_dsl.starts.tao import from_sklearn, from_sklearn_multiclass, tao, tao_multiclass, to_decision_tree
+from treeopt_dsl.starts.tao_nodes import NodeTree, tao_nodes
 from treeopt_dsl.topology import Topology, check_depth
+
+#: :class:`TAOClassifier`'s ``variant``: the library's TAO, or seed 004's author's
+TAO_VARIANTS = ("library", "seed004")
 
 __all__ = ["TAOClassifier", "TMOClassifier"]
 
@@ -179,7 +183,8 @@ class _AxisTreeClassifier(ClassifierMixin, BaseEstimator):
 
 class TAOClassifier(_AxisTreeClassifier):
     """CART of ``depth``, then Tree Alternating Optimization (Carreira-Perpiñán & Tavallali, NeurIPS 2018):
-    the thesis' "TAO" baseline ([aldinucci-thesis-2024] §3.3, Tables 3.4-3.6). The training error never increases.
+    the thesis' "TAO" baseline ([aldinucci-thesis-2024] §3.3, Tables 3.4-3.6). The training error never increases
+    (``variant="library"``).
 
     Any number of classes: with more than two, every leaf holds a class (CART's start, then
     :func:`~treeopt_dsl.starts.tao.tao_multiclass`: TAO's leaf step relabels each leaf with its weighted majority
@@ -196,6 +201,12 @@ class TAOClassifier(_AxisTreeClassifier):
         that stream would be).
     class_weight : None, "balanced" or dict, default=None
         scikit-learn's semantics, multiplied into ``sample_weight``.
+    variant : {"library", "seed004"}, default="library"
+        ``"library"``: TAO on the complete layout of ``depth`` (:func:`~treeopt_dsl.starts.tao.tao`), each node's
+        cut exact over all its rows' values and kept on a tie. ``"seed004"``: TAO as seed 004's author runs it
+        (:mod:`~treeopt_dsl.starts.tao_nodes`: on CART's own nodes, cuts on the care points' values, the first
+        least-error cut, ``max_iter`` passes (the author's 7), pure and dead branches pruned), two classes only;
+        its training error can increase where a node's best care-set cut is not its current one.
 
     Attributes
     ----------
@@ -216,11 +227,12 @@ class TAOClassifier(_AxisTreeClassifier):
     _multiclass = True
 
     def __init__(self, depth: int = 2, max_iter: int = 20, random_state: int | np.random.RandomState | None = 0,
-                 class_weight: Any = None) -> None:
+                 class_weight: Any = None, variant: str = "library") -> None:
         self.depth = depth
         self.max_iter = max_iter
         self.random_state = random_state
         self.class_weight = class_weight
+        self.variant = variant
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> TAOClassifier:
         X, codes, sw = self._prepare(X, y, sample_weight)
@@ -231,8 +243,18 @@ class TAOClassifier(_AxisTreeClassifier):
         rs = self.random_state
         cart = DecisionTreeClassifier(max_depth=depth,
                                       random_state=rs if isinstance(rs, np.random.RandomState) else self._seed())
+        if self.variant not in TAO_VARIANTS:
+            raise OptionError(f"variant must be one of {', '.join(map(repr, TAO_VARIANTS))}, got {self.variant!r}")
+        if self.variant == "seed004" and len(self.classes_) > 2:
+            raise OptionError(f"variant='seed004' (the author's TAO) takes two classes, got {len(self.classes_)}")
         leaves = None
-        if len(self.classes_) > 2:  # leaf classes (tao_multiclass): the papers' TAO is stated for K classes
+        if self.variant == "seed004":
+            ypm = np.where(codes == 1, 1, -1)
+            cart.fit(X, ypm, sample_weight=sw)
+            nodes, history = tao_nodes(X, ypm, NodeTree.of(cart.tree_), n_iter=int(self.max_iter), sample_weight=sw)
+            W, b = from_sklearn(nodes, depth, X.shape[1])
+            self.cart_error_ = float(sw[cart.predict(X) != ypm].sum())
+        elif len(self.classes_) > 2:  # leaf classes (tao_multiclass): the papers' TAO is stated for K classes
             cart.fit(X, codes, sample_weight=sw)
             W, b, leaves, history = tao_multiclass(X, codes, *from_sklearn_multiclass(cart, depth, X.shape[1]),
                                                    depth, max_iter=int(self.max_iter), sample_weight=sw)
