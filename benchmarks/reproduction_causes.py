@@ -36,9 +36,7 @@ A cell is *within* when |ours - paper| <= 1.5 points. The others get one cause, 
   class's share, which ours is;
 * ``path``: an S-ORCT cell where the paper's own accuracy moves by more than 3 points between neighbouring lambdas
   (the collapse of the path toward the empty tree): where a 3-split mean falls is a grid step's shift;
-* ``reading``: the thesis' method as we read it gives other numbers (the supervised baseline of Table 5.3; TAO
-  in Tables 3.4-3.6 where the run is on the author's splits and its CART start is the paper's to the hundredth:
-  what differs is the TAO step);
+* ``reading``: the thesis' method as we read it gives other numbers (the supervised baseline of Table 5.3);
 * ``unexplained``: none of the above; said as such.
 """
 
@@ -296,9 +294,8 @@ def tmo_rows(paths: list[Path], tmo: ModuleType) -> list[dict[str, Any]]:
     cells: dict[tuple[str, int, str], list[dict[str, Any]]] = {}
     for p in paths:
         if p.suffix == ".csv" and p.is_file():  # the runner's export, on the author's splits (split = "sklearn")
-            rows = [{**r, "author_splits": True} for r in tmo.table_rows(
-                [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
-                 for r in pd.read_csv(p).to_dict("records")])]
+            rows = tmo.table_rows([{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
+                                   for r in pd.read_csv(p).to_dict("records")])
         else:
             rows = _jsonl(p)
         held: dict[tuple[str, int, str], list[dict[str, Any]]] = defaultdict(list)
@@ -315,10 +312,6 @@ def tmo_cells(rows: list[dict[str, Any]], tmo: ModuleType) -> list[dict[str, Any
     for r in rows:
         if r.get("test_acc") is not None and "method" in r:
             by[(r["dataset"], int(r["depth"]), r["method"])].append(r)
-    def mean_of(name: str, depth: int, m: str) -> float | None:
-        rs = by.get((name, depth, m))
-        return float(np.mean([100 * r["test_acc"] for r in rs])) if rs else None
-
     out = []
     for (name, depth, m), rs in sorted(by.items()):
         pap = tmo.PAPER[depth].get(name, {}).get(m)
@@ -339,14 +332,6 @@ def tmo_cells(rows: list[dict[str, Any]], tmo: ModuleType) -> list[dict[str, Any
             ev = (f"HiGHS 10 s, {len(rs)} seeds of this library's splits (paper: Gurobi 600 s, 5 seeds, CART start): "
                   f"{limit} of {len(tried)} "
                   f"alpha solves at the limit, mean gap {np.mean(gaps) if gaps else float('nan'):.2f}; {noise_text}")
-        elif (m == "tao" and abs(diff) > WITHIN_POINTS and all(r.get("author_splits") for r in rs)
-              and (cart := mean_of(name, depth, "cart")) is not None
-              and abs(cart - tmo.PAPER[depth][name]["cart"][0]) < 0.005 + 1e-9):
-            # the paper's splits and its very CART start (that column exact): what differs is the TAO step
-            cart_paper = tmo.PAPER[depth][name]["cart"][0]
-            cause, ev = "reading", (f"the paper's splits and CART start (CART {cart:.2f}, the paper's "
-                                    f"{cart_paper:.2f}): our TAO moves the test accuracy {mean - cart:+.1f}, the "
-                                    f"author's {pap[0] - cart_paper:+.1f} (TAO's readings: docs/tmo.md); {noise_text}")
         elif ok_noise:
             cause, ev = "noise", f"{noise_text}; {int(np.mean([r['n_train'] for r in rs]) * 20 / 64)} test rows"
         else:
