@@ -7,7 +7,7 @@
     .venv/bin/python benchmarks/reproduction_causes.py --probe-balance  # S-ORCT on balance, 4 vs 16 columns (1 min)
     .venv/bin/python benchmarks/reproduction_causes.py --probe-balance --probe-splits 10 --probe-starts 20
     .venv/bin/python benchmarks/reproduction_causes.py --probe-monks    # S-ORCT vs the fewest-errors hyperplane
-    .venv/bin/python benchmarks/reproduction_causes.py --probe-author-splits  # Tables 3.4-3.6's CART column
+    .venv/bin/python benchmarks/reproduction_causes.py --probe-author-splits  # Tables 3.4-3.6's CART and TAO
     .venv/bin/python benchmarks/reproduction_causes.py --probe-row-end  # S-ORCT Table 4 in the paper's pair order
     .venv/bin/python benchmarks/reproduction_causes.py --probe-subset-cart  # depth-3 CART: subset splits vs one-hot
     .venv/bin/python benchmarks/reproduction_causes.py --probe-dead-nodes --probe-starts 5  # S-ORCT delta_L at 0
