@@ -275,6 +275,10 @@ def test_fit_tmo_and_tao_from_the_command_line(capsys: pytest.CaptureFixture[str
     rc = main(["fit", "tao", "--data", "ionosphere", "--depth", "2", "--json"])
     out = json.loads(capsys.readouterr().out)
     assert rc == 0 and out["tao"]["history"][-1] <= out["tao"]["cart_error"] and out["tree"].startswith("|---")
+    rc = main(["fit", "tao", "--data", "ionosphere", "--depth", "2", "--param", "variant=seed004", "--param",
+               "max_iter=7", "--json"])  # the thesis' TAO as its author runs it
+    seed004 = json.loads(capsys.readouterr().out)
+    assert rc == 0 and seed004["params"]["variant"] == "seed004" and len(seed004["tao"]["history"]) == 7
 
 
 @pytest.mark.parametrize("fitter,extra", [("tao", []), ("tmo", ["--param", "n_trees=4", "--param", "n_generations=1"])])

@@ -34,7 +34,7 @@ from treeopt_dsl.models.metrics import metrics
 
 #: ``--param`` keys per command and how to read them (``depth`` also comes from ``--depth``)
 PARAMS: dict[str, dict[str, Any]] = {
-    "tao": {"depth": int, "max_iter": int},
+    "tao": {"depth": int, "max_iter": int, "variant": str},
     "tmo": {"depth": int, "n_trees": int, "n_generations": int, "crossover_rate": float, "schedule": str,
             "n_jobs": int},
 }
