@@ -95,6 +95,9 @@ class RunnerTable(NamedTuple):
     #: the paper's time limit per solve (s): a *rerun*'s row whose task ran under at least that limit is at the
     #: paper's limit, as an *at_limit* row (counted under *proven only* where it stopped there)
     papers_limit: float | None = None
+    #: rows of the same run on more data sets, exported from another store (added; a (dataset, method) that
+    #: *rows* holds already is refused: that is a *rerun*)
+    more: tuple[Path, ...] = ()
 
 
 #: why heloc's rows run before 2026-11-29 in the Günlük tables are not the paper's protocol as read since
@@ -102,6 +105,8 @@ HELOC_SELECTION = ("run with rpart's default selection, 1 or 2 of heloc's 23 gro
                    "(line 506): at least 4 (`preselect_min_groups = 4`): rerun pending")
 
 
+#: Günlük Table 10's run on breast-wisconsin and tic-tac-toe (2026-12-07; the first four sets': 2026-11-30)
+T10_MORE = RESULTS / "gunluk_table10_300s_2026-12-07.csv"
 #: the stored rows each table is read from (the S-ORCT and Günlük lists: later files replace the (table, dataset)
 #: rows they hold: the reruns on the paper's data)
 SOURCES = {
@@ -172,10 +177,11 @@ SOURCES = {
                # Table 10 (5 min per solve, no selection) at the paper's protocol, its depth 2.5, 3 and imbalanced
                # columns on the data sets run so far (its depth 2 is Table 8's, printed again by the paper), and
                # Table 8 (30 min) read from the same rows as Table 9 from Table 11's: where every solve proved optimal
+               # (breast-wisconsin and tic-tac-toe: 2026-12-07, another store's export)
                RunnerTable(RESULTS / "gunluk_table10_300s_2026-11-30.csv", PAPERS / "gunluk_table10.csv",
-                           "Günlük T10", 5, "Günlük T8"),
+                           "Günlük T10", 5, "Günlük T8", more=(T10_MORE,)),
                RunnerTable(RESULTS / "gunluk_table10_300s_2026-11-30.csv", PAPERS / "gunluk_table8_all.csv",
-                           "Günlük T8", 5, "Günlük T8", proven_only=True),
+                           "Günlük T8", 5, "Günlük T8", proven_only=True, more=(T10_MORE,)),
                # Table 7's "c" rows (30 min) run at 300 s: counted where every solve proved optimal, as Table 9,
                # and where the solves that stopped at 300 s were rerun at the paper's 1800 s; heloc's with at least
                # 4 groups the same (gunluk_table7_c_heloc4_d25_1800s_2026-11-30.csv: depth 2.5), and its depth 3 and
@@ -613,14 +619,15 @@ def runner_cells(source: RunnerTable | tuple[Any, ...]) -> list[dict[str, Any]]:
     replaces the rows of every (dataset, method) it holds; *rerun_at_limit*: those rerun tasks at the paper's limit,
     as *at_limit* for the rerun's rows; *papers_limit*: a rerun's rows run under at least that limit (s) are at the
     paper's limit themselves; *superseded* maps a dataset to why its rows are not that
-    protocol: its cells not rerun are printed, not counted (a rerun pending). Ours is
+    protocol: its cells not rerun are printed, not counted (a rerun pending); *more*: the same run's rows of more
+    data sets (another store's export), added to *rows*. Ours is
     the mean over the seeds run; the noise rule's standard error is the larger of the one from our spread over
     seeds (ours taken for both, as :func:`_noise`) and the binomial one of the rows scored (:func:`_binomial_se`;
     the only one for a single seed). ``solver``: ours was stopped at the time limit on a seed and fits the training
     rows worse than the paper's tree (the paper: CPLEX on 8 cores; ours HiGHS on one thread), for the train cell
     and its test cell."""
     (rows_csv, paper_csv, table, n_paper, data_as, proven_only, repeats, reading, at_limit, reruns,
-     superseded, rerun_at_limit, papers_limit) = RunnerTable(*source)
+     superseded, rerun_at_limit, papers_limit, more) = RunnerTable(*source)
     superseded = superseded or {}
     repeats = repeats or {}
     other, what = reading or (None, "")
@@ -628,6 +635,12 @@ def runner_cells(source: RunnerTable | tuple[Any, ...]) -> list[dict[str, Any]]:
     if not rows_csv.is_file():
         return []
     df = pd.read_csv(rows_csv).assign(at_papers_limit=False, rerun_now=False)
+    for path in more:  # the same run on more data sets
+        new = pd.read_csv(path).assign(at_papers_limit=False, rerun_now=False)
+        held = set(zip(df["dataset"], df["method"], strict=True)) & set(zip(new["dataset"], new["method"], strict=True))
+        if held:
+            raise ValueError(f"{path}: {sorted(held)[0]} is in {rows_csv.name} already (a rerun, not more data sets)")
+        df = pd.concat([df, new], ignore_index=True)
     for path in at_limit:  # the same tasks at the paper's limit replace the shorter run's rows
         df = _at_papers_limit(df, path, rerun_now=False, holder=rows_csv.name)
     for path in reruns:  # rerun under the protocol as now read: its rows replace their (dataset, method)'s, whole

@@ -319,6 +319,23 @@ def test_a_runner_table_is_counted_against_its_paper_csv(rc: ModuleType, tmp_pat
     assert cell["cause"] == "noise" and cell["se"] == pytest.approx(100 * np.sqrt(0.66 * 0.34 / 100 * (1 + 1 / 5)))
 
 
+def test_more_data_sets_from_another_store_are_added_and_a_set_held_twice_is_refused(rc: ModuleType,
+                                                                                       tmp_path: Path) -> None:
+    """*more* (Günlük Table 10's breast-wisconsin and tic-tac-toe, run in a second store): its rows are cells
+    beside the first export's; a (dataset, method) both hold is refused, since that is a rerun."""
+    header = "id,method,dataset,seed,ok,status,n_train,n_test,train_accuracy,test_accuracy\n"
+    rows, more, twice = tmp_path / "rows.csv", tmp_path / "more.csv", tmp_path / "twice.csv"
+    rows.write_text(header + "a,M,d,0,True,optimal,600,1000,0.90,0.80\n")
+    more.write_text(header + "b,M,e,0,True,optimal,600,1000,0.70,0.60\n")
+    twice.write_text(header + "c,M,d,1,True,optimal,600,1000,0.90,0.80\n")
+    paper = tmp_path / "paper.csv"
+    paper.write_text("dataset,method,metric,value\nd,M,test_accuracy,0.80\ne,M,test_accuracy,0.60\n")
+    cells = {c["cell"]: c for c in rc.runner_cells(rc.RunnerTable(rows, paper, "T", 1, "T", more=(more,)))}
+    assert set(cells) == {"d M test", "e M test"} and cells["e M test"]["ours"] == pytest.approx(60.0)
+    with pytest.raises(ValueError, match="a rerun, not more data sets"):
+        rc.runner_cells(rc.RunnerTable(rows, paper, "T", 1, "T", more=(twice,)))
+
+
 def test_a_table_read_from_a_shorter_run_counts_only_its_proven_cells(rc: ModuleType, tmp_path: Path) -> None:
     """Günlük Table 9 (30 min) from Table 11's rows (300 s): a cell with a solve stopped at the limit is printed
     and not counted; a cell whose every solve proved optimal is counted as any other."""
@@ -546,8 +563,9 @@ def test_table_10_runs_at_its_protocol_and_table_8_counts_only_its_proven_cells(
     the same rows (as Table 9 from Table 11's): exactly the cells whose five solves all proved optimal count."""
     t10, t8 = (next(s for s in rc.SOURCES["runner"] if s.table == name and "table10" in s.rows.name)
                for name in ("Günlük T10", "Günlük T8"))
-    assert t10.rows == t8.rows and not t10.proven_only and t8.proven_only
-    rows = pd.read_csv(t10.rows)
+    assert (t10.rows, t10.more) == (t8.rows, t8.more) and not t10.proven_only and t8.proven_only
+    rows = pd.concat([pd.read_csv(p) for p in (t10.rows, *t10.more)], ignore_index=True)
+    assert not rows.duplicated(["dataset", "method", "seed"]).any()  # the second run holds other data sets
     assert set(rows["task_time_limit"]) == {300.0} and set(rows["status"]) <= {"optimal", "time_limit"}
     assert not any("preselect" in col for col in rows.columns)  # no selection asked for: no such parameter
     assert (rows.groupby(["dataset", "method"])["seed"].nunique() == 5).all()
