@@ -24,6 +24,7 @@ comes out as the paper prints it on the sets checked (``benchmarks/reproduction_
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -41,19 +42,21 @@ class NodeTree:
     value: np.ndarray
 
     @classmethod
-    def of(cls, tree_: object) -> NodeTree:
+    def of(cls, tree_: Any) -> NodeTree:
         """A copy of a fitted scikit-learn ``tree_`` (two classes, -1 then +1), its leaves labelled as CART's."""
-        value = np.asarray(tree_.value)[:, 0, :2]  # type: ignore[attr-defined]
+        value = np.asarray(tree_.value)[:, 0, :2]
         one_hot = np.zeros((len(value), 1, 2))
         one_hot[np.arange(len(value)), 0, value.argmax(axis=1)] = 1.0
-        return cls(np.array(tree_.children_left), np.array(tree_.children_right),  # type: ignore[attr-defined]
-                   np.array(tree_.feature), np.array(tree_.threshold, dtype=float), one_hot)  # type: ignore[attr-defined]
+        return cls(np.array(tree_.children_left), np.array(tree_.children_right), np.array(tree_.feature),
+                   np.array(tree_.threshold, dtype=float), one_hot)
 
     @property
     def max_depth(self) -> int:
+        """The depth of the deepest node (what :func:`~treeopt_dsl.starts.tao.from_sklearn` checks)."""
         return int(self.depths().max())
 
     def depths(self) -> np.ndarray:
+        """Each node's depth (the root's 0)."""
         d = np.zeros(len(self.feature), dtype=int)
         for t in range(len(d)):  # children follow their parent in scikit-learn's and this module's order
             for c in (self.children_left[t], self.children_right[t]):
