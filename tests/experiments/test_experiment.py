@@ -415,8 +415,9 @@ def test_the_documented_grid_parses() -> None:
 
     doc = (Path(__file__).resolve().parents[2] / "docs" / "experiments.md").read_text()
     g = parse_grid(re.search(r"```toml\n(.*?)```", doc, re.S).group(1), source="docs/experiments.md")
-    assert g.datasets[-1].rows == 2265 and g.methods[0].cv["folds"] == 4
-    assert g.datasets[-3].file == "monks-1.test" and g.datasets[-2].one_hot_drop == "first"
+    assert g.datasets[-2].rows == 2265 and g.datasets[-1].roll == -80 and g.methods[0].cv["folds"] == 4
+    assert g.datasets[-4].file == "monks-1.test" and g.datasets[-3].one_hot_drop == "first"
+    assert g.split == "stratified"
 
 
 # ------------------------------------------------------------------------------------------- issue 36

@@ -147,24 +147,22 @@ def split_task(task: dict[str, Any], data: Any) -> tuple[Any, Any, Any, Any]:
     ``split = "sklearn"`` (:func:`sklearn_split`): the training part carries the stream after the split
     (``meta[SPLIT_STREAM]``), which the estimators' ``random_state`` continues (:func:`fit_task`)."""
     seed = int(task["seed"])
+    val = None
     if task.get("split") == "sklearn":
         train, val, test, rs = sklearn_split(data, float(task["test_size"]), float(task.get("validation_size", 0)),
                                              seed)
-        pool = train = replace(train, meta={**train.meta, SPLIT_STREAM: rs})
-        if task.get("train_sample"):
-            train = train.subsample(int(task["train_sample"]), seed=seed)
-        return train, val, test, pool
-    if task.get("folds"):
-        skf = StratifiedKFold(n_splits=int(task["folds"]), shuffle=True, random_state=seed)
-        tr, te = list(skf.split(np.zeros(data.n_samples), data.y))[int(task["fold"])]
-        train, test = data.take(tr), data.take(te)
-    elif float(task.get("test_size", 0.2)) > 0:
-        train, test = data.split(float(task.get("test_size", 0.2)), seed=seed)
-    else:  # no test part: train on every row
-        train, test = data, None
-    val = None
-    if task.get("validation_size"):
-        train, val = train.split(float(task["validation_size"]), seed=seed)
+        train = replace(train, meta={**train.meta, SPLIT_STREAM: rs})
+    else:
+        if task.get("folds"):
+            skf = StratifiedKFold(n_splits=int(task["folds"]), shuffle=True, random_state=seed)
+            tr, te = list(skf.split(np.zeros(data.n_samples), data.y))[int(task["fold"])]
+            train, test = data.take(tr), data.take(te)
+        elif float(task.get("test_size", 0.2)) > 0:
+            train, test = data.split(float(task.get("test_size", 0.2)), seed=seed)
+        else:  # no test part: train on every row
+            train, test = data, None
+        if task.get("validation_size"):
+            train, val = train.split(float(task["validation_size"]), seed=seed)
     pool = train
     if task.get("train_sample"):
         train = train.subsample(int(task["train_sample"]), seed=seed)
