@@ -49,6 +49,15 @@ def test_tmo_grid(tmo: ModuleType, tmp_path: Path) -> None:
     assert oct4.scale == {"alpha": "baseline_errors"} and oct4.time_limit == 10.0 and oct4.params == {"depth": 4}
 
 
+def test_tmo_grid_on_this_librarys_split(tmo: ModuleType, tmp_path: Path) -> None:
+    """``--split stratified``: the same grid on this library's split of the author's seeds (the first run's
+    reading); ``--seeds`` takes at most the author's five."""
+    g = parse_grid(_written(tmo.main, ["--split", "stratified", "--seeds", "2"], tmp_path / "tmo.toml"))
+    assert g.split == "stratified" and g.seeds == [0, 42]
+    with pytest.raises(SystemExit):
+        tmo.main(["--seeds", "6", "--write-grid", str(tmp_path / "x.toml")])
+
+
 def test_odt_grids(odt: ModuleType, tmp_path: Path) -> None:
     assert odt.main(["--write-grid", str(tmp_path)]) == 0
     t2, t8 = (tmp_path / "gunluk_table2.toml").read_text(), (tmp_path / "gunluk_table8.toml").read_text()
