@@ -206,6 +206,29 @@ def test_decision_tree_from_sklearn() -> None:
     assert t.depth == clf.get_depth() and t.n_leaves == clf.get_n_leaves()
 
 
+def test_a_subtree_predicts_as_its_root_would_and_the_sklearn_view_reads_back() -> None:
+    """``apply(X, root)`` against the walk written out row by row from that node; ``sklearn_view`` read back by
+    ``from_sklearn`` (scikit-learn's own layout) predicts every row as the tree does."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(400, 3))
+    y = np.where(X[:, 0] * X[:, 1] > 0, "pos", "neg")
+    t = DecisionTree.from_sklearn(DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y), dtype="float64")
+    for root in range(t.n_nodes):
+        want = []
+        for x in X:
+            node = root
+            while t.left[node] >= 0:
+                node = t.left[node] if x[t.feature[node]] <= t.threshold[node] else t.right[node]
+            want.append(node)
+        assert t.apply(X, root).tolist() == want
+        assert t.predict_index(X, root).tolist() == t.value[want].tolist()
+    back = DecisionTree.from_sklearn(t.sklearn_view(), dtype="float64")
+    np.testing.assert_array_equal(back.predict(X), t.predict(X))
+    assert back.dtype == "float64" and DecisionTree.from_sklearn(t.sklearn_view()).dtype == "float32"
+
+
 # --------------------------------------------------------------------------------------------- scikit-learn
 @pytest.mark.parametrize("kind", ["rf", "et", "dt"])
 def test_from_sklearn_reproduces_predict(kind: str) -> None:

@@ -9,10 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.tree import DecisionTreeClassifier
 
-from treeopt_dsl.errors import OptionError
+from treeopt_dsl.errors import DataError, OptionError
 from treeopt_dsl.estimator.memetic import TAOClassifier
+from treeopt_dsl.models.decision_tree import DecisionTree
 from treeopt_dsl.starts.tao import from_sklearn
-from treeopt_dsl.starts.tao_nodes import NodeTree, first_best_cut, tao_nodes
+from treeopt_dsl.starts.tao_nodes import first_best_cut, prune, tao_nodes
 
 
 def _brute_cut(Xc: np.ndarray, right: np.ndarray, w: np.ndarray) -> tuple[int, float] | None:
@@ -57,16 +58,40 @@ def test_the_tree_predicts_through_the_library_layout_as_it_does_itself() -> Non
     y = np.where(X[:, 0] * X[:, 1] + 0.3 * rng.normal(size=300) > 0, 1, -1)
     for depth in (1, 2, 3, 4):
         cart = DecisionTreeClassifier(max_depth=depth, random_state=0).fit(X, y)
-        tree, history = tao_nodes(X, y, NodeTree.of(cart.tree_))
+        tree, history = tao_nodes(X, y, DecisionTree.from_sklearn(cart, dtype="float64"))
         assert len(history) == 7
-        W, _ = from_sklearn(tree, depth, X.shape[1])
+        W, _ = from_sklearn(tree.sklearn_view(), depth, X.shape[1])
         ours = TAOClassifier(depth=depth, variant="seed004", max_iter=7).fit(X, y)
-        assert (ours.predict(X) == tree.predict_from(X, 0)).all()
+        assert (ours.predict(X) == tree.predict(X)).all()
         assert np.array_equal(ours.W_, W)
-        reach = tree.reach(X)
-        for t, rows in reach.items():
-            if not tree.is_leaf(t) and len(rows):
-                assert len(set(y[rows].tolist())) == 2  # pure decision nodes were pruned to leaves
+        on = tree.decision_path(X)
+        for t in np.flatnonzero(~tree.is_leaf):
+            rows = np.flatnonzero(on[:, t])
+            assert len(set(y[rows].tolist())) == 2  # pure decision nodes were pruned to leaves
+            assert on[:, tree.left[t]].any() and on[:, tree.right[t]].any()  # no empty child is left
+
+
+def test_pruning_keeps_every_training_row_s_class_but_where_it_was_wrong() -> None:
+    """The author's last step on a tree whose subtrees are pure or empty on the rows: a pure node's subtree
+    becomes one leaf of its class, an empty child's sibling moves up; the new tree is a valid DecisionTree with
+    only the reached nodes (renumbered), and it predicts every training row as before except where it was wrong."""
+    X = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
+    y = np.array([-1, -1, 1, -1])
+    #        0: x0 <= 0.5
+    #   1: x1 <= 0.5        2: x1 <= 5 (nothing goes right)
+    # 3: -1     4: +1     5: x1 <= 0.5    6: -1
+    #                   7: +1   8: -1
+    t = DecisionTree(feature=[0, 1, 1, -1, -1, 1, -1, -1, -1], threshold=[0.5, 0.5, 5, 0, 0, 0.5, 0, 0, 0],
+                     left=[1, 3, 5, -1, -1, 7, -1, -1, -1], right=[2, 4, 6, -1, -1, 8, -1, -1, -1],
+                     value=[-1, -1, -1, 0, 1, -1, 0, 1, 0], classes=[-1, 1], dtype="float64")
+    assert t.predict(X).tolist() == [-1, 1, 1, -1]  # row 1 is wrong: its node 1 holds two class -1 rows
+    pruned = prune(X, y, t)
+    assert pruned.predict(X).tolist() == y.tolist()
+    # node 1 a leaf of -1; node 2, whose right child is empty, holds node 5's cut and leaves 7 and 8
+    assert (pruned.n_nodes, pruned.depth) == (5, 2)
+    assert pruned.feature.tolist() == [0, -1, 1, -1, -1] and pruned.value.tolist() == [-1, 0, -1, 1, 0]
+    with pytest.raises(DataError, match="classes"):
+        prune(X, y, DecisionTree([0, -1, -1], [0.5, 0, 0], [1, -1, -1], [2, -1, -1], [-1, 0, 1]))
 
 
 def test_the_variant_is_refused_where_it_means_nothing() -> None:

@@ -39,10 +39,11 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from treeopt_dsl.errors import DataError, OptionError
 from treeopt_dsl.estimator.base import SPARSE_FORMATS, dense_features
+from treeopt_dsl.models.decision_tree import DecisionTree
 from treeopt_dsl.models.sklearn_tree import impurity_importances, node_weights, sklearn_classifier
 from treeopt_dsl.starts.memetic.tmo import tmo
 from treeopt_dsl.starts.tao import from_sklearn, from_sklearn_multiclass, tao, tao_multiclass, to_decision_tree
-from treeopt_dsl.starts.tao_nodes import NodeTree, tao_nodes
+from treeopt_dsl.starts.tao_nodes import tao_nodes
 from treeopt_dsl.topology import Topology, check_depth
 
 #: :class:`TAOClassifier`'s ``variant``: the library's TAO, or seed 004's author's
@@ -251,8 +252,9 @@ class TAOClassifier(_AxisTreeClassifier):
         if self.variant == "seed004":
             ypm = np.where(codes == 1, 1, -1)
             cart.fit(X, ypm, sample_weight=sw)
-            nodes, history = tao_nodes(X, ypm, NodeTree.of(cart.tree_), n_iter=int(self.max_iter), sample_weight=sw)
-            W, b = from_sklearn(nodes, depth, X.shape[1])
+            nodes, history = tao_nodes(X, ypm, DecisionTree.from_sklearn(cart, dtype="float64"),
+                                       n_iter=int(self.max_iter), sample_weight=sw)
+            W, b = from_sklearn(nodes.sklearn_view(), depth, X.shape[1])
             self.cart_error_ = float(sw[cart.predict(X) != ypm].sum())
         elif len(self.classes_) > 2:  # leaf classes (tao_multiclass): the papers' TAO is stated for K classes
             cart.fit(X, codes, sample_weight=sw)

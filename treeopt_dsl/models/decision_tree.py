@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -198,10 +199,11 @@ class DecisionTree:
             Xa = Xa.astype(np.float32)
         return Xa
 
-    def apply(self, X: Any) -> np.ndarray:
-        """Index of the leaf each sample reaches (one numpy step per depth level, not per sample)."""
+    def apply(self, X: Any, root: int = 0) -> np.ndarray:
+        """Index of the leaf each sample reaches from node ``root`` (the tree's root by default; another node:
+        its subtree's leaf), one numpy step per depth level, not per sample."""
         Xa = self._check_X(X)
-        node = np.zeros(Xa.shape[0], dtype=np.int64)
+        node = np.full(Xa.shape[0], int(root), dtype=np.int64)
         active = np.flatnonzero(self.left[node] >= 0)
         while active.size:
             nd = node[active]
@@ -233,9 +235,10 @@ class DecisionTree:
             active = active[self.left[node[active]] >= 0]
         return on
 
-    def predict_index(self, X: Any) -> np.ndarray:
-        """Class index (into ``classes``) of each sample."""
-        return self.value[self.apply(X)]
+    def predict_index(self, X: Any, root: int = 0) -> np.ndarray:
+        """Class index (into ``classes``) of each sample, by the subtree of node ``root`` (the whole tree by
+        default)."""
+        return self.value[self.apply(X, root)]
 
     def predict(self, X: Any) -> np.ndarray:
         """Class label of each sample."""
@@ -307,11 +310,13 @@ class DecisionTree:
         return to_dot(decision_tree_graph(self, decimals, X, y, counts))
 
     @classmethod
-    def from_sklearn(cls, estimator: Any, feature_names: Sequence[str] | None = None) -> DecisionTree:
+    def from_sklearn(cls, estimator: Any, feature_names: Sequence[str] | None = None,
+                     dtype: str = "float32") -> DecisionTree:
         """Convert a fitted :class:`sklearn.tree.DecisionTreeClassifier` (single output).
 
         Leaves get the class of largest value (first on ties, as scikit-learn's ``predict``); ``dtype`` is
-        ``"float32"`` because scikit-learn compares ``float32(x)`` with its thresholds.
+        ``"float32"`` by default because scikit-learn compares ``float32(x)`` with its thresholds (``"float64"``
+        compares ``x`` itself, as code that reads ``tree_``'s arrays does).
 
         Example::
 
@@ -333,7 +338,28 @@ class DecisionTree:
                    left=left, right=np.asarray(tree_.children_right, dtype=np.int64),
                    value=np.where(leaf, np.argmax(tree_.value[:, 0, :], axis=1), -1),
                    classes=np.asarray(estimator.classes_), n_features=int(tree_.n_features),
-                   feature_names=tuple(feature_names) if feature_names is not None else None, dtype="float32")
+                   feature_names=tuple(feature_names) if feature_names is not None else None, dtype=dtype)
+
+    def sklearn_view(self) -> SimpleNamespace:
+        """The tree as a fitted scikit-learn classifier looks to code that reads its arrays: ``classes_`` and
+        ``tree_`` (``children_left`` / ``children_right``, ``feature``, ``threshold``, ``max_depth``, ``n_outputs``,
+        ``n_features``, ``value``: one-hot ``n_nodes x 1 x n_classes`` of each leaf's class, zero at inner nodes).
+        A copy.
+
+        Example::
+
+            >>> t = DecisionTree([0, -1, -1], [1.5, 0, 0], [1, -1, -1], [2, -1, -1], [-1, 0, 1])
+            >>> t.sklearn_view().tree_.value[:, 0].tolist()
+            [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]
+        """
+        assert self.classes is not None
+        leaves = np.flatnonzero(self.left < 0)
+        value = np.zeros((self.n_nodes, 1, self.classes.size))
+        value[leaves, 0, self.value[leaves]] = 1.0
+        tree_ = SimpleNamespace(children_left=self.left.copy(), children_right=self.right.copy(),
+                                feature=self.feature.copy(), threshold=self.threshold.copy(),
+                                max_depth=self.depth, value=value, n_outputs=1, n_features=self.n_features)
+        return SimpleNamespace(tree_=tree_, classes_=self.classes.copy())
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serializable dict (:meth:`from_dict` reads it back)."""

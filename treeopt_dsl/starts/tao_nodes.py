@@ -23,83 +23,18 @@ comes out as the paper prints it on the sets checked (``benchmarks/reproduction_
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 import numpy as np
 
+from treeopt_dsl.errors import DataError
+from treeopt_dsl.models.decision_tree import DecisionTree
 
-@dataclass
-class NodeTree:
-    """A binary tree in scikit-learn's ``tree_`` arrays (what :func:`~treeopt_dsl.starts.tao.from_sklearn`
-    reads): ``children_left`` / ``children_right`` (-1 at a leaf), ``feature``, ``threshold`` ("left iff
-    ``x[feature] <= threshold``"), ``value`` (``n x 1 x 2``: one-hot of the leaf's class, -1 first, +1 second)."""
+POSITIVE = 1  # the index of class +1 in the trees of this module (``classes = [-1, +1]``)
 
-    children_left: np.ndarray
-    children_right: np.ndarray
-    feature: np.ndarray
-    threshold: np.ndarray
-    value: np.ndarray
 
-    @classmethod
-    def of(cls, tree_: Any) -> NodeTree:
-        """A copy of a fitted scikit-learn ``tree_`` (two classes, -1 then +1), its leaves labelled as CART's."""
-        value = np.asarray(tree_.value)[:, 0, :2]
-        one_hot = np.zeros((len(value), 1, 2))
-        one_hot[np.arange(len(value)), 0, value.argmax(axis=1)] = 1.0
-        return cls(np.array(tree_.children_left), np.array(tree_.children_right), np.array(tree_.feature),
-                   np.array(tree_.threshold, dtype=float), one_hot)
-
-    @property
-    def max_depth(self) -> int:
-        """The depth of the deepest node (what :func:`~treeopt_dsl.starts.tao.from_sklearn` checks)."""
-        return int(self.depths().max())
-
-    def depths(self) -> np.ndarray:
-        """Each node's depth (the root's 0)."""
-        d = np.zeros(len(self.feature), dtype=int)
-        for t in range(len(d)):  # children follow their parent in scikit-learn's and this module's order
-            for c in (self.children_left[t], self.children_right[t]):
-                if c >= 0:
-                    d[c] = d[t] + 1
-        return d
-
-    def is_leaf(self, t: int) -> bool:
-        return bool(self.children_left[t] < 0)
-
-    def label(self, t: int) -> int:
-        """The class (-1 or +1) of leaf ``t``."""
-        return 1 if self.value[t, 0, 1] > self.value[t, 0, 0] else -1
-
-    def set_label(self, t: int, label: int) -> None:
-        self.value[t, 0] = (0.0, 1.0) if label > 0 else (1.0, 0.0)
-
-    def reach(self, X: np.ndarray) -> dict[int, np.ndarray]:
-        """The rows of ``X`` reaching each node from the root (every node of the root's tree)."""
-        out = {0: np.arange(len(X))}
-        stack = [0]
-        while stack:
-            t = stack.pop()
-            if self.is_leaf(t):
-                continue
-            rows = out[t]
-            go_left = X[rows, self.feature[t]] <= self.threshold[t]
-            out[int(self.children_left[t])], out[int(self.children_right[t])] = rows[go_left], rows[~go_left]
-            stack += [int(self.children_left[t]), int(self.children_right[t])]
-        return out
-
-    def predict_from(self, X: np.ndarray, t: int) -> np.ndarray:
-        """The class (-1 / +1) the subtree rooted at ``t`` gives each row of ``X``."""
-        out = np.empty(len(X), dtype=int)
-        stack = [(t, np.arange(len(X)))]
-        while stack:
-            s, rows = stack.pop()
-            if self.is_leaf(s):
-                out[rows] = self.label(s)
-                continue
-            go_left = X[rows, self.feature[s]] <= self.threshold[s]
-            stack += [(int(self.children_left[s]), rows[go_left]), (int(self.children_right[s]), rows[~go_left])]
-        return out
+def _check_classes(tree: DecisionTree) -> None:
+    if tree.classes is None or tree.classes.tolist() != [-1, 1]:
+        got = None if tree.classes is None else tree.classes.tolist()
+        raise DataError(f"the author's TAO takes a tree of classes [-1, 1] (CART fitted on -1/+1), got {got}")
 
 
 def first_best_cut(Xc: np.ndarray, right: np.ndarray, w: np.ndarray) -> tuple[int, float] | None:
@@ -136,63 +71,79 @@ def first_best_cut(Xc: np.ndarray, right: np.ndarray, w: np.ndarray) -> tuple[in
     return j, float(thr)
 
 
-def tao_nodes(X: np.ndarray, y: np.ndarray, tree: NodeTree, *, n_iter: int = 7,
-              sample_weight: np.ndarray | None = None) -> tuple[NodeTree, list[float]]:
-    """The author's TAO (module doc) on ``tree`` (changed in place and returned) with labels ``y`` in {-1, +1};
-    the second value is the weighted training error after each pass.
+def tao_nodes(X: np.ndarray, y: np.ndarray, tree: DecisionTree, *, n_iter: int = 7,
+              sample_weight: np.ndarray | None = None) -> tuple[DecisionTree, list[float]]:
+    """The author's TAO (module doc) on ``tree`` (classes ``[-1, 1]``, ``dtype="float64"`` to compare ``x`` as
+    the author's code does; its cuts and leaves are changed in place) with labels ``y`` in {-1, +1}: the pruned
+    tree (a new one) and the weighted training error after each pass.
 
         >>> from sklearn.tree import DecisionTreeClassifier
         >>> rng = np.random.default_rng(0)
         >>> X = rng.normal(size=(200, 3)); y = np.where(X[:, 0] + X[:, 1] > 0, 1, -1)
         >>> cart = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y)
-        >>> tree, history = tao_nodes(X, y, NodeTree.of(cart.tree_))
+        >>> tree, history = tao_nodes(X, y, DecisionTree.from_sklearn(cart, dtype="float64"))
         >>> bool(history[-1] <= np.sum(cart.predict(X) != y))
         True
     """
+    _check_classes(tree)
     w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
-    depth = tree.depths()
+    assert tree.classes is not None
+    depth, leaf, classes = tree.node_depth, tree.is_leaf, tree.classes
     history = []
     for _ in range(int(n_iter)):
-        for level in range(int(depth.max()), -1, -1):
-            reach = tree.reach(X)  # once per level: the nodes of one level hold disjoint rows
-            for t, rows in reach.items():
-                if depth[t] != level or len(rows) == 0:
+        for level in range(tree.depth, -1, -1):
+            on = tree.decision_path(X)  # once per level: the nodes of one level hold disjoint rows
+            for t in np.flatnonzero(depth == level):
+                rows = np.flatnonzero(on[:, t])
+                if len(rows) == 0:
                     continue
-                if tree.is_leaf(t):  # the weighted majority; a tie goes to -1 (the author's class 0)
-                    tree.set_label(t, 1 if w[rows][y[rows] > 0].sum() > w[rows][y[rows] < 0].sum() else -1)
+                if leaf[t]:  # the weighted majority; a tie goes to -1 (the author's class 0)
+                    tree.value[t] = POSITIVE if w[rows][y[rows] > 0].sum() > w[rows][y[rows] < 0].sum() else 0
                     continue
                 Xt = X[rows]
-                left = tree.predict_from(Xt, int(tree.children_left[t]))
-                right = tree.predict_from(Xt, int(tree.children_right[t]))
+                left = classes[tree.predict_index(Xt, int(tree.left[t]))]
+                right = classes[tree.predict_index(Xt, int(tree.right[t]))]
                 care = (left != right) & ((left == y[rows]) | (right == y[rows]))
                 cut = first_best_cut(Xt[care], right[care] == y[rows][care], w[rows][care])
                 if cut is not None:
                     tree.feature[t], tree.threshold[t] = cut
-        pred = tree.predict_from(X, 0)
-        history.append(float(w[pred != y].sum()))
-    prune(X, y, tree)
-    return tree, history
+        history.append(float(w[classes[tree.predict_index(X)] != y].sum()))
+    return prune(X, y, tree), history
 
 
-def prune(X: np.ndarray, y: np.ndarray, tree: NodeTree) -> None:
-    """The author's last step: a decision node whose training rows share one class becomes a leaf of it, one
-    with an empty child is replaced by its other child (nodes no row reaches stay as they are)."""
-    reach = tree.reach(X)
+def prune(X: np.ndarray, y: np.ndarray, tree: DecisionTree) -> DecisionTree:
+    """The author's last step, as a new tree: a decision node whose training rows share one class becomes a leaf
+    of it, one with an empty child is replaced by its other child (nodes no row reaches stay as they are)."""
+    _check_classes(tree)
+    on = tree.decision_path(X)
+    feature, threshold, left, right, value = (a.copy() for a in (tree.feature, tree.threshold, tree.left,
+                                                                  tree.right, tree.value))
+    n_rows = on.sum(axis=0)
     stack = [0]
     while stack:
         t = stack.pop()
-        rows = reach.get(t, np.empty(0, dtype=int))
-        if len(rows) == 0 or tree.is_leaf(t):
+        if n_rows[t] == 0 or left[t] < 0:
             continue
-        left, right = int(tree.children_left[t]), int(tree.children_right[t])
+        rows = np.flatnonzero(on[:, t])
         if np.all(y[rows] == y[rows[0]]):
-            tree.children_left[t] = tree.children_right[t] = -1
-            tree.set_label(t, int(y[rows[0]]))
-        elif len(reach[left]) == 0 or len(reach[right]) == 0:
-            keep = right if len(reach[left]) == 0 else left
-            for arr in (tree.children_left, tree.children_right, tree.feature, tree.threshold):
+            feature[t], left[t], right[t], value[t] = -1, -1, -1, POSITIVE if y[rows[0]] > 0 else 0
+        elif n_rows[left[t]] == 0 or n_rows[right[t]] == 0:
+            keep = right[t] if n_rows[left[t]] == 0 else left[t]
+            for arr in (feature, threshold, left, right, value):
                 arr[t] = arr[keep]
-            tree.value[t] = tree.value[keep]
             stack.append(t)  # the node now holds its child's subtree, over the same rows
         else:
-            stack += [right, left]
+            stack += [int(right[t]), int(left[t])]
+    order = []  # the nodes still reached from the root, numbered in preorder
+    stack = [0]
+    while stack:
+        t = stack.pop()
+        order.append(t)
+        if left[t] >= 0:
+            stack += [int(right[t]), int(left[t])]
+    idx = np.array(order)
+    new = np.full(len(feature) + 1, -1)  # new[-1] = -1: a leaf's children stay -1
+    new[idx] = np.arange(len(idx))
+    return DecisionTree(feature=feature[idx], threshold=threshold[idx], left=new[left[idx]],
+                        right=new[right[idx]], value=value[idx], classes=tree.classes,
+                        n_features=tree.n_features, feature_names=tree.feature_names, dtype=tree.dtype)
