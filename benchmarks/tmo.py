@@ -116,7 +116,7 @@ COLUMNS: dict[str, dict[str, Any]] = {
     "cart": {"estimator": "cart", "params": {"max_depth": "{d}"}},
     "tao": {"estimator": "tao", "params": {"depth": "{d}", "variant": "seed004", "max_iter": 7}},  # the author's TAO
     "tmo": {"estimator": "tmo", "params": {"depth": "{d}", "n_trees": 100, "n_generations": 5, "crossover_rate": 0.75}},
-    "oct": {"formulation": "oct", "params": {"depth": "{d}"}, "warm_start": "auto",
+    "oct": {"formulation": "oct", "params": {"depth": "{d}"}, "warm_start": "cart",  # the paper: a CART start
             "cv": {"folds": 0, "grid": {"alpha": list(ALPHAS)}, "metric": "accuracy"},
             "scale": {"alpha": "baseline_errors"}},
 }
