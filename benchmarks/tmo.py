@@ -166,6 +166,7 @@ def table_rows(store_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "seed": r.get("seed"), "method": col.lower(), "n_train": r.get("n_train"),
                     "test_acc": r.get("test_accuracy") if r.get("ok") else None,
                     "train_acc": r.get("train_accuracy"), "time_s": r.get("task_s"),
+                    "status": r.get("status"), "gap": r.get("gap"), "split": "author",
                     **({"alpha": r["cv_best"].get("alpha")} if r.get("cv_best") else {})})
     return out
 

@@ -224,6 +224,9 @@ def test_a_subtree_predicts_as_its_root_would_and_the_sklearn_view_reads_back() 
             want.append(node)
         assert t.apply(X, root).tolist() == want
         assert t.predict_index(X, root).tolist() == t.value[want].tolist()
+    for bad in (-1, t.n_nodes):
+        with pytest.raises(DataError, match="root must be a node of the tree"):
+            t.apply(X, bad)
     back = DecisionTree.from_sklearn(t.sklearn_view(), dtype="float64")
     np.testing.assert_array_equal(back.predict(X), t.predict(X))
     assert back.dtype == "float64" and DecisionTree.from_sklearn(t.sklearn_view()).dtype == "float32"

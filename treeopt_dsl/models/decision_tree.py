@@ -203,6 +203,8 @@ class DecisionTree:
         """Index of the leaf each sample reaches from node ``root`` (the tree's root by default; another node:
         its subtree's leaf), one numpy step per depth level, not per sample."""
         Xa = self._check_X(X)
+        if not 0 <= int(root) < self.n_nodes:
+            raise DataError(f"root must be a node of the tree, 0..{self.n_nodes - 1}, got {root}")
         node = np.full(Xa.shape[0], int(root), dtype=np.int64)
         active = np.flatnonzero(self.left[node] >= 0)
         while active.size:
