@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import sys
@@ -62,6 +63,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from cli_paths import refuse_missing, refuse_unwritable
 from sklearn.model_selection import train_test_split
 from sklearn.tree import DecisionTreeClassifier
@@ -271,6 +273,14 @@ def speed(repeats: int, depth: int = 4) -> None:
             fh.write(json.dumps(row) + "\n")
 
 
+def _store_rows(path: Path, load_rows: Any) -> list[dict[str, Any]]:
+    """A store's rows (``.sqlite``) or its export's (``.csv``, empty cells as ``None``)."""
+    if path.suffix != ".csv":
+        return load_rows(path)
+    return [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
+            for r in pd.read_csv(path).to_dict("records")]
+
+
 def main(argv: list[str] | None = None) -> int:
     from treeopt_dsl.experiments import load_rows, run_grid_text
 
@@ -289,8 +299,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--executor", choices=("local", "dask"), default="local")
     ap.add_argument("--out", type=Path, default=RESULTS / "tmo_tables.sqlite", help="results store")
     ap.add_argument("--write-grid", type=Path, help="only write the grid TOML here")
-    ap.add_argument("--summary", type=Path, metavar="FILE",
-                    help="only print the tables from FILE: a store (.sqlite) or the old rows (.jsonl)")
+    ap.add_argument("--summary", type=Path, nargs="+", metavar="FILE",
+                    help="only print the tables from FILEs: stores (.sqlite), their exports (.csv) or the old rows "
+                         "(.jsonl), the columns of all")
     ap.add_argument("--speed", action="store_true", help="only the speed benchmark (phishing, depth 4)")
     ap.add_argument("--repeats", type=int, default=3, help="repeats of the speed benchmark")
     a = ap.parse_args(argv)
@@ -299,9 +310,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     depths = [int(v) for v in a.depths.split(",")]
     if a.summary:
-        refuse_missing(ap, "--summary", a.summary, "give a store (.sqlite) or the old rows (.jsonl)")
-        rows = load_rows(a.summary)
-        print(summary(rows if a.summary.suffix == ".jsonl" else table_rows(rows), depths))
+        rows = []
+        for path in a.summary:
+            refuse_missing(ap, "--summary", path, "give stores (.sqlite), exports (.csv) or the old rows (.jsonl)")
+            rows += load_rows(path) if path.suffix == ".jsonl" else table_rows(_store_rows(path, load_rows))
+        print(summary(rows, depths))
         return 0
     names = [n.strip() for n in a.datasets.split(",") if n.strip()]
     unknown = [n for n in names if DATASETS.get(n) is None]

@@ -9,6 +9,7 @@ from types import ModuleType
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 from bench_scripts import load_script
 
@@ -150,6 +151,20 @@ def test_tmo_runs_on_the_runner(tmo: ModuleType, tmp_path: Path, capsys) -> None
     assert tmo.main(["--summary", str(store), "--depths", "2"]) == 0  # the summary from the store alone
     assert heart in capsys.readouterr().out
     assert tmo.main(args) == 0 and "2 already finished" in capsys.readouterr().out  # a rerun computes nothing
+
+
+def test_tmo_summary_reads_several_exports_into_one_table(tmo: ModuleType, capsys) -> None:
+    """The stored exports of Tables 3.4-3.6 (CART, TAO and TMO in one, OCT in another) make one table: Sonar's
+    depth-2 OCT cell is the mean of the OCT export's five rows, beside the other export's CART cell."""
+    results = Path(tmo.__file__).parent / "results"
+    first = results / "tmo_tables_author_splits_2026-12-07.csv"
+    second = results / "tmo_tables_oct_author_splits_2026-12-07.csv"
+    assert tmo.main(["--summary", str(first), str(second), "--depths", "2"]) == 0
+    sonar = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("| Sonar"))
+    rows = pd.read_csv(second)
+    want = 100 * rows[(rows["dataset"] == "sonar") & (rows["method"] == "OCT-D2")]["test_accuracy"]
+    assert len(want) == 5 and sonar.split(" | ")[-1].startswith(f"{want.mean():.2f} ± ")
+    assert sonar.split(" | ")[1].startswith("69.52 ± ")  # CART, from the first file
 
 
 def test_odt_runs_on_the_runner(odt: ModuleType, tmp_path: Path, capsys) -> None:
