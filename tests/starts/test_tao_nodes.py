@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from sklearn.tree import DecisionTreeClassifier
 
 from treeopt_dsl.errors import DataError, OptionError
-from treeopt_dsl.estimator.memetic import TAOClassifier
+from treeopt_dsl.estimator.memetic import TAOClassifier, TMOClassifier
 from treeopt_dsl.models.decision_tree import DecisionTree
 from treeopt_dsl.starts.tao import from_sklearn
 from treeopt_dsl.starts.tao_nodes import first_best_cut, prune, tao_nodes
@@ -100,3 +100,7 @@ def test_the_variant_is_refused_where_it_means_nothing() -> None:
         TAOClassifier(variant="paper").fit(X, np.arange(30) % 2)
     with pytest.raises(OptionError, match="two classes"):
         TAOClassifier(variant="seed004").fit(X, np.arange(30) % 3)
+    with pytest.raises(OptionError, match="variant must be one of 'library', 'seed004'"):
+        TMOClassifier(variant="paper", n_trees=2, n_generations=0).fit(X, np.arange(30) % 2)
+    with pytest.raises(OptionError, match="two classes"):
+        TMOClassifier(variant="seed004", n_trees=2, n_generations=0).fit(X, np.arange(30) % 3)

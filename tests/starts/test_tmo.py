@@ -23,6 +23,7 @@ from treeopt_dsl.starts.memetic.encoding import LEAF, NIL, Genome, decode, encod
 from treeopt_dsl.starts.memetic.tmo import tmo
 from treeopt_dsl.starts.resolver import resolve, start_point
 from treeopt_dsl.starts.tao import AxisBins, _sides, _subtree_predictions, from_sklearn, tao, to_decision_tree
+from treeopt_dsl.starts.tao_nodes import tao_nodes
 from treeopt_dsl.topology import Topology
 
 
@@ -205,6 +206,30 @@ def test_initial_population_is_the_tao_optimized_forest() -> None:
     assert r.fitness == r.initial_best >= best_tree - 1e-12 and r.history == []
 
 
+def test_the_authors_tao_variant_optimizes_each_forest_tree_on_its_own_nodes() -> None:
+    """``tao_variant="seed004"`` with no generation: the answer is the best of the forest's trees each run through
+    the author's TAO on its own nodes (recomputed here tree by tree with ``tao_nodes``), and the library layout
+    it returns predicts as that tree does; with generations it stays reproducible and never below it."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    X, y = _data(4, 250, rounded=True)  # ties among the values: the author's cut rule matters
+    r = tmo(X, y, 3, n_trees=8, n_generations=0, seed=1, tao_variant="seed004", max_iter=7)
+    forest = RandomForestClassifier(n_estimators=8, max_depth=3, random_state=1).fit(X, y)
+    trees = []
+    for est in forest.estimators_:
+        nodes = DecisionTree.from_sklearn(est, dtype="float64")
+        nodes.classes = forest.classes_
+        trees.append(tao_nodes(X, y, nodes, n_iter=7)[0])
+    accs = [float(np.mean(t.predict(X) == y)) for t in trees]
+    assert r.fitness == r.initial_best == max(accs)
+    assert (_library_predict(X, r.W, r.b, 3) == trees[int(np.argmax(accs))].predict(X)).all()
+    runs = [tmo(X, y, 3, n_trees=8, n_generations=2, seed=1, tao_variant="seed004", max_iter=7) for _ in range(2)]
+    assert np.array_equal(runs[0].W, runs[1].W) and runs[0].fitness >= r.fitness and runs[0].n_tao == 8 + 2 * 8
+    est = TMOClassifier(depth=3, n_trees=8, n_generations=2, random_state=1, variant="seed004").fit(X, y)
+    assert est.result_.fitness == runs[0].fitness and (est.predict(X) == _library_predict(X, runs[0].W, runs[0].b,
+                                                                                           3)).all()
+
+
 def test_generational_schedule_does_not_depend_on_n_jobs() -> None:
     X, y = _data(5, 200)
     one = tmo(X, y, 2, n_trees=6, n_generations=2, seed=3, schedule="generational")
@@ -220,7 +245,9 @@ def test_time_limit_keeps_the_best_so_far() -> None:
 
 @pytest.mark.parametrize("kw,match", [({"n_trees": 1}, "n_trees"), ({"crossover_rate": 1.5}, "crossover_rate"),
                                       ({"schedule": "x"}, "schedule"), ({"n_jobs": 2}, "generational"),
-                                      ({"time_limit": -1}, "time_limit")])
+                                      ({"time_limit": -1}, "time_limit"), ({"tao_variant": "paper"}, "tao_variant"),
+                                      ({"tao_variant": "seed004", "sample_weight": np.arange(40.0)},
+                                       "equal sample weights")])
 def test_bad_options_are_named(kw: dict, match: str) -> None:
     X, y = _data(0, 40)
     with pytest.raises(OptionError, match=match):

@@ -43,13 +43,18 @@ from treeopt_dsl.models.decision_tree import DecisionTree
 from treeopt_dsl.models.sklearn_tree import impurity_importances, node_weights, sklearn_classifier
 from treeopt_dsl.starts.memetic.tmo import tmo
 from treeopt_dsl.starts.tao import from_sklearn, from_sklearn_multiclass, tao, tao_multiclass, to_decision_tree
-from treeopt_dsl.starts.tao_nodes import tao_nodes
+from treeopt_dsl.starts.tao_nodes import AUTHOR_PASSES, TAO_VARIANTS, tao_nodes
 from treeopt_dsl.topology import Topology, check_depth
 
-#: :class:`TAOClassifier`'s ``variant``: the library's TAO, or seed 004's author's
-TAO_VARIANTS = ("library", "seed004")
-
 __all__ = ["TAOClassifier", "TMOClassifier"]
+
+
+def _check_variant(variant: Any, n_classes: int) -> None:
+    """The ``variant`` of :class:`TAOClassifier` and :class:`TMOClassifier`, or an :class:`OptionError`."""
+    if variant not in TAO_VARIANTS:
+        raise OptionError(f"variant must be one of {', '.join(map(repr, TAO_VARIANTS))}, got {variant!r}")
+    if variant == "seed004" and n_classes > 2:
+        raise OptionError(f"variant='seed004' (the author's TAO) takes two classes, got {n_classes}")
 
 
 class _AxisTreeClassifier(ClassifierMixin, BaseEstimator):
@@ -244,10 +249,7 @@ class TAOClassifier(_AxisTreeClassifier):
         rs = self.random_state
         cart = DecisionTreeClassifier(max_depth=depth,
                                       random_state=rs if isinstance(rs, np.random.RandomState) else self._seed())
-        if self.variant not in TAO_VARIANTS:
-            raise OptionError(f"variant must be one of {', '.join(map(repr, TAO_VARIANTS))}, got {self.variant!r}")
-        if self.variant == "seed004" and len(self.classes_) > 2:
-            raise OptionError(f"variant='seed004' (the author's TAO) takes two classes, got {len(self.classes_)}")
+        _check_variant(self.variant, len(self.classes_))
         leaves = None
         if self.variant == "seed004":
             ypm = np.where(codes == 1, 1, -1)
@@ -297,6 +299,10 @@ class TMOClassifier(_AxisTreeClassifier):
         Seed of the forest, the bootstrap samples, the partners and the crossover.
     class_weight : None, "balanced" or dict, default=None
         scikit-learn's semantics, multiplied into ``sample_weight``.
+    variant : {"library", "seed004"}, default="library"
+        The TAO every tree of the population runs: the library's (as :class:`TAOClassifier`'s default, at most 20
+        passes), or seed 004's author's (as ``TAOClassifier(variant="seed004")``, 7 passes; a child's over the
+        rows of its generation's bootstrap sample), two classes and equal sample weights only.
 
     Attributes
     ----------
@@ -320,7 +326,7 @@ class TMOClassifier(_AxisTreeClassifier):
 
     def __init__(self, depth: int = 2, n_trees: int = 100, n_generations: int = 5, crossover_rate: float = 0.75,
                  schedule: str = "sequential", n_jobs: int | None = None, time_limit: float | None = None,
-                 random_state: int | None = 0, class_weight: Any = None) -> None:
+                 random_state: int | None = 0, class_weight: Any = None, variant: str = "library") -> None:
         self.depth = depth
         self.n_trees = n_trees
         self.n_generations = n_generations
@@ -330,15 +336,18 @@ class TMOClassifier(_AxisTreeClassifier):
         self.time_limit = time_limit
         self.random_state = random_state
         self.class_weight = class_weight
+        self.variant = variant
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None, callback: Any = None) -> TMOClassifier:
         """Run TMO on ``(X, y)``; ``callback`` receives a dict after the initial population and each generation."""
         X, codes, sw = self._prepare(X, y, sample_weight)
         multiclass = len(self.classes_) > 2
+        _check_variant(self.variant, len(self.classes_))
         res = tmo(X, codes if multiclass else np.where(codes == 1, 1, -1), int(self.depth), n_trees=self.n_trees,
                   n_generations=self.n_generations, crossover_rate=self.crossover_rate, seed=self._seed(),
                   schedule=self.schedule, n_jobs=self.n_jobs, time_limit=self.time_limit, sample_weight=sw,
-                  callback=callback, multiclass=multiclass)
+                  callback=callback, multiclass=multiclass, tao_variant=self.variant,
+                  **({"max_iter": AUTHOR_PASSES} if self.variant == "seed004" else {}))
         self.result_ = res
         self.initial_score_ = res.initial_best
         self._keep(X, codes, sw, res.W, res.b, res.leaf_classes)

@@ -29,6 +29,10 @@ from treeopt_dsl.errors import DataError
 from treeopt_dsl.models.decision_tree import DecisionTree
 
 POSITIVE = 1  # the index of class +1 in the trees of this module (``classes = [-1, +1]``)
+#: the TAOs a TAO or TMO run may use: the library's (:func:`~treeopt_dsl.starts.tao.tao`) or seed 004's author's
+TAO_VARIANTS = ("library", "seed004")
+#: the author's number of passes (``local_optimizers.py``)
+AUTHOR_PASSES = 7
 
 
 def _check_classes(tree: DecisionTree) -> None:
@@ -71,7 +75,7 @@ def first_best_cut(Xc: np.ndarray, right: np.ndarray, w: np.ndarray) -> tuple[in
     return j, float(thr)
 
 
-def tao_nodes(X: np.ndarray, y: np.ndarray, tree: DecisionTree, *, n_iter: int = 7,
+def tao_nodes(X: np.ndarray, y: np.ndarray, tree: DecisionTree, *, n_iter: int = AUTHOR_PASSES,
               sample_weight: np.ndarray | None = None) -> tuple[DecisionTree, list[float]]:
     """The author's TAO (module doc) on ``tree`` (classes ``[-1, 1]``, ``dtype="float64"`` to compare ``x`` as
     the author's code does; its cuts and leaves are changed in place) with labels ``y`` in {-1, +1}: the pruned

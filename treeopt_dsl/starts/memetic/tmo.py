@@ -29,12 +29,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from treeopt_dsl.errors import DataError, OptionError
+from treeopt_dsl.models.decision_tree import DecisionTree
 from treeopt_dsl.starts.memetic.crossover import RandomSplits, crossover
 from treeopt_dsl.starts.memetic.encoding import decode, decode_multiclass, encode
 from treeopt_dsl.starts.tao import (
@@ -49,6 +50,7 @@ from treeopt_dsl.starts.tao import (
     tao_multiclass,
     to_decision_tree,
 )
+from treeopt_dsl.starts.tao_nodes import TAO_VARIANTS, tao_nodes
 from treeopt_dsl.topology import Topology, check_depth
 
 SCHEDULES = ("sequential", "generational")
@@ -104,8 +106,11 @@ def _accuracy(X: np.ndarray, y: np.ndarray, W: np.ndarray, b: np.ndarray, topo: 
 
 
 def _child_tao(X: np.ndarray, y: np.ndarray, tree: Tree, topo: Topology, weight: np.ndarray, bins: AxisBins,
-               eps: float, lt: float | None, max_iter: int) -> Tree:
+               eps: float, lt: float | None, max_iter: int, variant: str = "library") -> Tree:
     W, b, leaves = tree
+    if variant == "seed004":
+        return _author_tao(X, y, to_decision_tree(W, b, topo, eps=eps, leaf_threshold=lt), topo, weight, eps, lt,
+                           max_iter)
     if leaves is not None:  # class codes and leaf classes
         W2, b2, leaves2, _ = tao_multiclass(X, y, W, b, leaves, topo, max_iter=max_iter, sample_weight=weight,
                                             eps=eps, leaf_threshold=lt, bins=bins)
@@ -114,10 +119,20 @@ def _child_tao(X: np.ndarray, y: np.ndarray, tree: Tree, topo: Topology, weight:
     return W2, b2, None
 
 
+def _author_tao(X: np.ndarray, y: np.ndarray, nodes: DecisionTree, topo: Topology, counts: np.ndarray, eps: float,
+                lt: float | None, max_iter: int) -> Tree:
+    """Seed 004's author's TAO (:func:`~treeopt_dsl.starts.tao_nodes.tao_nodes`) on the tree's own nodes, over the
+    rows of the sample: each row as often as ``counts`` says (a bootstrap's draws), in the library's layout."""
+    rows = np.repeat(np.arange(len(y)), np.rint(counts).astype(int))
+    nodes, _ = tao_nodes(X[rows], y[rows], nodes, n_iter=max_iter)
+    return (*from_sklearn(nodes.sklearn_view(), topo.depth, X.shape[1], eps=eps, leaf_threshold=lt), None)
+
+
 def tmo(X: Any, y: Any, depth: int, *, n_trees: int = 100, n_generations: int = 5, crossover_rate: float = 0.75,
         seed: int = 0, schedule: str = "sequential", n_jobs: int | None = None, time_limit: float | None = None,
         sample_weight: Any = None, eps: float = 0.0, leaf_threshold: float | None = None, max_iter: int = 20,
-        callback: Callable[[dict[str, Any]], None] | None = None, multiclass: bool = False) -> TMOResult:
+        callback: Callable[[dict[str, Any]], None] | None = None, multiclass: bool = False,
+        tao_variant: str = "library") -> TMOResult:
     """Run TMO ([aldinucci-memetic], Algorithm 1) on ``X`` (n x p) and labels ``y`` in {-1, +1} for trees of ``depth``.
 
     ``multiclass=True``: ``y`` holds class codes ``0 .. K-1`` (any ``K >= 2``) and every leaf a class: the forest
@@ -132,6 +147,9 @@ def tmo(X: Any, y: Any, depth: int, *, n_trees: int = 100, n_generations: int = 
     ``sample_weight`` weighs the fitness and the TAO runs (the bootstrap counts multiply it). ``eps`` and
     ``leaf_threshold`` are the library's decision rules (:func:`~treeopt_dsl.starts.tao.tao`); 0 gives
     exact thresholds. ``callback`` receives a dict after the initial population and after every generation.
+    ``tao_variant="seed004"`` runs every TAO as seed 004's author does (:mod:`~treeopt_dsl.starts.tao_nodes`, on the
+    tree's own nodes, ``max_iter`` passes: the author's 7), a child's on the rows of the generation's bootstrap
+    sample, each drawn row as often as drawn (two classes, equal sample weights).
 
     Example::
 
@@ -170,12 +188,18 @@ def tmo(X: Any, y: Any, depth: int, *, n_trees: int = 100, n_generations: int = 
                           "child after the other)")
     if time_limit is not None and not time_limit >= 0:
         raise OptionError(f"time_limit must be >= 0 seconds or None, got {time_limit!r}")
+    if tao_variant not in TAO_VARIANTS:
+        raise OptionError(f"tao_variant must be one of {', '.join(map(repr, TAO_VARIANTS))}, got {tao_variant!r}")
     n_trees, n_generations = int(n_trees), int(n_generations)
     y = y.astype(int)
     n = X.shape[0]
     sw = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
     if sw.shape != (n,) or not np.all(np.isfinite(sw)) or np.any(sw < 0) or sw.sum() <= 0:
         raise DataError("sample_weight must be n finite non-negative numbers, not all 0")
+    if tao_variant == "seed004":
+        if multiclass or not np.all(sw == sw[0]):
+            raise OptionError("tao_variant='seed004' (the author's TAO) takes two classes and equal sample weights")
+        sw = np.ones(n)  # the same accuracies; a bootstrap's weights are then its counts
     topo = Topology(depth)
     thr = eps / 2.0
     lt = thr if leaf_threshold is None else float(leaf_threshold)
@@ -214,9 +238,13 @@ def tmo(X: Any, y: Any, depth: int, *, n_trees: int = 100, n_generations: int = 
             if multiclass:  # the forest's trees hold positions in forest.classes_: map them to the codes
                 start: Tree = from_sklearn_multiclass(est.tree_, depth, X.shape[1], eps=eps, leaf_threshold=lt)
                 start = (start[0], start[1], forest.classes_.astype(np.intp)[start[2]])
+                pop.append(_child_tao(X, y, start, topo, sw, bins, eps, lt, max_iter))
+            elif tao_variant == "seed004":  # the author's TAO on the forest tree's own nodes (its classes -1, +1)
+                nodes = replace(DecisionTree.from_sklearn(est, dtype="float64"), classes=forest.classes_)
+                pop.append(_author_tao(X, y, nodes, topo, sw, eps, lt, max_iter))
             else:
                 start = (*from_sklearn(est.tree_, depth, X.shape[1], eps=eps, leaf_threshold=lt), None)  # [-1, 1]
-            pop.append(_child_tao(X, y, start, topo, sw, bins, eps, lt, max_iter))
+                pop.append(_child_tao(X, y, start, topo, sw, bins, eps, lt, max_iter))
             n_tao += 1
             if deadline is not None and time.perf_counter() > deadline and len(pop) >= 1:
                 stopped = "time_limit"
@@ -258,7 +286,8 @@ def tmo(X: Any, y: Any, depth: int, *, n_trees: int = 100, n_generations: int = 
                 partners = [_partner(rng, i, k) for i in range(k)]
                 children = [decoded(crossover(genomes[i], genomes[j], rng, crossover_rate, splits), boot)
                             for i, j in enumerate(partners)]
-                done = _run_children(X, y, children, topo, boot, bins, eps, lt, max_iter, n_jobs, deadline)
+                done = _run_children(X, y, children, topo, boot, bins, eps, lt, max_iter, n_jobs, deadline,
+                                     tao_variant)
                 n_tao += len(done)
                 for i, tree in enumerate(done):
                     replaced += offer(i, tree)
@@ -271,7 +300,7 @@ def tmo(X: Any, y: Any, depth: int, *, n_trees: int = 100, n_generations: int = 
                         break
                     j = _partner(rng, i, k)
                     child = crossover(genome(*pop[i]), genome(*pop[j]), rng, crossover_rate, splits)
-                    tree = _child_tao(X, y, decoded(child, boot), topo, boot, bins, eps, lt, max_iter)
+                    tree = _child_tao(X, y, decoded(child, boot), topo, boot, bins, eps, lt, max_iter, tao_variant)
                     n_tao += 1
                     replaced += offer(i, tree)
             entry = {"generation": g, "best": best_f, "mean": float(fitness.mean()), "replaced": replaced,
@@ -295,16 +324,16 @@ def _partner(rng: np.random.Generator, i: int, k: int) -> int:
 
 def _run_children(X: np.ndarray, y: np.ndarray, children: list[Tree], topo: Topology,
                   weight: np.ndarray, bins: AxisBins, eps: float, lt: float, max_iter: int, n_jobs: int | None,
-                  deadline: float | None) -> list[Tree]:
+                  deadline: float | None, variant: str = "library") -> list[Tree]:
     """TAO on every child of a generation (joblib when ``n_jobs`` asks; in order, up to the deadline, otherwise)."""
     if n_jobs not in (None, 1):
         from joblib import Parallel, delayed
 
-        return list(Parallel(n_jobs=n_jobs)(delayed(_child_tao)(X, y, tree, topo, weight, bins, eps, lt, max_iter)
-                                            for tree in children))
+        return list(Parallel(n_jobs=n_jobs)(delayed(_child_tao)(X, y, tree, topo, weight, bins, eps, lt, max_iter,
+                                                                variant) for tree in children))
     out = []
     for tree in children:
         if deadline is not None and time.perf_counter() > deadline:
             break
-        out.append(_child_tao(X, y, tree, topo, weight, bins, eps, lt, max_iter))
+        out.append(_child_tao(X, y, tree, topo, weight, bins, eps, lt, max_iter, variant))
     return out
