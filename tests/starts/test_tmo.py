@@ -306,6 +306,11 @@ def test_fit_tmo_and_tao_from_the_command_line(capsys: pytest.CaptureFixture[str
                "max_iter=7", "--json"])  # the thesis' TAO as its author runs it
     seed004 = json.loads(capsys.readouterr().out)
     assert rc == 0 and seed004["params"]["variant"] == "seed004" and len(seed004["tao"]["history"]) == 7
+    rc = main(["fit", "tmo", "--data", "ionosphere", "--depth", "2", "--param", "n_trees=6", "--param",
+               "n_generations=1", "--param", "variant=seed004", "--json"])  # TMO with the author's TAO inside
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0 and out["params"]["variant"] == "seed004"
+    assert out["tmo"]["fitness"] == pytest.approx(out["metrics"]["train"]["accuracy"])
 
 
 @pytest.mark.parametrize("fitter,extra", [("tao", []), ("tmo", ["--param", "n_trees=4", "--param", "n_generations=1"])])
@@ -335,7 +340,8 @@ def test_fit_tmo_tao_auc_scores_the_positive_class_when_it_sorts_first(
 
 @pytest.mark.parametrize("argv,match", [(["--param", "k=3"], "no parameter 'k'"),
                                         (["--param", "n_trees=x"], "bad value"),
-                                        (["--solver", "highs"], "has no solver")])
+                                        (["--solver", "highs"], "has no solver"),
+                                        (["--param", "variant=paper"], "variant must be one of")])
 def test_fit_tmo_bad_options(argv: list[str], match: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["fit", "tmo", "--data", "ionosphere", *argv]) == 2
     assert match in capsys.readouterr().err

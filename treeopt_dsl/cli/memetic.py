@@ -36,7 +36,7 @@ from treeopt_dsl.models.metrics import metrics
 PARAMS: dict[str, dict[str, Any]] = {
     "tao": {"depth": int, "max_iter": int, "variant": str},
     "tmo": {"depth": int, "n_trees": int, "n_generations": int, "crossover_rate": float, "schedule": str,
-            "n_jobs": int},
+            "n_jobs": int, "variant": str},
 }
 
 
