@@ -308,8 +308,7 @@ def tmo_rows(paths: list[Path], tmo: ModuleType) -> list[dict[str, Any]]:
     cells: dict[tuple[str, int, str], list[dict[str, Any]]] = {}
     for p in paths:
         if p.suffix == ".csv" and p.is_file():  # the runner's export, on the author's splits (split = "sklearn")
-            rows = tmo.table_rows([{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
-                                   for r in pd.read_csv(p).to_dict("records")])
+            rows = tmo.table_rows(tmo.read_rows(p))
         else:
             rows = _jsonl(p)
         held: dict[tuple[str, int, str], list[dict[str, Any]]] = defaultdict(list)
@@ -339,14 +338,15 @@ def tmo_cells(rows: list[dict[str, Any]], tmo: ModuleType) -> list[dict[str, Any
         if not_counted:
             cause, ev = "data", not_counted
         elif m == "oct":
-            # the loop's rows list every alpha's solve ("tried"); the runner's (the author's splits) the final fit's
-            tried = [t for r in rs for t in r.get("tried", [r] if r.get("split") == "author" else [])]
+            # the loop's rows list every alpha's solve ("tried"); the runner's hold the final fit's status (SOURCES'
+            # runner rows are the author's splits, from a CART start)
+            runner = bool(rs[0].get("runner"))
+            tried = rs if runner else [t for r in rs for t in r.get("tried", [])]
             limit = sum(t.get("status") == "time_limit" for t in tried)
             gaps = [t["gap"] for t in tried if t.get("gap") is not None and not math.isnan(t["gap"])]
             cause = "solver"
-            run = ("of the author's splits from a CART start" if rs[0].get("split") == "author"
-                   else "of this library's splits")
-            what = "final fits" if rs[0].get("split") == "author" else "alpha solves"
+            run = "of the author's splits from a CART start" if runner else "of this library's splits"
+            what = "final fits" if runner else "alpha solves"
             ev = (f"HiGHS 10 s, {len(rs)} seeds {run} (paper: Gurobi 600 s, 5 seeds, CART start): "
                   f"{limit} of {len(tried)} "
                   f"{what} at the limit, {f'mean gap {np.mean(gaps):.2f}' if gaps else 'none with a bound'}; "

@@ -69,6 +69,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.tree import DecisionTreeClassifier
 
 from treeopt_dsl.datasets import load
+from treeopt_dsl.experiments import load_rows
 from treeopt_dsl.experiments.grid import SPLITS
 from treeopt_dsl.experiments.report import read_paper
 
@@ -168,7 +169,7 @@ def table_rows(store_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "seed": r.get("seed"), "method": col.lower(), "n_train": r.get("n_train"),
                     "test_acc": r.get("test_accuracy") if r.get("ok") else None,
                     "train_acc": r.get("train_accuracy"), "time_s": r.get("task_s"),
-                    "status": r.get("status"), "gap": r.get("gap"), "split": "author",
+                    "status": r.get("status"), "gap": r.get("gap"), "runner": True,
                     **({"alpha": r["cv_best"].get("alpha")} if r.get("cv_best") else {})})
     return out
 
@@ -273,8 +274,9 @@ def speed(repeats: int, depth: int = 4) -> None:
             fh.write(json.dumps(row) + "\n")
 
 
-def _store_rows(path: Path, load_rows: Any) -> list[dict[str, Any]]:
-    """A store's rows (``.sqlite``) or its export's (``.csv``, empty cells as ``None``)."""
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """The rows of a results file: a store's or the old JSON lines (:func:`~treeopt_dsl.experiments.load_rows`), or
+    a store's export (``.csv``, empty cells as ``None``)."""
     if path.suffix != ".csv":
         return load_rows(path)
     return [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
@@ -282,7 +284,7 @@ def _store_rows(path: Path, load_rows: Any) -> list[dict[str, Any]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from treeopt_dsl.experiments import load_rows, run_grid_text
+    from treeopt_dsl.experiments import run_grid_text
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--datasets", default=",".join(k for k, v in DATASETS.items() if v is not None),
@@ -313,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = []
         for path in a.summary:
             refuse_missing(ap, "--summary", path, "give stores (.sqlite), exports (.csv) or the old rows (.jsonl)")
-            rows += load_rows(path) if path.suffix == ".jsonl" else table_rows(_store_rows(path, load_rows))
+            rows += read_rows(path) if path.suffix == ".jsonl" else table_rows(read_rows(path))
         print(summary(rows, depths))
         return 0
     names = [n.strip() for n in a.datasets.split(",") if n.strip()]
