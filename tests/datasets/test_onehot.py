@@ -64,6 +64,21 @@ def test_drop_first_applies_to_the_loaders_own_categorical_columns() -> None:
 
 
 @needs_shared
+def test_drop_last_keeps_the_first_levels_where_drop_first_drops_them() -> None:
+    full = load("monks-1", file="monks-1.train")
+    last = load("monks-1", file="monks-1.train", one_hot_drop="last")
+    first = load("monks-1", file="monks-1.train", one_hot_drop="first")
+    assert full.n_features == 17 and last.n_features == first.n_features == 11  # seed 001 Table 2: p = 11
+    levels = {a: sorted(lv, key=float) for a, lv in full.meta["categorical"].items()}
+    assert last.meta["dropped_levels"] == {a: lv[-1] for a, lv in levels.items()}
+    assert first.meta["dropped_levels"] == {a: lv[0] for a, lv in levels.items()}
+    assert "a5=1" in last.feature_names and "a5=1" not in first.feature_names  # monks-1's rule: a5 = 1 or a1 = a2
+    kept = [full.feature_names.index(n) for n in last.feature_names]
+    assert np.array_equal(last.X, full.X[:, kept]) and np.array_equal(last.y, full.y)
+    assert last.groups == tuple(full.groups[k] for k in kept)
+
+
+@needs_shared
 def test_unknown_or_unfit_columns_are_refused_by_name() -> None:
     with pytest.raises(DataError, match=r"no column 'left-weigth' in dataset 'balance'; did you mean \['left-weight'"):
         load("balance", multiclass=True, one_hot=["left-weigth"])
@@ -71,8 +86,8 @@ def test_unknown_or_unfit_columns_are_refused_by_name() -> None:
         load("car", multiclass=True, one_hot="buying")
     with pytest.raises(DataError, match=r"column 'sepal length' holds non-integer values \(e.g. 5.1\)"):
         load("iris", multiclass=True, one_hot="sepal length")
-    with pytest.raises(DataError, match=r"one_hot_drop must be one of \(None, 'first'\).*got 'last'"):
-        load("balance", multiclass=True, one_hot=BALANCE, one_hot_drop="last")
+    with pytest.raises(DataError, match=r"one_hot_drop must be one of \(None, 'first', 'last'\).*got 'middle'"):
+        load("balance", multiclass=True, one_hot=BALANCE, one_hot_drop="middle")
 
 
 def test_one_hot_columns_on_arrays() -> None:

@@ -33,8 +33,9 @@ from treeopt_dsl.data import Dataset
 from treeopt_dsl.datasets.frames import one_hot_column
 from treeopt_dsl.errors import DataError
 
-#: what ``drop=`` accepts: keep every level, or drop the first (smallest) level of each one-hot attribute
-DROPS = (None, "first")
+#: what ``drop=`` accepts: keep every level, or drop the first (smallest) or the last (largest) level of each
+#: one-hot attribute
+DROPS = (None, "first", "last")
 
 
 def _names(columns: str | Sequence[str] | None) -> list[str]:
@@ -61,8 +62,8 @@ def _onehot_groups(d: Dataset) -> dict[int, list[int]]:
 
 
 def one_hot_columns(d: Dataset, columns: str | Sequence[str] | None = None, drop: str | None = None) -> Dataset:
-    """``d`` with the integer columns ``columns`` one-hot encoded and, with ``drop="first"``, the first level of
-    every one-hot attribute dropped.
+    """``d`` with the integer columns ``columns`` one-hot encoded and, with ``drop="first"`` (``"last"``), the
+    first (last) level of every one-hot attribute dropped.
 
     Parameters
     ----------
@@ -72,8 +73,9 @@ def one_hot_columns(d: Dataset, columns: str | Sequence[str] | None = None, drop
         Feature names of ``d`` holding integer codes (one name or a list). Each becomes one 0/1 column per
         distinct value of the loaded rows, in numeric order, named ``name=value``, where the column was.
     drop:
-        ``None`` (keep every level) or ``"first"``: drop the column of the smallest level of every one-hot
-        attribute, those of ``columns`` and those the loader made (categorical and text columns); an attribute
+        ``None`` (keep every level), ``"first"``: drop the column of the smallest level of every one-hot
+        attribute, those of ``columns`` and those the loader made (categorical and text columns), or ``"last"``:
+        that of the largest level (the levels in the loader's order: numeric, else text order); an attribute
         left with no column is refused.
 
     Returns
@@ -141,15 +143,16 @@ def one_hot_columns(d: Dataset, columns: str | Sequence[str] | None = None, drop
     if levels_of:
         meta["categorical"] = {**(d.meta.get("categorical", {}) or {}), **levels_of}
         meta["one_hot"] = list(levels_of)
-    if drop == "first":
-        first: dict[int, int] = {}
+    if drop is not None:
+        end: dict[int, int] = {}  # group -> the column of its first (last) level
         for k, g in enumerate(out_groups):
-            first.setdefault(g, k)
+            if drop == "last" or g not in end:
+                end[g] = k
         attrs = set(onehot) | {groups[index[n]] for n in names}
-        gone = sorted(first[g] for g in attrs)
+        gone = sorted(end[g] for g in attrs)
         lonely = [out_names[k].split("=", 1)[0] for k in gone if out_groups.count(out_groups[k]) == 1]
         if lonely:
-            raise DataError(f"one_hot_drop='first': attribute {lonely[0]!r} has a single level; dropping it would "
+            raise DataError(f"one_hot_drop={drop!r}: attribute {lonely[0]!r} has a single level; dropping it would "
                             "leave no column (drop that column instead)")
         meta["dropped_levels"] = {out_names[k].split("=", 1)[0]: out_names[k].split("=", 1)[1] for k in gone}
         keep = np.setdiff1d(np.arange(len(out_names)), gone)

@@ -18,8 +18,8 @@ A grid has four kinds of tables::
     # any split or sample: e.g. { name = "a2a", rows = 2265 }, the LIBSVM training file of a stacked set),
     # roll = N (the rows rolled by N places first, numpy.roll: { name = "spectf", roll = -80 } puts its 80
     # training-file rows after its 187 test-file rows, the order of another copy's file),
-    # one_hot = [integer columns to one-hot encode], one_hot_drop = "first" (one level of every one-hot
-    # attribute dropped: e.g. { name = "balance", one_hot = ["left-weight", ...], one_hot_drop = "first" }),
+    # one_hot = [integer columns to one-hot encode], one_hot_drop = "first" or "last" (that level of every
+    # one-hot attribute dropped: e.g. { name = "balance", one_hot = ["left-weight", ...], one_hot_drop = "first" }),
     # drop_classes = [labels] (their rows left out before the labels are mapped: the thesis' balance without "B"),
     # file = "NAME" (only that one of a manifest set's files: e.g. { name = "monks-1", file = "monks-1.test" }),
     # params = { ... } (formulation parameters for this dataset's tasks, given to every method whose formulation
@@ -166,7 +166,7 @@ class DataSpec:
     roll: int = 0
     #: integer columns one-hot encoded by the loader (:func:`~treeopt_dsl.datasets.onehot.one_hot_columns`)
     one_hot: tuple[str, ...] | None = None
-    #: ``"first"``: the first level of every one-hot attribute dropped (``None``: every level kept)
+    #: ``"first"`` (``"last"``): the first (last) level of every one-hot attribute dropped (``None``: every level kept)
     one_hot_drop: str | None = None
     #: only this one of the manifest set's ``parse`` files (``None``: all of them, stacked)
     file: str | None = None
@@ -412,8 +412,8 @@ def parse_grid(text: str, source: str = "<grid>", base_dir: str | Path | None = 
                 raise ck.fail("data", "datasets", f"entry {i + 1}: drop_classes must be a class label or a non-empty "
                                                   f"list of them, got {d.get('drop_classes')!r}")
             if d.get("one_hot_drop") not in ONE_HOT_DROPS:
-                raise ck.fail("data", "datasets", f"entry {i + 1}: one_hot_drop must be \"first\" (or left out: every "
-                                                  f"level kept), got {d.get('one_hot_drop')!r}")
+                raise ck.fail("data", "datasets", f"entry {i + 1}: one_hot_drop must be \"first\" or \"last\" (or left "
+                                                  f"out: every level kept), got {d.get('one_hot_drop')!r}")
             datasets.append(DataSpec(name=str(d.get("name", Path(str(d.get("path"))).stem)), path=d.get("path"),
                                      positive=d.get("positive"), variant=d.get("variant"), label=d.get("label"),
                                      sample=d.get("sample", 0), multiclass=bool(d.get("multiclass", False)),
