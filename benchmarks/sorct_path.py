@@ -151,7 +151,8 @@ def grid_text(tables: list[int], datasets: list[str] | None, splits: int, n_star
 
 def point_rows(store_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The store's path rows as one row per point, in the summary's shape (the JSON-lines rows of the runs before
-    the runner): ``table``, ``dataset``, ``depth``, ``split``, ``r``, the point's measures, the paper's."""
+    the runner): ``table``, ``dataset``, ``depth``, ``split``, ``r``, the level the loader dropped
+    (``one_hot_drop``, where one was), the point's measures, the paper's."""
     table_of = {m: t for t, m in METHODS.items()}
     out = []
     for row in store_rows:
@@ -159,10 +160,12 @@ def point_rows(store_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if t is None or not row.get("points"):
             continue
         paper, depth, _ = TABLES[t]
+        drop = (row.get("task_dataset") or {}).get("one_hot_drop")
+        encoding = {"one_hot_drop": drop} if drop else {}  # the level dropped (the rows before 2026-12-07: "first")
         for i, pt in enumerate(lambda_l_column(row["points"])[:len(R)]):
             ref = paper[row["dataset"]][i]
             out.append({"table": t, "dataset": row["dataset"], "depth": depth, "split": row["seed"], "r": R[i],
-                        "n_train": row.get("n_train"), "n_test": row.get("n_test"), **pt,
+                        "n_train": row.get("n_train"), "n_test": row.get("n_test"), **encoding, **pt,
                         "paper_delta": ref[0], "paper_test_accuracy": ref[1] / 100})
     return out
 

@@ -127,6 +127,8 @@ def test_a_starts_cell_needs_a_better_local_optimum_within(rc: ModuleType) -> No
     assert cause(path(-1.6, 0.06, (5, 10), spread=1.0))[0] == "unexplained"  # better, inside its noise only
     assert cause(path(-1.0, 0.06, (5, 10), range(3)))[0] == "unexplained"  # other splits
     assert cause(path(-1.0, 0.06, (20, 20)))[0] == "unexplained"  # the same protocol: no evidence about starts
+    other_encoding = [{**r, "one_hot_drop": "last"} for r in path(-1.0, 0.06, (5, 10))]
+    assert cause(other_encoding)[0] == "unexplained"  # another level dropped: another problem, not other starts
     assert rc.starts_text(path(0.0, 0.1, (5, 10))) == "5 + 5" and rc.starts_text(ours) == "20"
 
 

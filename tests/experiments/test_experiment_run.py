@@ -82,6 +82,8 @@ def test_local_and_dask_give_the_same_results(tiny: dict) -> None:
                 "params", "task_s", "wall_s"):
         assert key in row, key
     assert row["versions"]["highspy"] != "not installed"
+    task = {t["id"]: t for t in tiny["tasks"]}
+    assert all(r["task_dataset"] == task[tid]["dataset"] for tid, r in tiny["local"].items())  # how it was loaded
 
 
 def test_report_from_the_store_alone(tiny: dict, tmp_path: Path) -> None:

@@ -201,6 +201,9 @@ def test_sorct_runs_on_the_runner(sorct: ModuleType, tmp_path: Path, capsys) -> 
     points = sorct.point_rows([row])
     assert [p["r"] for p in points] == sorct.R and all("test_accuracy" in p and "delta_l" in p for p in points)
     assert [p["lambda_l"] for p in points] == [p["lambda_l"] for p in row["points"][::2]]
+    assert row["task_dataset"]["name"] == "iris" and "one_hot_drop" not in points[0]  # iris has no level to drop
+    last = sorct.point_rows([{**row, "task_dataset": {**row["task_dataset"], "one_hot_drop": "last"}}])
+    assert {p["one_hot_drop"] for p in last} == {"last"}  # the level dropped travels with the rows it made
     assert (tmp_path / "plots" / "sorct_T4_iris_split0.png").exists()
     assert sorct.main(["--summary", str(store), "--tables", "4"]) == 0
     assert "mean |difference|" in capsys.readouterr().out

@@ -190,14 +190,16 @@ class ResultStore:
         return int(self.conn.execute("SELECT COUNT(*) FROM attempts WHERE id = ?", (task_id,)).fetchone()[0])
 
     def rows(self, experiment: str | None = None) -> list[dict[str, Any]]:
-        """Every final row, each with its task's fields (method, dataset, seed, params, ...) merged in."""
+        """Every final row, each with its task's fields (method, dataset, seed, params, ...) merged in; the task's
+        whole dataset entry (how the rows were loaded: ``one_hot_drop``, ``rows``, ``file``, ...) as
+        ``task_dataset``."""
         q = ("SELECT r.row_json, t.task_json FROM results r LEFT JOIN tasks t ON r.id = t.id"
              + (" WHERE r.experiment = ?" if experiment else ""))
         out = []
         for rj, tj in self.conn.execute(q, (experiment,) if experiment else ()):
             row = json.loads(rj)
             task = json.loads(tj) if tj else {}
-            out.append({**{f"task_{k}": v for k, v in task.items() if k in ("params", "time_limit")},
+            out.append({**{f"task_{k}": v for k, v in task.items() if k in ("params", "time_limit", "dataset")},
                         **{k: task.get(k) for k in ("formulation", "estimator", "solver", "grid_point")},
                         "method": task.get("method"), "dataset": (task.get("dataset") or {}).get("name"),
                         "seed": task.get("seed"), "fold": task.get("fold"), "experiment": task.get("experiment"),
