@@ -143,7 +143,10 @@ SOURCES = {
               RESULTS / "sorct_t4_pair_order_2026-11-29.jsonl",
               # ... and with the rows whole (the 17 x 17 grid, the paper's order itself) on iris, wine, seeds and
               # balance: replaces their two-end rows (car's and Thyroid's whole rows: about 14 h of one core)
-              RESULTS / "sorct_t4_whole_rows_2026-11-29.jsonl"],
+              RESULTS / "sorct_t4_whole_rows_2026-11-29.jsonl",
+              # the Monks paths of Table 3 on the last level of each attribute dropped (the paper's, read from its
+              # sparsest monks-1 trees): replaces their first-level rows (2026-12-07)
+              RESULTS / "sorct_monks_droplast_2026-12-07.jsonl"],
     "odt": [RESULTS / "odt_categorical_table8_5splits.jsonl", RESULTS / "odt_categorical_monks1_test_2026-11-27.jsonl"],
     # Table 8's CART-D3 as the paper ran it, rpart (subset splits of a factor; `estimator = "rpart"`), on the same
     # splits: replaces the scikit-learn CART-D3 of the rows above (its rows are there too, CART-D3-onehot)

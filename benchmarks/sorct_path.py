@@ -76,11 +76,14 @@ PAPER_ROWS = {"monks-3": 122, "monks-1": 124, "monks-2": 169, "thyroid": 3772}
 #: car's six categorical attributes with one level dropped, p = 15 (ours 21 otherwise; which level the paper drops
 #: is not stated: here the first in text order); german's original file (the manifest's variant ``categorical``: 13
 #: nominal attributes one-hot, 7 numeric), one level dropped, p = 48 (the default copy: 24 numeric columns); the
-#: Monks sets' six attributes (3, 3, 2, 3, 4, 2 levels) with one level dropped, p = 11 (ours 17 otherwise)
+#: Monks sets' six attributes (3, 3, 2, 3, 4, 2 levels) with one level dropped, p = 11 (ours 17 otherwise): the
+#: last one (2026-12-07), since the paper's sparsest monks-1 trees (Table 3, r = 2, 3: 84-91 % of the 11 columns
+#: at 0, 72.6 and 72.2 %) are the column a5 = 1 (73.4 % on the training file), which dropping the first level
+#: removes (no column left scores above 62.1 %; docs/reproduction.md, "Which level the paper drops")
 PAPER_ENCODING: dict[str, dict[str, Any]] = {
-    "monks-1": {"one_hot_drop": "first"},
-    "monks-2": {"one_hot_drop": "first"},
-    "monks-3": {"one_hot_drop": "first"},
+    "monks-1": {"one_hot_drop": "last"},
+    "monks-2": {"one_hot_drop": "last"},
+    "monks-3": {"one_hot_drop": "last"},
     "balance": {"one_hot": ["left-weight", "left-distance", "right-weight", "right-distance"],
                 "one_hot_drop": "first"},
     "car": {"one_hot_drop": "first"},

@@ -42,8 +42,8 @@ def test_cart_is_fitted_on_the_paths_splits(fig6: ModuleType) -> None:
     sizes = {int(p["split"]): (p["n_train"], p["n_test"]) for p in points}
     assert len(sizes) == 10  # the stored rows of the paper's training file record each split's sizes
     cart = fig6.cart_on_splits("monks-3", 1, sorted(sizes), sizes)  # raises if a split is not the path's
-    # split 3 by hand: the training file's first 122 rows, one level of each attribute dropped (p = 11)
-    data = load("monks-3", multiclass=True, one_hot_drop="first")
+    # split 3 by hand: the training file's first 122 rows, the last level of each attribute dropped (p = 11)
+    data = load("monks-3", multiclass=True, one_hot_drop="last")
     data = data.take(np.arange(122))
     train, test = data.split(0.25, seed=3)
     tree = DecisionTreeClassifier(max_depth=1, random_state=0).fit(train.X, train.y)
