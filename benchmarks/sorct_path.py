@@ -164,7 +164,7 @@ def point_rows(store_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             continue
         paper, depth, _ = TABLES[t]
         drop = (row.get("task_dataset") or {}).get("one_hot_drop")
-        encoding = {"one_hot_drop": drop} if drop else {}  # the level dropped (the rows before 2026-12-07: "first")
+        encoding = {"one_hot_drop": drop} if drop else {}  # rows exported before 2026-12-07 do not record it
         for i, pt in enumerate(lambda_l_column(row["points"])[:len(R)]):
             ref = paper[row["dataset"]][i]
             out.append({"table": t, "dataset": row["dataset"], "depth": depth, "split": row["seed"], "r": R[i],
