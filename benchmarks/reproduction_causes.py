@@ -855,7 +855,7 @@ def data_table() -> str:
         d = d.take(np.arange(rows))
         lines.append(f"| {label} | {d.n_samples} x {d.n_features} | {_shares(d)} | {quote}; the UCI "
                      "training file (`rows = N`), matched since 2026-11-27"
-                     + (f"; one level of each attribute dropped ({_drop_text(name)}: 11 columns, was 17), matched "
+                     + (f"; one level of each attribute dropped ({_drop_text(name)}; 11 columns, was 17), matched "
                         "since 2026-11-27, later" if name != "thyroid" else "") + " |")
     # the sets read as the paper by the loader's options (the benchmark scripts' PAPER_ENCODING / PAPER_FILES)
     balance = load("balance", multiclass=True, **sorct_path.PAPER_ENCODING["balance"])
