@@ -120,9 +120,10 @@ def load(name_or_path: str | Path, *, data_dir: str | Path | None = None, label:
     ``variant``: another encoding of a manifest set (``list_datasets()`` lists them).
 
     ``one_hot``: feature names of integer (ordinal or code) columns to one-hot encode, one 0/1 column per
-    value (S-ORCT's balance: its four attributes); ``one_hot_drop="first"`` drops the first level of every
-    one-hot attribute, these and those the loader makes from categorical columns (the papers' ``p`` where they
-    drop one level: balance 16, car 15). See :func:`~treeopt_dsl.datasets.onehot.one_hot_columns`.
+    value (S-ORCT's balance: its four attributes); ``one_hot_drop="first"`` (``"last"``) drops the first (last)
+    level of every one-hot attribute, these and those the loader makes from categorical columns (the papers' ``p``
+    where they drop one level: balance 16, car 15, the Monks sets 11). See
+    :func:`~treeopt_dsl.datasets.onehot.one_hot_columns`.
     ``file``: only this one of a manifest set's files, for a set the data directory stacks from several
     (``load("monks-1", file="monks-1.test")``: the 432-row test file alone, as Günlük et al. read it).
     ``drop_classes``: the rows of these classes left out before the labels are mapped
