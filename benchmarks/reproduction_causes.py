@@ -119,7 +119,9 @@ T10_MORE = (RESULTS / "gunluk_table10_300s_2026-12-07.csv", RESULTS / "gunluk_ta
 SOURCES = {
     # the loop's rows (this library's OCT, 3 seeds), then the author's splits (CART, TAO, TMO; 2026-12-07)
     "tmo": [RESULTS / "tmo_tables.jsonl", RESULTS / "tmo_tables_author_splits_2026-12-07.csv",
-            RESULTS / "tmo_tables_oct_author_splits_2026-12-07.csv"],
+            RESULTS / "tmo_tables_oct_author_splits_2026-12-07.csv",
+            # TMO with the author's TAO inside (`variant = "seed004"`): replaces the TMO column of the library's TAO
+            RESULTS / "tmo_tables_tmo_author_tao_2026-12-07.csv"],
     "sorct": [RESULTS / "sorct_protocol.jsonl", RESULTS / "sorct_trainfiles_2026-11-27.jsonl",
               RESULTS / "sorct_trainfiles_thyroid_2026-11-27.jsonl", RESULTS / "sorct_balance_onehot_2026-11-27.jsonl",
               RESULTS / "sorct_car_15cols_2026-11-27.jsonl", RESULTS / "sorct_german_48cols_2026-11-27.jsonl",
@@ -306,20 +308,9 @@ def _data_cause(table: str, dataset: str) -> str | None:
 
 
 def tmo_rows(paths: list[Path], tmo: ModuleType) -> list[dict[str, Any]]:
-    """The rows of Tables 3.4-3.6 in the summary's shape (``tmo.table_rows``): a runner's export (``.csv``) or the
-    loop's JSON lines; a later file replaces the (dataset, depth, method) cells it holds."""
-    cells: dict[tuple[str, int, str], list[dict[str, Any]]] = {}
-    for p in paths:
-        if p.suffix == ".csv" and p.is_file():  # the runner's export, on the author's splits (split = "sklearn")
-            rows = tmo.table_rows(tmo.read_rows(p))
-        else:
-            rows = _jsonl(p)
-        held: dict[tuple[str, int, str], list[dict[str, Any]]] = defaultdict(list)
-        for r in rows:
-            if "method" in r:
-                held[(r["dataset"], int(r["depth"]), r["method"])].append(r)
-        cells.update(held)
-    return [r for rs in cells.values() for r in rs]
+    """The rows of Tables 3.4-3.6 in the summary's shape (``tmo.summary_rows``: a runner's export (``.csv``) or the
+    loop's JSON lines, a later file replacing the (dataset, depth, method) cells it holds); missing files skipped."""
+    return tmo.summary_rows([p for p in paths if p.is_file()])
 
 
 def tmo_cells(rows: list[dict[str, Any]], tmo: ModuleType) -> list[dict[str, Any]]:

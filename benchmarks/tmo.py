@@ -118,7 +118,8 @@ PAPER_SEEDS = (0, 42, 314, 6, 71)
 COLUMNS: dict[str, dict[str, Any]] = {
     "cart": {"estimator": "cart", "params": {"max_depth": "{d}"}},
     "tao": {"estimator": "tao", "params": {"depth": "{d}", "variant": "seed004", "max_iter": 7}},  # the author's TAO
-    "tmo": {"estimator": "tmo", "params": {"depth": "{d}", "n_trees": 100, "n_generations": 5, "crossover_rate": 0.75}},
+    "tmo": {"estimator": "tmo", "params": {"depth": "{d}", "n_trees": 100, "n_generations": 5, "crossover_rate": 0.75,
+                                           "variant": "seed004"}},  # with the author's TAO inside
     "oct": {"formulation": "oct", "params": {"depth": "{d}"}, "warm_start": "cart",  # the paper: a CART start
             "cv": {"folds": 0, "grid": {"alpha": list(ALPHAS)}, "metric": "accuracy"},
             "scale": {"alpha": "baseline_errors"}},
@@ -283,6 +284,19 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
             for r in pd.read_csv(path).to_dict("records")]
 
 
+def summary_rows(paths: list[Path]) -> list[dict[str, Any]]:
+    """The summary's rows of several results files (:func:`read_rows`; a runner's rows through :func:`table_rows`),
+    a later file replacing the (dataset, depth, column) cells it holds: a column rerun on the same splits."""
+    cells: dict[tuple[str, int, str], list[dict[str, Any]]] = {}
+    for path in paths:
+        held: dict[tuple[str, int, str], list[dict[str, Any]]] = {}
+        for r in read_rows(path) if path.suffix == ".jsonl" else table_rows(read_rows(path)):
+            if "method" in r:
+                held.setdefault((r["dataset"], int(r["depth"]), r["method"]), []).append(r)
+        cells.update(held)
+    return [r for rs in cells.values() for r in rs]
+
+
 def main(argv: list[str] | None = None) -> int:
     from treeopt_dsl.experiments import run_grid_text
 
@@ -303,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--write-grid", type=Path, help="only write the grid TOML here")
     ap.add_argument("--summary", type=Path, nargs="+", metavar="FILE",
                     help="only print the tables from FILEs: stores (.sqlite), their exports (.csv) or the old rows "
-                         "(.jsonl), the columns of all")
+                         "(.jsonl); a later file's cells replace an earlier one's (a column rerun)")
     ap.add_argument("--speed", action="store_true", help="only the speed benchmark (phishing, depth 4)")
     ap.add_argument("--repeats", type=int, default=3, help="repeats of the speed benchmark")
     a = ap.parse_args(argv)
@@ -312,11 +326,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     depths = [int(v) for v in a.depths.split(",")]
     if a.summary:
-        rows = []
         for path in a.summary:
             refuse_missing(ap, "--summary", path, "give stores (.sqlite), exports (.csv) or the old rows (.jsonl)")
-            rows += read_rows(path) if path.suffix == ".jsonl" else table_rows(read_rows(path))
-        print(summary(rows, depths))
+        print(summary(summary_rows(a.summary), depths))
         return 0
     names = [n.strip() for n in a.datasets.split(",") if n.strip()]
     unknown = [n for n in names if DATASETS.get(n) is None]

@@ -45,8 +45,10 @@ def test_runs_on_the_stored_results(rc: ModuleType, cells: list[dict], capsys) -
 
 def test_the_numbers_are_the_rows_means(rc: ModuleType, cells: list[dict]) -> None:
     """One TMO cell and one OCT cell (the runner's exports, on the author's splits; the OCT one replaces the loop's
-    JSON lines) and one Table 8 cell recomputed from the rows by hand."""
-    tmo_export, oct_export = (pd.read_csv(p) for p in rc.SOURCES["tmo"][-2:])
+    JSON lines, the TMO one, with the author's TAO inside, the first export's TMO column) and one Table 8 cell
+    recomputed from the rows by hand."""
+    oct_export, tmo_export = (pd.read_csv(p) for p in rc.SOURCES["tmo"][-2:])
+    assert set(tmo_export["params.variant"]) == {"seed004"}
     acc = 100 * tmo_export[(tmo_export["dataset"] == "sonar") & (tmo_export["method"] == "TMO-D3")]["test_accuracy"]
     sonar = next(c for c in cells if c["cell"] == "Sonar TMO d3")
     assert len(acc) == 5 and sonar["ours"] == pytest.approx(acc.mean()) and sonar["paper"] == 69.52

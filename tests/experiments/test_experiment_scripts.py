@@ -138,6 +138,20 @@ def test_sorct_grid_reads_the_papers_rows() -> None:
             assert np.mean((a5 == 1) == (d.y == 1)) == pytest.approx(91 / 124)  # 73.4 %: the paper's r = 3, 72.2 %
 
 
+def test_a_later_tmo_file_replaces_the_cells_it_holds(tmo: ModuleType, tmp_path: Path) -> None:
+    """``tmo.py --summary A B``: B's (dataset, depth, column) cells replace A's (a column rerun), A's others stay."""
+    def rows(method: str, acc: float) -> list[dict]:
+        return [{"dataset": "Sonar", "depth": 3, "seed": s, "method": method, "test_acc": acc} for s in range(5)]
+
+    first, rerun = tmp_path / "first.jsonl", tmp_path / "rerun.jsonl"
+    first.write_text("".join(json.dumps(r) + "\n" for r in rows("tmo", 0.5) + rows("cart", 0.6)))
+    rerun.write_text("".join(json.dumps(r) + "\n" for r in rows("tmo", 0.7)))
+    merged = tmo.summary_rows([first, rerun])
+    assert sorted((r["method"], r["test_acc"]) for r in merged) == [("cart", 0.6)] * 5 + [("tmo", 0.7)] * 5
+    assert len(tmo.summary_rows([rerun, first])) == 10 and {r["test_acc"] for r in tmo.summary_rows([rerun, first])
+                                                            if r["method"] == "tmo"} == {0.5}
+
+
 def test_tmo_runs_on_the_runner(tmo: ModuleType, tmp_path: Path, capsys) -> None:
     store = tmp_path / "tmo.sqlite"
     args = ["--datasets", "Heart", "--depths", "2", "--seeds", "1", "--methods", "cart,oct", "--oct-time-limit", "1",
