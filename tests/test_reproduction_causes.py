@@ -15,6 +15,15 @@ import pytest
 from bench_scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
+#: the columns of a runner's export the cause rules read
+ROWS_HEADER = "id,method,dataset,seed,ok,status,n_train,n_test,train_accuracy,test_accuracy\n"
+
+
+def _runner_files(tmp_path: Path, rows: str, paper: str) -> tuple[Path, Path]:
+    """A runner's rows (``rows.csv``: :data:`ROWS_HEADER`, then ``rows``) and a paper's numbers (``paper.csv``)."""
+    (tmp_path / "rows.csv").write_text(ROWS_HEADER + rows)
+    (tmp_path / "paper.csv").write_text(paper)
+    return tmp_path / "rows.csv", tmp_path / "paper.csv"
 
 
 @pytest.fixture(scope="module")
@@ -304,16 +313,15 @@ def test_a_runner_table_is_counted_against_its_paper_csv(rc: ModuleType, tmp_pat
     """A table the experiment runner ran, exported: ours is the mean over seeds, within 1.5 points is within, a
     time-limited solve below the paper's training accuracy is put down to the solver (its test cell too), a
     difference inside the binomial noise of one seed is noise, and the rest is unexplained."""
-    rows = tmp_path / "rows.csv"
-    rows.write_text("id,method,dataset,seed,ok,status,n_train,n_test,train_accuracy,test_accuracy\n"
-                    "a,M,d,0,True,optimal,600,1000,0.90,0.80\n"
-                    "b,M,d,1,True,optimal,600,1000,0.92,0.82\n"
-                    "c,L,d,0,True,time_limit,600,100,0.70,0.60\n"
-                    "x,M,d,2,False,failed,600,1000,,\n")
-    paper = tmp_path / "paper.csv"
-    paper.write_text("# a comment\ndataset,method,metric,value,note\nd,M,train_accuracy,0.905,\n"
-                     "d,M,test_accuracy,0.75,\nd,L,train_accuracy,0.80,\nd,L,test_accuracy,0.62,\n"
-                     "d,M,runtime_s,10,\ne,M,test_accuracy,0.5,\n")
+    rows, paper = _runner_files(
+        tmp_path,
+        "a,M,d,0,True,optimal,600,1000,0.90,0.80\n"
+        "b,M,d,1,True,optimal,600,1000,0.92,0.82\n"
+        "c,L,d,0,True,time_limit,600,100,0.70,0.60\n"
+        "x,M,d,2,False,failed,600,1000,,\n",
+        "# a comment\ndataset,method,metric,value,note\nd,M,train_accuracy,0.905,\n"
+        "d,M,test_accuracy,0.75,\nd,L,train_accuracy,0.80,\nd,L,test_accuracy,0.62,\n"
+        "d,M,runtime_s,10,\ne,M,test_accuracy,0.5,\n")
     cells = {c["cell"]: c for c in rc.runner_cells((rows, paper, "T", 5, "T"))}
     assert set(cells) == {"d M train", "d M test", "d L train", "d L test"}  # runtime and rows we lack: no cell
     assert cells["d M train"]["ours"] == pytest.approx(91.0) and cells["d M train"]["cause"] == "within"
@@ -331,15 +339,14 @@ def test_a_paper_tree_below_one_its_own_topology_contains_is_its_solver_stopping
     though a depth-3 tree holds every depth-2 one, so its 5-minute solve stopped short: where ours is above, both
     cells are put down to the solver; a paper's cell no smaller topology of its own beats stays unexplained, and
     ours below the paper is not this rule's."""
-    rows = tmp_path / "rows.csv"
-    rows.write_text("id,method,dataset,seed,ok,status,n_train,n_test,train_accuracy,test_accuracy\n"
-                    "a,ODT-D3,h,0,True,time_limit,600,1000,0.73,0.70\n"
-                    "b,ODT-IB,h,0,True,time_limit,600,1000,0.73,0.70\n"
-                    "c,ODT-D3,k,0,True,optimal,600,1000,0.70,0.60\n")
-    paper = tmp_path / "paper.csv"
-    paper.write_text("dataset,method,metric,value\nh,ODT-D2,train_accuracy,0.724\nh,ODT-D3,train_accuracy,0.662\n"
-                     "h,ODT-D3,test_accuracy,0.65\nh,ODT-IB,train_accuracy,0.715\nh,ODT-IB,test_accuracy,0.60\n"
-                     "k,ODT-D2,train_accuracy,0.80\nk,ODT-D3,train_accuracy,0.76\n")
+    rows, paper = _runner_files(
+        tmp_path,
+        "a,ODT-D3,h,0,True,time_limit,600,1000,0.73,0.70\n"
+        "b,ODT-IB,h,0,True,time_limit,600,1000,0.73,0.70\n"
+        "c,ODT-D3,k,0,True,optimal,600,1000,0.70,0.60\n",
+        "dataset,method,metric,value\nh,ODT-D2,train_accuracy,0.724\nh,ODT-D3,train_accuracy,0.662\n"
+        "h,ODT-D3,test_accuracy,0.65\nh,ODT-IB,train_accuracy,0.715\nh,ODT-IB,test_accuracy,0.60\n"
+        "k,ODT-D2,train_accuracy,0.80\nk,ODT-D3,train_accuracy,0.76\n")
     cells = {c["cell"]: c for c in rc.runner_cells((rows, paper, "T", 1, "T"))}
     for cell in ("h ODT-D3 train", "h ODT-D3 test"):
         assert cells[cell]["cause"] == "solver" and "stopped short of the optimum" in cells[cell]["evidence"]
@@ -353,11 +360,10 @@ def test_more_data_sets_from_another_store_are_added_and_a_set_held_twice_is_ref
                                                                                        tmp_path: Path) -> None:
     """*more* (Günlük Table 10's breast-wisconsin and tic-tac-toe, run in a second store): its rows are cells
     beside the first export's; a (dataset, method) both hold is refused, since that is a rerun."""
-    header = "id,method,dataset,seed,ok,status,n_train,n_test,train_accuracy,test_accuracy\n"
     rows, more, twice = tmp_path / "rows.csv", tmp_path / "more.csv", tmp_path / "twice.csv"
-    rows.write_text(header + "a,M,d,0,True,optimal,600,1000,0.90,0.80\n")
-    more.write_text(header + "b,M,e,0,True,optimal,600,1000,0.70,0.60\n")
-    twice.write_text(header + "c,M,d,1,True,optimal,600,1000,0.90,0.80\n")
+    rows.write_text(ROWS_HEADER + "a,M,d,0,True,optimal,600,1000,0.90,0.80\n")
+    more.write_text(ROWS_HEADER + "b,M,e,0,True,optimal,600,1000,0.70,0.60\n")
+    twice.write_text(ROWS_HEADER + "c,M,d,1,True,optimal,600,1000,0.90,0.80\n")
     paper = tmp_path / "paper.csv"
     paper.write_text("dataset,method,metric,value\nd,M,test_accuracy,0.80\ne,M,test_accuracy,0.60\n")
     cells = {c["cell"]: c for c in rc.runner_cells(rc.RunnerTable(rows, paper, "T", 1, "T", more=(more,)))}
@@ -369,12 +375,11 @@ def test_more_data_sets_from_another_store_are_added_and_a_set_held_twice_is_ref
 def test_a_table_read_from_a_shorter_run_counts_only_its_proven_cells(rc: ModuleType, tmp_path: Path) -> None:
     """Günlük Table 9 (30 min) from Table 11's rows (300 s): a cell with a solve stopped at the limit is printed
     and not counted; a cell whose every solve proved optimal is counted as any other."""
-    rows = tmp_path / "rows.csv"
-    rows.write_text("id,method,dataset,seed,ok,status,n_train,n_test,train_accuracy,test_accuracy\n"
-                    "a,M,d,0,True,optimal,600,1000,0.90,0.80\nb,M,d,1,True,optimal,600,1000,0.92,0.82\n"
-                    "c,L,d,0,True,optimal,600,1000,0.70,0.60\nd,L,d,1,True,time_limit,600,1000,0.72,0.62\n")
-    paper = tmp_path / "paper.csv"
-    paper.write_text("dataset,method,metric,value\nd,M,test_accuracy,0.81\nd,L,test_accuracy,0.61\n")
+    rows, paper = _runner_files(
+        tmp_path,
+        "a,M,d,0,True,optimal,600,1000,0.90,0.80\nb,M,d,1,True,optimal,600,1000,0.92,0.82\n"
+        "c,L,d,0,True,optimal,600,1000,0.70,0.60\nd,L,d,1,True,time_limit,600,1000,0.72,0.62\n",
+        "dataset,method,metric,value\nd,M,test_accuracy,0.81\nd,L,test_accuracy,0.61\n")
     cells = {c["cell"]: c for c in rc.runner_cells((rows, paper, "T", 2, "T", True))}
     assert cells["d M test"]["counted"] and cells["d M test"]["cause"] == "within"
     assert not cells["d L test"]["counted"] and "1 of 2 solves stopped" in cells["d L test"]["evidence"]
@@ -389,12 +394,13 @@ def test_solves_rerun_at_the_papers_limit_replace_the_shorter_runs(rc: ModuleTyp
     1800 s: each rerun row replaces its task's row (ours is their mean), and the cell is counted, a solve stopped
     at the paper's limit too (the paper's stopped there); a rerun of a task the run lacks is refused by name."""
     rows = tmp_path / "rows.csv"
-    header = "id,method,dataset,seed,ok,status,n_train,n_test,train_accuracy,test_accuracy\n"
-    rows.write_text(header + "a,M,d,0,True,optimal,600,1000,0.90,0.80\nb,M,d,1,True,time_limit,600,1000,0.86,0.76\n"
+    rows.write_text(ROWS_HEADER
+                    + "a,M,d,0,True,optimal,600,1000,0.90,0.80\nb,M,d,1,True,time_limit,600,1000,0.86,0.76\n"
                     "c,L,d,0,True,time_limit,600,1000,0.70,0.60\nd,L,d,1,True,optimal,600,1000,0.72,0.62\n"
                     "e,K,d,0,True,time_limit,600,1000,0.70,0.60\ne,K,d,1,True,optimal,600,1000,0.70,0.60\n")
     long = tmp_path / "long.csv"
-    long.write_text(header + "b2,M,d,1,True,optimal,600,1000,0.92,0.82\nc2,L,d,0,True,time_limit,600,1000,0.71,0.61\n")
+    long.write_text(ROWS_HEADER
+                    + "b2,M,d,1,True,optimal,600,1000,0.92,0.82\nc2,L,d,0,True,time_limit,600,1000,0.71,0.61\n")
     paper = tmp_path / "paper.csv"
     paper.write_text("dataset,method,metric,value\nd,M,test_accuracy,0.81\nd,L,test_accuracy,0.615\n"
                      "d,K,test_accuracy,0.60\n")
@@ -405,7 +411,7 @@ def test_solves_rerun_at_the_papers_limit_replace_the_shorter_runs(rc: ModuleTyp
     assert cells["d L test"]["evidence"] == "1 of 2 solves rerun at the paper's time limit"
     assert not cells["d K test"]["counted"]  # its solve stopped at 300 s was not rerun
     extra = tmp_path / "extra.csv"
-    extra.write_text(header + "x,K,d,5,True,optimal,600,1000,0.70,0.60\n")
+    extra.write_text(ROWS_HEADER + "x,K,d,5,True,optimal,600,1000,0.70,0.60\n")
     with pytest.raises(ValueError, match=r"extra.csv: rows of tasks not in rows.csv: \[\('d', 'K', 5\)\]"):
         rc.runner_cells(source._replace(at_limit=(extra,)))
     # without the reruns: the 300 s rows, and the cells with a solve stopped there are not counted
@@ -417,13 +423,12 @@ def test_a_cell_the_paper_prints_twice_is_counted_once(rc: ModuleType, tmp_path:
     """Günlük Table 12's 600-row column is Table 9's depth-2 column (the same experiment printed twice), and a1a's
     2400-row column its 1800 (a1a has 1,445 training rows): such cells are printed with what they repeat, not
     counted again; a repeat named by method covers every dataset, one named "dataset method" that cell alone."""
-    rows = tmp_path / "rows.csv"
-    rows.write_text("id,method,dataset,seed,ok,status,n_train,n_test,train_accuracy,test_accuracy\n"
-                    "a,M,d,0,True,optimal,600,1000,0.90,0.80\nb,L,d,0,True,optimal,600,1000,0.70,0.60\n"
-                    "c,L,e,0,True,optimal,600,1000,0.70,0.60\n")
-    paper = tmp_path / "paper.csv"
-    paper.write_text("dataset,method,metric,value\nd,M,test_accuracy,0.80\nd,L,test_accuracy,0.60\n"
-                     "e,L,test_accuracy,0.60\n")
+    rows, paper = _runner_files(
+        tmp_path,
+        "a,M,d,0,True,optimal,600,1000,0.90,0.80\nb,L,d,0,True,optimal,600,1000,0.70,0.60\n"
+        "c,L,e,0,True,optimal,600,1000,0.70,0.60\n",
+        "dataset,method,metric,value\nd,M,test_accuracy,0.80\nd,L,test_accuracy,0.60\n"
+        "e,L,test_accuracy,0.60\n")
     repeats = {"M": "Table 9's ODT-D2", "e L": "e's 1800-row column"}
     cells = {c["cell"]: c for c in rc.runner_cells((rows, paper, "T", 1, "T", True, repeats))}
     assert not cells["d M test"]["counted"] and cells["d M test"]["evidence"] == "repeats Table 9's ODT-D2"
@@ -435,13 +440,11 @@ def test_a_cell_the_other_reading_brings_within_is_put_down_to_the_reading(rc: M
     """Günlük Table 12's heloc training cells: the same tasks refitted under the other reading of §5.1 (rpart's
     selection grown on the ODT's rows) come within 1.5 points, so the cause is *reading*; a refit that stays
     outside, or one that covers only some of the seeds, leaves the cell unexplained."""
-    rows = tmp_path / "rows.csv"
-    rows.write_text("id,method,dataset,seed,ok,status,n_train,n_test,train_accuracy,test_accuracy\n"
-                    + "".join(f"{m}{s},{m},d,{s},True,optimal,100000,100000,0.70,0.70\n"
-                              for m in "MLK" for s in (0, 1)))
-    paper = tmp_path / "paper.csv"
-    paper.write_text("dataset,method,metric,value\nd,M,train_accuracy,0.72\nd,L,train_accuracy,0.72\n"
-                     "d,K,train_accuracy,0.72\n")
+    rows, paper = _runner_files(
+        tmp_path,
+        "".join(f"{m}{s},{m},d,{s},True,optimal,100000,100000,0.70,0.70\n" for m in "MLK" for s in (0, 1)),
+        "dataset,method,metric,value\nd,M,train_accuracy,0.72\nd,L,train_accuracy,0.72\n"
+        "d,K,train_accuracy,0.72\n")
     other = tmp_path / "other.csv"
     other.write_text("dataset,method,seed,train_accuracy,test_accuracy\n"
                      "d,M,0,0.71,0.7\nd,M,1,0.72,0.7\n"      # within: the reading
@@ -459,12 +462,11 @@ def test_a_dataset_rerun_replaces_its_rows_and_a_superseded_one_is_not_counted(r
     """``RunnerTable.rerun``: a dataset rerun under the protocol as now read (Günlük's heloc with at least 4
     groups) replaces the rows of each (dataset, method) it holds, the others' stay; a rerun lacking some of the
     seeds is refused. ``superseded``: that dataset's cells not rerun are printed with the reason, not counted."""
-    head = "id,method,dataset,seed,ok,status,n_train,n_test,train_accuracy,test_accuracy\n"
     rows, again, part = tmp_path / "rows.csv", tmp_path / "again.csv", tmp_path / "part.csv"
-    rows.write_text(head + "".join(f"{d}{s},M,{d},{s},True,optimal,1000,1000,{a},{a}\n"
+    rows.write_text(ROWS_HEADER + "".join(f"{d}{s},M,{d},{s},True,optimal,1000,1000,{a},{a}\n"
                                    for d, a in (("h", 0.70), ("b", 0.80)) for s in (0, 1)))
-    again.write_text(head + "".join(f"h{s},M,h,{s},True,time_limit,1000,1000,0.74,0.74\n" for s in (0, 1)))
-    part.write_text(head + "h0,M,h,0,True,optimal,1000,1000,0.74,0.74\n")
+    again.write_text(ROWS_HEADER + "".join(f"h{s},M,h,{s},True,time_limit,1000,1000,0.74,0.74\n" for s in (0, 1)))
+    part.write_text(ROWS_HEADER + "h0,M,h,0,True,optimal,1000,1000,0.74,0.74\n")
     paper = tmp_path / "paper.csv"
     paper.write_text("dataset,method,metric,value\nh,M,train_accuracy,0.74\nb,M,train_accuracy,0.80\n")
     base = (rows, paper, "T", 2, "T", False, {}, None, ())
@@ -490,12 +492,12 @@ def test_a_reruns_stopped_solves_at_the_papers_limit_replace_its_rows(rc: Module
     at 300 s run again at 1800 s): each row replaces the rerun's row of its task, the cell is then counted under
     *proven only* and stays the protocol as now read (not *superseded*); a row of a task no rerun holds (the run
     before, under the old reading) is refused by name, and so is one of a task the run lacks."""
-    head = "id,method,dataset,seed,ok,status,n_train,n_test,train_accuracy,test_accuracy\n"
     rows, again, long = tmp_path / "rows.csv", tmp_path / "again.csv", tmp_path / "long.csv"
-    rows.write_text(head + "".join(f"{d}{s},M,{d},{s},True,optimal,1000,1000,0.70,0.70\n"
+    rows.write_text(ROWS_HEADER + "".join(f"{d}{s},M,{d},{s},True,optimal,1000,1000,0.70,0.70\n"
                                    for d in "hb" for s in (0, 1)))
-    again.write_text(head + "h0,M,h,0,True,optimal,1000,1000,0.74,0.74\nh1,M,h,1,True,time_limit,1000,1000,0.72,0.72\n")
-    long.write_text(head + "h1b,M,h,1,True,time_limit,1000,1000,0.76,0.76\n")
+    again.write_text(ROWS_HEADER
+                     + "h0,M,h,0,True,optimal,1000,1000,0.74,0.74\nh1,M,h,1,True,time_limit,1000,1000,0.72,0.72\n")
+    long.write_text(ROWS_HEADER + "h1b,M,h,1,True,time_limit,1000,1000,0.76,0.76\n")
     paper = tmp_path / "paper.csv"
     paper.write_text("dataset,method,metric,value\nh,M,train_accuracy,0.75\nb,M,train_accuracy,0.70\n")
     why = {"h": "another selection: rerun pending"}
@@ -508,7 +510,7 @@ def test_a_reruns_stopped_solves_at_the_papers_limit_replace_its_rows(rc: Module
     assert cells["h M train"]["evidence"] == "1 of 2 solves rerun at the paper's time limit"
     assert cells["b M train"]["counted"] and cells["b M train"]["ours"] == pytest.approx(70.0)
     old = tmp_path / "old.csv"  # a task of the run before the rerun (b was not rerun)
-    old.write_text(head + "b1b,M,b,1,True,optimal,1000,1000,0.71,0.71\n")
+    old.write_text(ROWS_HEADER + "b1b,M,b,1,True,optimal,1000,1000,0.71,0.71\n")
     with pytest.raises(ValueError, match=r"old.csv: rows of tasks not in the reruns of rows.csv: \[\('b', 'M', 1\)\]"):
         rc.runner_cells(source._replace(rerun_at_limit=(old,)))
     with pytest.raises(ValueError, match=r"not in the reruns of rows\.csv"):
