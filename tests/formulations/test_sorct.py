@@ -455,3 +455,34 @@ def test_a_multistart_builds_one_ipopt_solver_not_one_per_start() -> None:
     assert not _reusable({wall: 30.5}, {wall: 30.0})  # would allow more time than asked
     assert not _reusable({wall: 20.0}, {wall: 30.0}) and not _reusable({}, {wall: 30.0})
     assert not _reusable({"ipopt.output_file": "a"}, {"ipopt.output_file": "b"})
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.sampled_from([1.0, 8.0, 64.0]))
+def test_expected_accuracy_is_the_true_class_probability_written_out_by_hand(seed: int, gamma: float) -> None:
+    """``expected_accuracy`` = mean_i sum_t P_it C_{y_i t} (line 112 with the 0-1 cost), the leaf probabilities of
+    depth 2 written out node by node (root 0, children 1 and 2), against the model's vectorized route; and the
+    path's metrics record it next to the accuracy of the most probable class."""
+    rng = np.random.default_rng(seed)
+    m = replace(_fitted_small(), A=rng.uniform(-1, 1, (3, 4)), mu=rng.uniform(-1, 1, 3), gamma=gamma,
+                C=rng.dirichlet(np.ones(3), size=4).T)
+    data = _data(50, 4, 3, 7)
+    Xs = m.scaler.transform(data.X)
+    q = 1 / (1 + np.exp(-gamma * (Xs @ m.A.T / 4 - m.mu)))  # probability of going left at each node
+    P = np.column_stack([q[:, 0] * q[:, 1], q[:, 0] * (1 - q[:, 1]), (1 - q[:, 0]) * q[:, 2],
+                         (1 - q[:, 0]) * (1 - q[:, 2])])
+    y = data.labels_of(data.y)
+    k = np.searchsorted(np.asarray(m.classes), y)
+    want = float(np.mean([P[i] @ m.C[k[i]] for i in range(len(y))]))
+    assert m.expected_accuracy(data.X, y) == pytest.approx(want, rel=1e-9)
+    metrics = model_metrics(m, data, "test")
+    assert metrics["test_expected_accuracy"] == pytest.approx(want, rel=1e-9)
+    assert metrics["test_accuracy"] == np.mean(m.predict(data.X) == y)
+    hard = m.deterministic()  # gamma = inf, C rounded: the expected accuracy is the accuracy
+    assert hard.expected_accuracy(data.X, y) == pytest.approx(np.mean(hard.predict(data.X) == y))
+
+
+def test_expected_accuracy_refuses_labels_of_another_length() -> None:
+    m = _fitted_small()
+    with pytest.raises(DataError, match="y must hold one label per row of X"):
+        m.expected_accuracy(np.zeros((3, 4)), [0, 1])

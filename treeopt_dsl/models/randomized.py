@@ -70,6 +70,27 @@ class RandomizedTreeModel:
     def predict(self, X: Any) -> np.ndarray:
         return np.asarray(self.classes)[np.argmax(self.predict_proba(X), axis=1)]
 
+    def expected_accuracy(self, X: Any, y: Any) -> float:
+        """The randomized classifier's expected accuracy on ``(X, y)``: the mean over samples of the probability
+        of the true class, ``1/N sum_i sum_t P_it C_{y_i t}`` (one minus the first term of the objective, line 112,
+        with the 0-1 cost ``W = 1`` off the diagonal). ``predict`` scores the most probable class instead; the two
+        part where a sample sits near a cut, which a heavily regularized tree's small coefficients make common.
+        Labels the model does not know count as wrong.
+
+        >>> X = np.array([[0.0], [0.45], [1.0]])  # one feature, already in [0, 1]
+        >>> m = RandomizedTreeModel(Topology(1), np.array([[1.0]]), np.array([0.5]), np.eye(2), 32.0, ("a", "b"),
+        ...                         ("x",), Scaler("minmax").fit(X))  # x >= 0.5 -> left leaf -> "a"
+        >>> m.predict(X).tolist(), round(m.expected_accuracy(X, ["b", "b", "a"]), 3)
+        (['b', 'b', 'a'], 0.944)
+        """
+        proba = self.predict_proba(X)
+        y = np.asarray(y)
+        if y.shape != (proba.shape[0],):
+            raise DataError(f"y must hold one label per row of X ({proba.shape[0]}), got shape {y.shape}")
+        classes = np.asarray(self.classes)
+        hit = y[:, None] == classes[None, :]
+        return float(np.mean(np.sum(np.where(hit, proba, 0.0), axis=1)))
+
     def decision_function(self, X: Any) -> np.ndarray:
         """Two classes: ``P(classes[1]) - 1/2`` (> 0 predicts ``classes[1]``); more: the probabilities."""
         proba = self.predict_proba(X)

@@ -280,10 +280,15 @@ def named_grid(name: str, kind: str, n_features: int, depth: int = 1) -> list[fl
 
 
 def model_metrics(model: Any, data: Dataset, prefix: str) -> dict[str, float]:
-    """Accuracy of ``model`` on ``data`` and, for randomized trees, the sparsity measures (percent): ``delta_l``
-    and ``delta_g`` at the model's ``zero_tol``, ``delta_l_1e3`` and ``delta_g_1e3`` at ``COARSE_ZERO_TOL``."""
+    """Accuracy of ``model`` on ``data`` and, for randomized trees, the randomized classifier's expected accuracy
+    (``{prefix}_expected_accuracy``, :meth:`RandomizedTreeModel.expected_accuracy`) and the sparsity measures
+    (percent): ``delta_l`` and ``delta_g`` at the model's ``zero_tol``, ``delta_l_1e3`` and ``delta_g_1e3`` at
+    ``COARSE_ZERO_TOL``."""
+    labels = data.labels_of(data.y)
     pred = model.predict(data.X)
-    out = {f"{prefix}_accuracy": float(np.mean(pred == data.labels_of(data.y)))}
+    out = {f"{prefix}_accuracy": float(np.mean(pred == labels))}
+    if hasattr(model, "expected_accuracy"):
+        out[f"{prefix}_expected_accuracy"] = model.expected_accuracy(data.X, labels)
     if hasattr(model, "local_sparsity"):
         out["delta_l"] = model.local_sparsity()
         out["delta_g"] = model.global_sparsity()
