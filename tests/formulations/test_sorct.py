@@ -27,6 +27,7 @@ from treeopt_dsl.starts.multistart import (
     lambda_l_column,
     model_metrics,
     named_grid,
+    plot_path,
     regularization_path,
     solve_from,
 )
@@ -421,6 +422,13 @@ def test_cli_path_and_fit_on_a_csv_without_the_shared_data(tmp_path, capsys) -> 
     assert main(["path", "sorct", *common, "--lambda-l", "0,0.01,1", "--n-starts", "2", "--json"]) == 0
     path = json.loads(capsys.readouterr().out)["path"]
     assert [p["lambda_l"] for p in path] == [0.0, 0.01, 1.0] and path[-1]["delta_l"] == 100.0
+    assert all(0 <= p["test_expected_accuracy"] <= 1 for p in path)
+    assert main(["path", "sorct", *common, "--lambda-l", "0,1", "--n-starts", "2"]) == 0
+    printed = capsys.readouterr().out.splitlines()  # each point's line prints the expected accuracy the JSON holds
+    assert main(["path", "sorct", *common, "--lambda-l", "0,1", "--n-starts", "2", "--json"]) == 0
+    path = json.loads(capsys.readouterr().out)["path"]
+    assert len(printed) == 2 and all(f"(expected {p['test_expected_accuracy']:.3f})" in line
+                                     for p, line in zip(path, printed, strict=True))
     assert main(["path", "sorct", *common, "--lambda-l", "0,abc"]) == 2
     assert "lambda-l" in capsys.readouterr().err
     assert main(["path", "olct", *common]) == 2
@@ -486,3 +494,24 @@ def test_expected_accuracy_refuses_labels_of_another_length() -> None:
     m = _fitted_small()
     with pytest.raises(DataError, match="y must hold one label per row of X"):
         m.expected_accuracy(np.zeros((3, 4)), [0, 1])
+
+
+def test_the_path_picture_draws_the_expected_accuracy_beside_the_accuracy() -> None:
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    class Point:  # what plot_path reads of a PathPoint
+        def __init__(self, lam: float) -> None:
+            self.row = {"lambda_l": lam, "delta_l": 50.0 * lam, "delta_g": 30.0, "train_accuracy": 0.9,
+                        "test_accuracy": 0.8, "test_expected_accuracy": 0.7 - 0.1 * lam}
+
+        def to_dict(self) -> dict:
+            return self.row
+
+    fig = plot_path([Point(0.1), Point(1.0)])
+    try:
+        lines = {ln.get_label(): ln for ln in fig.axes[1].get_lines()}
+        assert list(lines) == ["train accuracy (%)", "test accuracy (%)", "test expected accuracy (%)"]
+        assert lines["test expected accuracy (%)"].get_ydata().tolist() == pytest.approx([69.0, 60.0])
+    finally:
+        plt.close(fig)

@@ -57,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
                   f"obj {r['objective'] if r['objective'] is None else round(r['objective'], 5)!s:<9} "
                   f"dL {r.get('delta_l', float('nan')):5.1f}% dG {r.get('delta_g', float('nan')):5.1f}% "
                   f"train {r.get('train_accuracy', float('nan')):.3f} test {r.get('test_accuracy', float('nan')):.3f} "
+                  f"(expected {r.get('test_expected_accuracy', float('nan')):.3f}) "
                   f"{r['time_per_start_s']:.2f} s/start  won: {r['won']}", flush=True)
 
     path, train, test = run_path(spec.name, data, lam_l, lam_g, params=params, test_size=args.test_size,

@@ -310,9 +310,10 @@ def plot_path(path: Sequence[PathPoint], over: str = "lambda_l", ax: Any = None)
     fig, axes = (plt.subplots(1, 2, figsize=(9, 3.4)) if ax is None else (ax[0].figure, ax))
     for key, label in (("delta_l", "local sparsity δL (%)"), ("delta_g", "global sparsity δG (%)")):
         axes[0].plot(shown, [r.get(key, np.nan) for r in rows], marker="o", label=label)
-    for key in ("train_accuracy", "test_accuracy"):
+    for key in ("train_accuracy", "test_accuracy", "test_expected_accuracy"):
         if key in rows[0]:
-            axes[1].plot(shown, [100 * r[key] for r in rows], marker="o", label=key.replace("_", " ") + " (%)")
+            axes[1].plot(shown, [100 * r[key] for r in rows], marker="o", label=key.replace("_", " ") + " (%)",
+                         linestyle=":" if "expected" in key else "-")
     for a in axes:
         a.set_xscale("log")
         a.set_xlabel(over.replace("lambda_", "λ") + " (λ = 0 not shown)")
