@@ -143,6 +143,43 @@ def test_a_starts_cell_needs_a_better_local_optimum_within(rc: ModuleType) -> No
     assert rc.starts_text(path(0.0, 0.1, (5, 10))) == "5 + 5" and rc.starts_text(ours) == "20"
 
 
+def test_the_expected_accuracy_reading_is_evidence_on_the_same_points_only(rc: ModuleType) -> None:
+    """An unexplained S-ORCT cell whose very points (splits, encoding, test accuracy split for split) another run
+    holds with their expected accuracy gives that reading in its evidence and keeps its cause; other points (another
+    split's accuracy, another level dropped) give nothing. The counts of both readings are the rows' means."""
+    sorct = rc._script("sorct_path")
+    paper = sorct.TABLES[5][0]["car"]
+    k = 4  # r = -9, a flat stretch of the paper's path
+
+    def rows(diff: float, expected: float | None = None, drop: str | None = None) -> list[dict]:
+        out = []
+        for s in range(10):
+            for i in (0, k):
+                r = {"table": 5, "dataset": "car", "split": s, "r": sorct.R[i], "delta_g": 0.0, "objective": 0.1,
+                     "n_starts": 20, "test_accuracy": (paper[i][1] + (diff if i else 0.0) + 0.01 * s) / 100}
+                if expected is not None:
+                    r["test_expected_accuracy"] = (paper[i][1] + (expected if i else 0.0)) / 100
+                out.append(r | ({"one_hot_drop": drop} if drop else {}))
+        return out
+
+    ours = rows(-3.0)
+
+    def evidence(expected: list[dict]) -> tuple[str, str]:
+        cell = next(c for c in rc.sorct_cells(ours, sorct, None, expected) if c["cell"] == "T5 car r=-9")
+        return cell["cause"], cell["evidence"]
+
+    cause, ev = evidence(rows(-3.0, expected=-0.5))  # the reading lands within: still evidence, not a cause
+    assert cause == "unexplained" and "expected accuracy (the randomized tree's mean probability" in ev
+    assert f"{paper[k][1] - 0.5:.1f} (-0.5), not the reading of acc either" in ev
+    assert "expected accuracy" not in evidence(rows(-2.0, expected=-0.5))[1]  # other points
+    assert "expected accuracy" in evidence(rows(-3.0, expected=-0.5, drop="first"))[1]  # ours do not record it
+    assert rc.same_points([{**r, "one_hot_drop": "last"} for r in ours], rows(-3.0, -0.5, "first")) is False
+    counts = rc.expected_reading(rows(-3.0, expected=-0.5), sorct)[(5, "car")]
+    assert counts["cells"] == 2 and counts["argmax"] == 1 and counts["expected"] == 2  # r = 0 both exact
+    assert counts["abs_argmax"] == pytest.approx((0.045 + 3.0 - 0.045) / 2)
+    assert counts["abs_expected"] == pytest.approx(0.25)
+
+
 def test_a_protocol_cell_needs_the_thesis_depth_to_explain_it(rc: ModuleType) -> None:
     """Table 5.3 rows made by hand at a validated depth 2 where the thesis prints 3: the depth is the cause only
     where the rows rerun at depth 3 land within 1.5 points (or the noise); where they do not, the cell is
