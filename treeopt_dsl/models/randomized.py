@@ -74,8 +74,8 @@ class RandomizedTreeModel:
         """The randomized classifier's expected accuracy on ``(X, y)``: the mean over samples of the probability
         of the true class, ``1/N sum_i sum_t P_it C_{y_i t}`` (one minus the first term of the objective, line 112,
         with the 0-1 cost ``W = 1`` off the diagonal). ``predict`` scores the most probable class instead; the two
-        part where a sample sits near a cut, which a heavily regularized tree's small coefficients make common.
-        Labels the model does not know count as wrong.
+        differ where samples sit near a cut, which the small coefficients of a heavily regularized tree make
+        common. Labels the model does not know count as wrong.
 
         >>> X = np.array([[0.0], [0.45], [1.0]])  # one feature, already in [0, 1]
         >>> m = RandomizedTreeModel(Topology(1), np.array([[1.0]]), np.array([0.5]), np.eye(2), 32.0, ("a", "b"),
