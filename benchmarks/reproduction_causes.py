@@ -112,9 +112,10 @@ HELOC_SELECTION = ("run with rpart's default selection, 1 or 2 of heloc's 23 gro
                    "(line 506): at least 4 (`preselect_min_groups = 4`): rerun pending")
 
 
-#: Günlük Table 10's runs on breast-wisconsin and tic-tac-toe, then a1a and heloc (2026-12-07; the first four
-#: sets': 2026-11-30)
-T10_MORE = (RESULTS / "gunluk_table10_300s_2026-12-07.csv", RESULTS / "gunluk_table10_300s_2026-12-07b.csv")
+#: Günlük Table 10's runs on breast-wisconsin and tic-tac-toe, then a1a and heloc (2026-12-07), then spect-heart and
+#: student-alcohol (2026-12-08; the first four sets': 2026-11-30)
+T10_MORE = (RESULTS / "gunluk_table10_300s_2026-12-07.csv", RESULTS / "gunluk_table10_300s_2026-12-07b.csv",
+            RESULTS / "gunluk_table10_300s_2026-12-08.csv")
 #: the stored rows each table is read from (the S-ORCT and Günlük lists: later files replace the (table, dataset)
 #: rows they hold: the reruns on the paper's data)
 SOURCES = {
