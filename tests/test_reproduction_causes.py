@@ -175,8 +175,8 @@ def test_the_expected_accuracy_reading_is_evidence_on_the_same_points_only(rc: M
     assert "expected accuracy" in evidence(rows(-3.0, expected=-0.5, drop="first"))[1]  # ours do not record it
     assert rc.same_points([{**r, "one_hot_drop": "last"} for r in ours], rows(-3.0, -0.5, "first")) is False
     counts = rc.expected_reading(rows(-3.0, expected=-0.5), sorct)[(5, "car")]
-    assert counts["cells"] == 2 and counts["argmax"] == 1 and counts["expected"] == 2  # r = 0 both exact
-    assert counts["abs_argmax"] == pytest.approx((0.045 + 3.0 - 0.045) / 2)
+    assert counts["cells"] == 2 and counts["argmax"] == 1 and counts["expected"] == 2  # lambda = 0: both within
+    assert counts["abs_argmax"] == pytest.approx((0.045 + 2.955) / 2)  # split means 0.045 and -3 + 0.045 off
     assert counts["abs_expected"] == pytest.approx(0.25)
 
 
