@@ -170,7 +170,8 @@ def test_the_expected_accuracy_reading_is_evidence_on_the_same_points_only(rc: M
 
     cause, ev = evidence(rows(-3.0, expected=-0.5))  # the reading lands within: still evidence, not a cause
     assert cause == "unexplained" and "expected accuracy (the randomized tree's mean probability" in ev
-    assert f"{paper[k][1] - 0.5:.1f} (-0.5), not the reading of acc either" in ev
+    assert f"{paper[k][1] - 0.5:.1f} (-0.5), within here, but not the paper's reading" in ev
+    assert "outside too: not the reading of acc either" in evidence(rows(-3.0, expected=-2.5))[1]
     assert "expected accuracy" not in evidence(rows(-2.0, expected=-0.5))[1]  # other points
     assert "expected accuracy" in evidence(rows(-3.0, expected=-0.5, drop="first"))[1]  # ours do not record it
     assert rc.same_points([{**r, "one_hot_drop": "last"} for r in ours], rows(-3.0, -0.5, "first")) is False
